@@ -1,0 +1,33 @@
+"""Shared command-line plumbing: quiet TensorFlow logs, common flags, one-line errors."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError)
+
+
+def config_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the flags every stage shares: --config, --workdir, --set."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", default="configs/tiny.yaml", help="YAML config (default: %(default)s)")
+    parser.add_argument("--workdir", help="override the config's workdir")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config value (repeatable), e.g. --set train.epochs=3")
+    return parser
+
+
+def run_main(main: Callable[[], int | None]) -> None:
+    """Run `main`, turning expected user errors into one line on stderr and exit status 2."""
+    try:
+        sys.exit(main() or 0)
+    except USER_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

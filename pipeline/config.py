@@ -1,0 +1,233 @@
+"""One typed config for every stage: defaults <- YAML file <- command-line overrides.
+
+Every section is a dataclass; unknown keys, wrong types and impossible values are
+refused with a one-line `ConfigError` that names the key and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config file or override that cannot be used; the message names the key."""
+
+
+@dataclass
+class DataConfig:
+    max_length: int = 20          # tokens per side after punctuation splitting; longer pairs are dropped
+    valid_fraction: float = 0.05  # share of distinct English sentences held out for validation
+    test_fraction: float = 0.05   # share held out for the test split
+    en_vocab_size: int = 8000     # including padding and [UNK]
+    it_vocab_size: int = 12000
+
+
+@dataclass
+class ModelConfig:
+    d_model: int = 128
+    num_heads: int = 8
+    ff_dim: int = 512
+    encoder_layers: int = 2
+    decoder_layers: int = 2
+    dropout: float = 0.1
+    positional: str = "sinusoidal"   # or "learned"
+    scale_embeddings: bool = True     # multiply token embeddings by sqrt(d_model)
+    norm_first: bool = False          # pre-LN instead of the paper's post-LN
+    tie_embeddings: bool = True       # share decoder input embedding and output projection
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = 64
+    epochs: int = 10
+    warmup_steps: int = 4000
+    learning_rate_scale: float = 1.0   # multiplies the Noam schedule
+    label_smoothing: float = 0.1
+    bucket_width: int = 4              # group sentences of similar length (0 = no bucketing)
+    early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
+    checkpoint_every_steps: int = 500  # 0 = only at epoch ends
+    max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
+    mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
+    jit_compile: bool = False          # XLA
+    distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow backend)
+
+
+@dataclass
+class DecodeConfig:
+    beam_size: int = 4
+    length_penalty: float = 0.6        # GNMT alpha; 0 = no normalisation
+    batch_size: int = 64
+    max_extra_length: int = 10         # output may be this many tokens longer than the input
+
+
+@dataclass
+class Config:
+    seed: int = 1234
+    workdir: str = "runs/tiny"
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def prepared_dir(self) -> Path:
+        return Path(self.workdir) / "prepared"
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.workdir) / "run"
+
+
+CHOICES = {
+    "model.positional": ("sinusoidal", "learned"),
+    "train.mixed_precision": ("none", "mixed_float16", "mixed_bfloat16"),
+    "train.distribute": ("none", "mirrored", "multi_worker"),
+}
+POSITIVE = {
+    "data.max_length", "data.en_vocab_size", "data.it_vocab_size", "model.d_model",
+    "model.num_heads", "model.ff_dim", "model.encoder_layers", "model.decoder_layers",
+    "train.batch_size", "train.epochs", "train.warmup_steps", "train.learning_rate_scale",
+    "decode.beam_size", "decode.batch_size",
+}
+NON_NEGATIVE = {
+    "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
+    "train.max_steps", "decode.length_penalty", "decode.max_extra_length", "seed",
+}
+FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing"}
+
+
+def _coerce(key: str, value: Any, kind: type) -> Any:
+    """Check one scalar against its declared type (ints are accepted as floats)."""
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        raise ConfigError(f"config key '{key}': expected {kind.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _build(cls: type, values: dict[str, Any], prefix: str) -> Any:
+    """Instantiate dataclass `cls` from `values`, refusing unknown keys and wrong types."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"config key '{prefix.rstrip('.') or '<root>'}': expected a mapping, got {type(values).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"config key '{prefix}{key}' is unknown; allowed here: {', '.join(names)}")
+        kind = hints[key]
+        if dataclasses.is_dataclass(kind):
+            kwargs[key] = _build(kind, value, f"{prefix}{key}.")
+        else:
+            kwargs[key] = _coerce(prefix + key, value, kind)
+    return cls(**kwargs)
+
+
+def validate(config: Config) -> Config:
+    """Refuse impossible values with a one-line error naming the key."""
+    flat = _flatten(config.to_dict())
+    for key, allowed in CHOICES.items():
+        if flat[key] not in allowed:
+            raise ConfigError(f"config key '{key}': must be one of {', '.join(allowed)}, got {flat[key]!r}")
+    for key in POSITIVE:
+        if flat[key] <= 0:
+            raise ConfigError(f"config key '{key}': must be > 0, got {flat[key]!r}")
+    for key in NON_NEGATIVE:
+        if flat[key] < 0:
+            raise ConfigError(f"config key '{key}': must be >= 0, got {flat[key]!r}")
+    for key in FRACTIONS:
+        if not 0.0 <= flat[key] < 1.0:
+            raise ConfigError(f"config key '{key}': must be in [0, 1), got {flat[key]!r}")
+    if config.data.valid_fraction + config.data.test_fraction >= 1.0:
+        raise ConfigError("config keys 'data.valid_fraction' + 'data.test_fraction' must be < 1, got "
+                          f"{config.data.valid_fraction + config.data.test_fraction}")
+    m = config.model
+    if m.d_model % 2:
+        raise ConfigError(f"config key 'model.d_model': must be even for the sinusoidal position table, got {m.d_model}")
+    if m.d_model % m.num_heads:
+        raise ConfigError(f"config key 'model.num_heads': must divide model.d_model={m.d_model}, got {m.num_heads}")
+    for key in ("en_vocab_size", "it_vocab_size"):
+        if getattr(config.data, key) < 8:
+            raise ConfigError(f"config key 'data.{key}': must be >= 8, got {getattr(config.data, key)}")
+    return config
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Parse `section.key=value` (value in YAML syntax) into (path, value)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r}: expected section.key=value")
+    key, raw = text.split("=", 1)
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override {text!r}: value is not valid YAML ({exc.__class__.__name__})") from None
+    return key.strip().split("."), value
+
+
+def load_config(path: str | os.PathLike | None = None, overrides: list[str] = (),
+                workdir: str | None = None) -> Config:
+    """Load defaults <- YAML file <- `section.key=value` overrides <- workdir, then validate."""
+    tree: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path}: not found")
+        try:
+            tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark else ""
+            raise ConfigError(f"config file {path}{where}: not valid YAML") from None
+        if not isinstance(tree, dict):
+            raise ConfigError(f"config file {path}: expected a mapping of sections, got {type(tree).__name__}")
+    for item in overrides:
+        keys, value = parse_override(item)
+        node = tree
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: '{k}' is not a section")
+        node[keys[-1]] = value
+    if workdir is not None:
+        tree["workdir"] = str(workdir)
+    try:
+        return validate(_build(Config, tree, ""))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}" if path else str(exc)) from None
+
+
+def config_from_dict(tree: dict[str, Any]) -> Config:
+    """Rebuild a validated Config from `Config.to_dict()` output (e.g. a run's config.yaml)."""
+    return validate(_build(Config, tree, ""))
+
+
+def save_config(config: Config, path: str | os.PathLike) -> None:
+    """Write the resolved config as YAML, atomically."""
+    from pipeline.io_utils import atomic_write_text
+    atomic_write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False))

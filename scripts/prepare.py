@@ -1,0 +1,25 @@
+#!/usr/bin/env python
+"""Clean, split and vectorise a sentence-pair corpus into <workdir>/prepared/."""
+import _bootstrap  # noqa: F401
+
+from pipeline.cli import config_parser, run_main
+
+
+def main() -> int:
+    parser = config_parser(__doc__)
+    parser.add_argument("--input", help="corpus: ita-eng.zip, ita.txt(.gz); default: the bundled sample")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args()
+
+    from pipeline.config import load_config
+    from pipeline.prepare import format_report, prepare
+
+    config = load_config(args.config, args.set, args.workdir)
+    report = prepare(config, args.input, progress=not args.quiet)
+    print(format_report(report))
+    print(f"prepared {report['pairs_kept']:,} pairs into {config.prepared_dir} in {report['seconds']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,81 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pipeline.config import load_config
+from pipeline.prepare import prepare
+from pipeline.vectorizers import load_vectorizers
+
+from conftest import ROOT, SHARED_CORPUS
+
+
+def test_prepare_writes_whole_outputs(prepared_tiny):
+    config, report = prepared_tiny
+    out = config.prepared_dir
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.json", "test.npz", "test.tsv", "train.npz", "valid.npz", "valid.tsv", "vectorizers.pkl"]
+    assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"] == 10000
+    assert report["round_trip_valid"]["exact_match_rate"] == 1.0
+    assert report["round_trip_valid"]["sentences_in_vocabulary"] > 200
+    train = np.load(out / "train.npz")
+    assert train["english"].shape == (report["split_sizes"]["train"], config.data.max_length)
+    assert train["italian"].shape[1] == config.data.max_length + 2
+    vectorizers = load_vectorizers(out / "vectorizers.pkl")
+    start, end = vectorizers.italian_vocabulary.index("[start]"), vectorizers.italian_vocabulary.index("[end]")
+    assert (train["italian"][:, 0] == start).all() and ((train["italian"] == end).sum(1) == 1).all()
+
+
+def test_valid_round_trip_over_the_whole_split(prepared_tiny):
+    config, _ = prepared_tiny
+    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
+    ids = np.load(config.prepared_dir / "valid.npz")["italian"]
+    in_vocab = [(row, text) for row, text in zip(ids, italian) if not (row == 1).any()]
+    assert len(in_vocab) > 200
+    assert all(vectorizers.decode_italian(row) == text for row, text in in_vocab)
+
+
+def test_prepare_is_byte_identical_across_runs(tmp_path, tiny_config_path):
+    outputs = []
+    for name in ("a", "b"):
+        config = load_config(tiny_config_path, workdir=str(tmp_path / name))
+        prepare(config, progress=False)
+        outputs.append({p.name: p.read_bytes() for p in config.prepared_dir.iterdir() if p.name != "report.json"})
+    assert outputs[0] == outputs[1]
+
+
+def test_failed_prepare_leaves_previous_output_untouched(prepared_tiny, tmp_path):
+    config, _ = prepared_tiny
+    before = (config.prepared_dir / "vectorizers.pkl").read_bytes()
+    bad = tmp_path / "bad.txt"
+    bad.write_text("no tabs\n")
+    with pytest.raises(ValueError):
+        prepare(config, bad, progress=False)
+    assert (config.prepared_dir / "vectorizers.pkl").read_bytes() == before
+    assert not [p for p in config.prepared_dir.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_script_reports_bad_input_in_one_line(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "prepare.py"), "--config",
+                             str(ROOT / "configs" / "tiny.yaml"), "--input", str(tmp_path / "missing.txt"),
+                             "--workdir", str(tmp_path), "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == f"error: corpus file {tmp_path / 'missing.txt'}: not found"
+
+
+@pytest.mark.skipif(not SHARED_CORPUS.exists(), reason="shared corpus not beside the checkout")
+def test_full_corpus_split_keeps_english_sentences_apart(tmp_path, tiny_config_path):
+    """The real corpus: 320k pairs; no normalised English sentence may span two splits."""
+    config = load_config(tiny_config_path, ["data.max_length=40", "data.valid_fraction=0.02",
+                                            "data.test_fraction=0.02"], str(tmp_path))
+    report = prepare(config, SHARED_CORPUS, progress=False)
+    assert report["pairs_kept"] + sum(report["dropped"].values()) == 320619
+    assert report["round_trip_valid"]["exact_match_rate"] == 1.0
+    distinct = report["distinct_english"]
+    # disjoint groups: the per-split counts add up to the number of distinct sentences overall
+    assert distinct["train"] + distinct["valid"] + distinct["test"] == report["distinct_english_total"]
+    assert 140_000 < report["distinct_english_total"] <= 142_231
+    assert report["split_sizes"]["train"] > 0.9 * report["pairs_kept"]
