@@ -164,9 +164,7 @@ def _layer_from_state(state: dict[str, Any]):
     return layer
 
 
-def load_vectorizers(path: str | Path) -> Vectorizers:
-    """Load a vectorizer pickle with the restricted unpickler and rebuild working layers."""
-    path = Path(path)
+def _read_payload(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise VectorizerFileError(f"vectorizer file {path}: not found")
     try:
@@ -178,6 +176,19 @@ def load_vectorizers(path: str | Path) -> Vectorizers:
     if not isinstance(payload, dict) or payload.get("format") != PICKLE_FORMAT:
         raise VectorizerFileError(f"vectorizer file {path}: expected format {PICKLE_FORMAT} dict, "
                                   f"got {type(payload).__name__}")
+    return payload
+
+
+def vocabulary_sizes(path: str | Path) -> tuple[int, int]:
+    """(English, Italian) vocabulary sizes from a vectorizer pickle, without TensorFlow."""
+    payload = _read_payload(Path(path))
+    return len(payload["english"]["vocabulary"]) + 2, len(payload["italian"]["vocabulary"]) + 2
+
+
+def load_vectorizers(path: str | Path) -> Vectorizers:
+    """Load a vectorizer pickle with the restricted unpickler and rebuild working layers."""
+    path = Path(path)
+    payload = _read_payload(path)
     try:
         return Vectorizers(_layer_from_state(payload["english"]), _layer_from_state(payload["italian"]),
                            dict(payload["metadata"]))

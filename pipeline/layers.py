@@ -1,0 +1,300 @@
+"""Transformer building blocks in backend-neutral Keras 3 (`keras.ops` only, no `tf.*`).
+
+Masks are explicit: padding masks of shape (batch, length), True for real tokens, are
+turned into attention masks by `attention_mask()`, which also adds the causal part.
+Every layer builds all of its sublayers in `build()`, so `.keras` files reload on any backend.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import keras
+from keras import ops
+
+PACKAGE = "ita_nmt"
+
+
+def pos_enc_matrix(length: int, depth: int, n: int = 10000) -> np.ndarray:
+    """Sinusoidal position table of "Attention Is All You Need": sin on even, cos on odd dims."""
+    if depth % 2:
+        raise ValueError(f"depth must be even for the sinusoidal table, got {depth}")
+    positions = np.arange(length, dtype=np.float64)[:, None]             # (length, 1)
+    rates = np.power(float(n), -np.arange(depth // 2) / (depth // 2))    # (depth/2,)
+    angles = positions * rates[None, :]                                  # (length, depth/2)
+    table = np.zeros((length, depth), dtype=np.float32)
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles)
+    return table
+
+
+def attention_mask(query_mask, key_mask, causal: bool = False, query_offset=0):
+    """Combine padding masks (batch, q) and (batch, k) [and causality] into (batch, q, k) booleans.
+
+    Query padding is ignored (those rows are discarded by the loss); key padding and, if
+    `causal`, keys after the query position (shifted by `query_offset` when decoding) are masked.
+    """
+    mask = ops.expand_dims(ops.cast(key_mask, "bool"), 1)                 # (batch, 1, k)
+    if causal:
+        q_len, k_len = ops.shape(query_mask)[1], ops.shape(key_mask)[1]
+        rows = ops.expand_dims(ops.arange(q_len) + query_offset, 1)       # (q, 1)
+        cols = ops.expand_dims(ops.arange(k_len), 0)                      # (1, k)
+        mask = ops.logical_and(mask, ops.expand_dims(cols <= rows, 0))    # (batch, q, k)
+    return mask
+
+
+class _ConsumesMask:
+    """Layers here take explicit padding masks, so a Keras mask arriving on the input is
+    consumed (not propagated to the logits, where it would weight the loss a second time)."""
+
+    supports_masking = True
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class PositionalEmbedding(keras.layers.Layer):
+    """Token embedding (id 0 = padding, masked) plus fixed sinusoidal or learned positions."""
+
+    def __init__(self, sequence_length: int, vocab_size: int, embed_dim: int, positional: str = "sinusoidal",
+                 scale_embeddings: bool = True, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        if positional not in ("sinusoidal", "learned"):
+            raise ValueError(f"positional must be 'sinusoidal' or 'learned', got {positional!r}")
+        if positional == "sinusoidal" and embed_dim % 2:
+            raise ValueError(f"embed_dim must be even for the sinusoidal table, got {embed_dim}")
+        self.sequence_length, self.vocab_size, self.embed_dim = sequence_length, vocab_size, embed_dim
+        self.positional, self.scale_embeddings, self.dropout = positional, scale_embeddings, dropout
+        self.token_embedding = keras.layers.Embedding(vocab_size, embed_dim, mask_zero=True, name="token_embedding")
+        self.position_embedding = (keras.layers.Embedding(sequence_length, embed_dim, name="position_embedding")
+                                   if positional == "learned" else None)
+        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        self.token_embedding.build(input_shape)
+        if self.position_embedding is not None:
+            self.position_embedding.build((None,))
+        else:
+            self.table = ops.convert_to_tensor(pos_enc_matrix(self.sequence_length, self.embed_dim))
+        self.built = True
+
+    def positions(self, length, start=0):
+        """Position vectors for positions start .. start+length-1, shape (length, embed_dim)."""
+        index = ops.arange(length) + start
+        if self.position_embedding is not None:
+            return self.position_embedding(index)
+        return ops.cast(ops.take(self.table, index, axis=0), self.compute_dtype)
+
+    def call(self, inputs, training=None, start=0):
+        x = self.token_embedding(inputs)                                  # (batch, len, d)
+        if self.scale_embeddings:
+            x = x * ops.cast(math.sqrt(self.embed_dim), x.dtype)
+        x = x + self.positions(ops.shape(inputs)[-1], start)[None]
+        return self.dropout_layer(x, training=training)
+
+    def compute_mask(self, inputs, mask=None):
+        return ops.not_equal(inputs, 0)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape, self.embed_dim)
+
+    def get_config(self):
+        return {**super().get_config(), "sequence_length": self.sequence_length, "vocab_size": self.vocab_size,
+                "embed_dim": self.embed_dim, "positional": self.positional,
+                "scale_embeddings": self.scale_embeddings, "dropout": self.dropout}
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
+    """Scaled dot-product attention with an explicit boolean mask and an optional key/value cache."""
+
+    def __init__(self, num_heads: int, key_dim: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads, self.key_dim, self.dropout = num_heads, key_dim, dropout
+        width = num_heads * key_dim
+        self.query_dense = keras.layers.Dense(width, name="query")
+        self.key_dense = keras.layers.Dense(width, name="key")
+        self.value_dense = keras.layers.Dense(width, name="value")
+        self.output_dense = keras.layers.Dense(width, name="attention_output")
+        self.dropout_layer = keras.layers.Dropout(dropout)
+
+    def build(self, query_shape, key_shape=None):
+        key_shape = key_shape or query_shape
+        self.query_dense.build(query_shape)
+        self.key_dense.build(key_shape)
+        self.value_dense.build(key_shape)
+        self.output_dense.build((*query_shape[:-1], self.num_heads * self.key_dim))
+        self.built = True
+
+    def _split_heads(self, x):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        return ops.reshape(x, (batch, length, self.num_heads, self.key_dim))   # (batch, len, heads, dk)
+
+    def project_key_value(self, source):
+        """Keys and values of `source`, (batch, len, heads, dk) each; computed once for a cache."""
+        return self._split_heads(self.key_dense(source)), self._split_heads(self.value_dense(source))
+
+    def attend(self, query, key, value, mask, training=None, return_scores=False):
+        q = self._split_heads(self.query_dense(query)) * ops.cast(1.0 / math.sqrt(self.key_dim), query.dtype)
+        scores = ops.einsum("bqhd,bkhd->bhqk", q, key)                     # (batch, heads, q, k)
+        scores = ops.cast(scores, "float32")                               # softmax in float32 under mixed precision
+        scores = ops.where(ops.expand_dims(mask, 1), scores, -1e9)
+        weights = ops.softmax(scores, axis=-1)
+        dropped = self.dropout_layer(ops.cast(weights, query.dtype), training=training)
+        context = ops.einsum("bhqk,bkhd->bqhd", dropped, value)            # (batch, q, heads, dk)
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        output = self.output_dense(ops.reshape(context, (batch, length, self.num_heads * self.key_dim)))
+        return (output, weights) if return_scores else output
+
+    def call(self, query, source, mask, training=None, return_scores=False):
+        key, value = self.project_key_value(source)
+        return self.attend(query, key, value, mask, training, return_scores)
+
+    def call_cached(self, query, cache, index, mask):
+        """Self-attention for one new position: write its key/value at `index`, attend to the cache.
+
+        cache: (batch, 2, max_len, heads, dk). Returns (output, updated cache).
+        """
+        key, value = self.project_key_value(query)                           # (batch, 1, heads, dk)
+        new_kv = ops.stack([key, value], axis=1)                             # (batch, 2, 1, heads, dk)
+        cache = ops.slice_update(cache, (0, 0, index, 0, 0), ops.cast(new_kv, cache.dtype))
+        return self.attend(query, cache[:, 0], cache[:, 1], mask), cache
+
+    def compute_output_shape(self, query_shape, source_shape=None, mask_shape=None):
+        return query_shape
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim, "dropout": self.dropout}
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class FeedForward(_ConsumesMask, keras.layers.Layer):
+    """Position-wise feed-forward network: Dense(ff, relu) -> Dense(d) -> dropout."""
+
+    def __init__(self, d_model: int, ff_dim: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.ff_dim, self.dropout = d_model, ff_dim, dropout
+        self.inner = keras.layers.Dense(ff_dim, activation="relu", name="inner")
+        self.outer = keras.layers.Dense(d_model, name="outer")
+        self.dropout_layer = keras.layers.Dropout(dropout)
+
+    def build(self, input_shape):
+        self.inner.build(input_shape)
+        self.outer.build((*input_shape[:-1], self.ff_dim))
+        self.built = True
+
+    def call(self, x, training=None):
+        return self.dropout_layer(self.outer(self.inner(x)), training=training)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "ff_dim": self.ff_dim, "dropout": self.dropout}
+
+
+class _Residual(_ConsumesMask):
+    """Post-LN (paper) or pre-LN residual wrapping shared by encoder and decoder blocks."""
+
+    def residual(self, x, norm, sublayer, training):
+        if self.norm_first:
+            return x + self.residual_dropout(sublayer(norm(x)), training=training)
+        return norm(x + self.residual_dropout(sublayer(x), training=training))
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class TransformerEncoderBlock(_Residual, keras.layers.Layer):
+    """Self-attention (padding-masked) + feed-forward, each with a residual and layer norm."""
+
+    def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.1,
+                 norm_first: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
+        self.dropout, self.norm_first = dropout, norm_first
+        self.self_attention = MultiHeadAttention(num_heads, d_model // num_heads, dropout, name="self_attention")
+        self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
+        self.attention_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="attention_norm")
+        self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
+        self.residual_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, input_shape):
+        self.self_attention.build(input_shape, input_shape)
+        self.feed_forward.build(input_shape)
+        self.attention_norm.build(input_shape)
+        self.ff_norm.build(input_shape)
+        self.built = True
+
+    def call(self, x, padding_mask, training=None):
+        mask = attention_mask(padding_mask, padding_mask)                  # (batch, 1, src)
+        x = self.residual(x, self.attention_norm,
+                          lambda y: self.self_attention(y, y, mask, training=training), training)
+        return self.residual(x, self.ff_norm, lambda y: self.feed_forward(y, training=training), training)
+
+    def compute_output_shape(self, input_shape, mask_shape=None):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "ff_dim": self.ff_dim, "dropout": self.dropout, "norm_first": self.norm_first}
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class TransformerDecoderBlock(_Residual, keras.layers.Layer):
+    """Causal self-attention, cross-attention over the encoder output, feed-forward."""
+
+    def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.1,
+                 norm_first: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
+        self.dropout, self.norm_first = dropout, norm_first
+        key_dim = d_model // num_heads
+        self.self_attention = MultiHeadAttention(num_heads, key_dim, dropout, name="self_attention")
+        self.cross_attention = MultiHeadAttention(num_heads, key_dim, dropout, name="cross_attention")
+        self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
+        self.self_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="self_attention_norm")
+        self.cross_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="cross_attention_norm")
+        self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
+        self.residual_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, input_shape, encoder_shape=None):
+        encoder_shape = encoder_shape or input_shape
+        self.self_attention.build(input_shape, input_shape)
+        self.cross_attention.build(input_shape, encoder_shape)
+        self.feed_forward.build(input_shape)
+        for norm in (self.self_norm, self.cross_norm, self.ff_norm):
+            norm.build(input_shape)
+        self.built = True
+
+    def call(self, x, encoder_output, target_mask, source_mask, training=None):
+        self_mask = attention_mask(target_mask, target_mask, causal=True)  # (batch, tgt, tgt)
+        cross_mask = attention_mask(target_mask, source_mask)              # (batch, 1, src)
+        x = self.residual(x, self.self_norm,
+                          lambda y: self.self_attention(y, y, self_mask, training=training), training)
+        x = self.residual(x, self.cross_norm,
+                          lambda y: self.cross_attention(y, encoder_output, cross_mask, training=training), training)
+        return self.residual(x, self.ff_norm, lambda y: self.feed_forward(y, training=training), training)
+
+    def call_cached(self, x, self_cache, index, cross_key, cross_value, cross_mask):
+        """One decoding step (x: (batch, 1, d)) using this layer's cache; returns (x, cache)."""
+        positions = ops.shape(self_cache)[2]
+        valid = ops.expand_dims(ops.arange(positions) <= index, 0)           # (1, max_len)
+        self_mask = ops.expand_dims(ops.broadcast_to(valid, (ops.shape(x)[0], positions)), 1)
+        attend_self = lambda y: self.self_attention.call_cached(y, self_cache, index, self_mask)
+        if self.norm_first:
+            attended, self_cache = attend_self(self.self_norm(x))
+            x = x + attended
+            x = x + self.cross_attention.attend(self.cross_norm(x), cross_key, cross_value, cross_mask)
+            return x + self.feed_forward(self.ff_norm(x)), self_cache
+        attended, self_cache = attend_self(x)
+        x = self.self_norm(x + attended)
+        x = self.cross_norm(x + self.cross_attention.attend(x, cross_key, cross_value, cross_mask))
+        return self.ff_norm(x + self.feed_forward(x)), self_cache
+
+    def compute_output_shape(self, input_shape, *args, **kwargs):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "ff_dim": self.ff_dim, "dropout": self.dropout, "norm_first": self.norm_first}

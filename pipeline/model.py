@@ -1,0 +1,135 @@
+"""The encoder-decoder Transformer: `build_model`, `encode`, `decode`, cached `decode_step`."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import keras
+from keras import ops
+
+from pipeline.config import Config
+from pipeline.layers import PACKAGE, PositionalEmbedding, TransformerDecoderBlock, TransformerEncoderBlock
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class Seq2SeqTransformer(keras.Model):
+    """Inputs {"encoder_inputs": (batch, src), "decoder_inputs": (batch, tgt)} -> float32 logits (batch, tgt, vocab)."""
+
+    def __init__(self, source_vocab_size: int, target_vocab_size: int, sequence_length: int,
+                 d_model: int = 128, num_heads: int = 8, ff_dim: int = 512, encoder_layers: int = 4,
+                 decoder_layers: int = 4, dropout: float = 0.1, positional: str = "sinusoidal",
+                 scale_embeddings: bool = True, norm_first: bool = False, tie_embeddings: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.hyper = dict(source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
+                          sequence_length=sequence_length, d_model=d_model, num_heads=num_heads, ff_dim=ff_dim,
+                          encoder_layers=encoder_layers, decoder_layers=decoder_layers, dropout=dropout,
+                          positional=positional, scale_embeddings=scale_embeddings, norm_first=norm_first,
+                          tie_embeddings=tie_embeddings)
+        self.d_model, self.num_heads, self.norm_first = d_model, num_heads, norm_first
+        self.tie_embeddings, self.target_vocab_size = tie_embeddings, target_vocab_size
+        embed = dict(embed_dim=d_model, positional=positional, scale_embeddings=scale_embeddings, dropout=dropout)
+        block = dict(d_model=d_model, num_heads=num_heads, ff_dim=ff_dim, dropout=dropout, norm_first=norm_first)
+        self.source_embedding = PositionalEmbedding(sequence_length, source_vocab_size, name="source_embedding", **embed)
+        self.target_embedding = PositionalEmbedding(sequence_length, target_vocab_size, name="target_embedding", **embed)
+        self.encoder_blocks = [TransformerEncoderBlock(name=f"encoder_{i}", **block) for i in range(encoder_layers)]
+        self.decoder_blocks = [TransformerDecoderBlock(name=f"decoder_{i}", **block) for i in range(decoder_layers)]
+        # pre-LN needs a final norm on each stack's output
+        self.encoder_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="encoder_norm") if norm_first else None
+        self.decoder_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="decoder_norm") if norm_first else None
+        self.output_projection = None if tie_embeddings else keras.layers.Dense(
+            target_vocab_size, dtype="float32", name="output_projection")
+
+    def build(self, input_shape=None):
+        batch = None
+        source_shape, target_shape = (batch, None), (batch, None)
+        hidden = (batch, None, self.d_model)
+        self.source_embedding.build(source_shape)
+        self.target_embedding.build(target_shape)
+        for block in self.encoder_blocks:
+            block.build(hidden)
+        for block in self.decoder_blocks:
+            block.build(hidden, hidden)
+        for norm in (self.encoder_norm, self.decoder_norm):
+            if norm is not None:
+                norm.build(hidden)
+        if self.tie_embeddings:
+            self.output_bias = self.add_weight(shape=(self.target_vocab_size,), initializer="zeros",
+                                               name="output_bias", dtype="float32")
+        else:
+            self.output_projection.build(hidden)
+        self.built = True
+
+    # -- the three pieces ---------------------------------------------------------------
+    def encode(self, source_ids, training=None):
+        """(batch, src) ids -> encoder output (batch, src, d) and the source padding mask (batch, src)."""
+        source_mask = ops.not_equal(source_ids, 0)
+        x = self.source_embedding(source_ids, training=training)
+        for block in self.encoder_blocks:
+            x = block(x, source_mask, training=training)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
+        return x, source_mask
+
+    def logits(self, hidden):
+        """Decoder states (..., d) -> float32 logits (..., vocab)."""
+        if self.decoder_norm is not None:
+            hidden = self.decoder_norm(hidden)
+        if self.output_projection is not None:
+            return self.output_projection(hidden)
+        table = ops.cast(self.target_embedding.token_embedding.embeddings, "float32")   # (vocab, d)
+        return ops.matmul(ops.cast(hidden, "float32"), ops.transpose(table)) + self.output_bias
+
+    def decode(self, target_ids, encoder_output, source_mask, training=None):
+        """Teacher-forced decoder: (batch, tgt) ids -> logits (batch, tgt, vocab)."""
+        target_mask = ops.not_equal(target_ids, 0)
+        x = self.target_embedding(target_ids, training=training)
+        for block in self.decoder_blocks:
+            x = block(x, encoder_output, target_mask, source_mask, training=training)
+        return self.logits(x)
+
+    def call(self, inputs, training=None):
+        encoder_output, source_mask = self.encode(inputs["encoder_inputs"], training=training)
+        return self.decode(inputs["decoder_inputs"], encoder_output, source_mask, training=training)
+
+    # -- incremental decoding -------------------------------------------------------------
+    def init_cache(self, encoder_output, source_mask, max_length: int) -> dict[str, Any]:
+        """Cross-attention keys/values (computed once) and empty self-attention caches."""
+        batch = ops.shape(encoder_output)[0]
+        heads, key_dim = self.num_heads, self.d_model // self.num_heads
+        cross = [block.cross_attention.project_key_value(encoder_output) for block in self.decoder_blocks]
+        self_cache = ops.zeros((len(self.decoder_blocks), batch, 2, max_length, heads, key_dim),
+                               dtype=encoder_output.dtype)
+        return {"self": self_cache, "cross_key": ops.stack([k for k, _ in cross]),
+                "cross_value": ops.stack([v for _, v in cross]),
+                "cross_mask": ops.expand_dims(source_mask, 1)}
+
+    def decode_step(self, token_ids, index, cache):
+        """One step: token ids (batch,) at position `index` -> (float32 logits (batch, vocab), new cache)."""
+        x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (batch, 1, d)
+        layer_caches = []
+        for i, block in enumerate(self.decoder_blocks):
+            x, layer_cache = block.call_cached(x, cache["self"][i], index, cache["cross_key"][i],
+                                               cache["cross_value"][i], cache["cross_mask"])
+            layer_caches.append(layer_cache)
+        return self.logits(x[:, 0]), {**cache, "self": ops.stack(layer_caches)}
+
+    def get_config(self):
+        return {**super().get_config(), **self.hyper}
+
+
+def build_model(config: Config, source_vocab_size: int, target_vocab_size: int) -> Seq2SeqTransformer:
+    """The model described by `config.model`, sized for the prepared vocabularies, built."""
+    m = config.model
+    model = Seq2SeqTransformer(
+        source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
+        sequence_length=config.data.max_length + 2 + config.decode.max_extra_length,
+        d_model=m.d_model, num_heads=m.num_heads, ff_dim=m.ff_dim, encoder_layers=m.encoder_layers,
+        decoder_layers=m.decoder_layers, dropout=m.dropout, positional=m.positional,
+        scale_embeddings=m.scale_embeddings, norm_first=m.norm_first, tie_embeddings=m.tie_embeddings,
+        name="seq2seq_transformer")
+    model.build()
+    return model
+
+
+def count_parameters(model: keras.Model) -> int:
+    return int(sum(math.prod(v.shape) for v in model.trainable_weights))

@@ -1,0 +1,277 @@
+"""Training: warm-up schedule, masked loss and accuracy, checkpoints, resume, the run directory.
+
+A run directory is self-contained:
+
+    config.yaml  vectorizers.pkl  model.keras  best.keras  history.json  logs/  checkpoint/
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import keras
+from keras import ops
+
+from pipeline.config import Config, save_config
+from pipeline.datasets import ArrayBatches, batch_plan, load_split, make_dataset, target_tokens
+from pipeline.io_utils import atomic_directory, atomic_write_json
+from pipeline.layers import PACKAGE
+from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
+from pipeline.vectorizers import vocabulary_sizes
+
+CHECKPOINT_DIR = "checkpoint"
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """lr = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) ("Attention Is All You Need")."""
+
+    def __init__(self, d_model: int, warmup_steps: int = 4000, scale: float = 1.0):
+        self.d_model, self.warmup_steps, self.scale = d_model, warmup_steps, scale
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32") + 1.0
+        decay = ops.minimum(ops.rsqrt(step), step * (self.warmup_steps ** -1.5))
+        return self.scale * (self.d_model ** -0.5) * decay
+
+    def get_config(self):
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class MaskedSparseCrossEntropy(keras.losses.Loss):
+    """Token cross-entropy from logits, with label smoothing, averaged over non-padding targets."""
+
+    def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.label_smoothing = label_smoothing
+
+    def call(self, y_true, y_pred):
+        log_probs = ops.log_softmax(ops.cast(y_pred, "float32"), axis=-1)            # (batch, tgt, vocab)
+        labels = ops.expand_dims(ops.cast(y_true, "int32"), -1)
+        loss = -ops.squeeze(ops.take_along_axis(log_probs, labels, axis=-1), -1)      # (batch, tgt)
+        if self.label_smoothing:
+            loss = (1.0 - self.label_smoothing) * loss - self.label_smoothing * ops.mean(log_probs, axis=-1)
+        mask = ops.cast(ops.not_equal(y_true, 0), "float32")
+        return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+    def get_config(self):
+        return {**super().get_config(), "label_smoothing": self.label_smoothing}
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
+class MaskedAccuracy(keras.metrics.Metric):
+    """Share of non-padding target tokens predicted exactly (token-weighted over all batches)."""
+
+    def __init__(self, name: str = "masked_accuracy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.hits = self.add_variable(shape=(), initializer="zeros", name="hits")
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = ops.not_equal(y_true, 0)
+        hit = ops.logical_and(ops.equal(ops.cast(y_true, "int32"), ops.cast(ops.argmax(y_pred, -1), "int32")), mask)
+        self.hits.assign_add(ops.sum(ops.cast(hit, "float32")))
+        self.total.assign_add(ops.sum(ops.cast(mask, "float32")))
+
+    def result(self):
+        return self.hits / ops.maximum(self.total, 1.0)
+
+
+def compile_model(model: keras.Model, config: Config) -> keras.Model:
+    schedule = NoamSchedule(config.model.d_model, config.train.warmup_steps, config.train.learning_rate_scale)
+    model.compile(optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9),
+                  loss=MaskedSparseCrossEntropy(config.train.label_smoothing),
+                  metrics=[MaskedAccuracy()], jit_compile=config.train.jit_compile)
+    return model
+
+
+@dataclass
+class TrainState:
+    """Where training stands; saved with every checkpoint."""
+    epoch: int = 0              # epochs completed
+    step_in_epoch: int = 0      # batches done in the current epoch
+    global_step: int = 0
+    best_val_loss: float | None = None
+    best_epoch: int | None = None
+    bad_epochs: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def inference_copy(model: keras.Model) -> keras.Model:
+    """The same weights in a fresh, uncompiled model (no optimizer state in the saved file)."""
+    copy = Seq2SeqTransformer.from_config(model.get_config())
+    copy.build()
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+class Checkpointer(keras.callbacks.Callback):
+    """Checkpoints every N steps and every epoch; keeps the best model; stops early."""
+
+    def __init__(self, run_dir: Path, config: Config, state: TrainState):
+        super().__init__()
+        self.run_dir, self.config, self.state = run_dir, config, state
+
+    def save_checkpoint(self) -> None:
+        with atomic_directory(self.run_dir / CHECKPOINT_DIR) as tmp:
+            self.model.save(tmp / "model.keras")
+            atomic_write_json(tmp / "state.json", asdict(self.state))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.state.global_step += 1
+        self.state.step_in_epoch += 1
+        every = self.config.train.checkpoint_every_steps
+        if every and self.state.global_step % every == 0:
+            self.save_checkpoint()
+        if self.config.train.max_steps and self.state.global_step >= self.config.train.max_steps:
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = {k: float(v) for k, v in (logs or {}).items()}
+        self.state.epoch, self.state.step_in_epoch = epoch + 1, 0
+        self.state.history.append({"epoch": epoch + 1, "step": self.state.global_step, **logs})
+        val_loss = logs.get("val_loss")
+        if val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss):
+            self.state.best_val_loss, self.state.best_epoch, self.state.bad_epochs = val_loss, epoch + 1, 0
+            inference_copy(self.model).save(self.run_dir / "best.keras.tmp.keras")
+            (self.run_dir / "best.keras.tmp.keras").replace(self.run_dir / "best.keras")
+        elif val_loss is not None:
+            self.state.bad_epochs += 1
+            patience = self.config.train.early_stopping_patience
+            if patience and self.state.bad_epochs >= patience:
+                print(f"early stopping: no validation-loss improvement for {patience} epochs")
+                self.model.stop_training = True
+        atomic_write_json(self.run_dir / "history.json", self.state.history)
+        self.save_checkpoint()
+
+
+def _distribution_scope(config: Config):
+    if config.train.distribute == "none":
+        return nullcontext()
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(f"config key 'train.distribute': {config.train.distribute!r} needs the TensorFlow "
+                         f"backend, got {keras.backend.backend()!r}")
+    import tensorflow as tf
+    strategy = (tf.distribute.MirroredStrategy() if config.train.distribute == "mirrored"
+                else tf.distribute.MultiWorkerMirroredStrategy())
+    return strategy.scope()
+
+
+def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
+    run_dir = config.run_dir
+    has_checkpoint = (run_dir / CHECKPOINT_DIR / "state.json").is_file()
+    if resume and not has_checkpoint:
+        raise FileNotFoundError(f"checkpoint {run_dir / CHECKPOINT_DIR / 'state.json'}: not found; nothing to resume")
+    if not resume and run_dir.exists() and any(run_dir.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"run directory {run_dir}: already exists; use --resume to continue it "
+                                  "or --overwrite to start again")
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
+
+
+def _batches(config: Config, english, italian, first_epoch: int, skip: int, epochs: int):
+    """This backend's feeder for epochs [first_epoch, epochs), the first shortened by `skip`."""
+    t = config.train
+    if keras.backend.backend() == "tensorflow":
+        return make_dataset((english, italian), t.batch_size, bucket_width=t.bucket_width, seed=config.seed,
+                            epochs=range(first_epoch, epochs), skip=skip)
+    return ArrayBatches(english, italian, t.batch_size, t.bucket_width, config.seed, first_epoch, skip)
+
+
+def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer) -> list:
+    callbacks = [keras.callbacks.TerminateOnNaN(), checkpointer]
+    if importlib.util.find_spec("tensorflow") and importlib.util.find_spec("tensorboard"):
+        callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs"), update_freq="epoch"))
+    return callbacks
+
+
+def train(config: Config, resume: bool = False, overwrite: bool = False, verbose: int | str = "auto") -> dict[str, Any]:
+    """Train `config` from its prepared data into `<workdir>/run`; returns the summary."""
+    prepared = config.prepared_dir
+    train_en, train_it = load_split(prepared, "train")
+    valid_en, valid_it = load_split(prepared, "valid")
+    en_size, it_size = vocabulary_sizes(prepared / "vectorizers.pkl")
+    if train_en.shape[1] != config.data.max_length:
+        raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
+                         f"says {config.data.max_length}; run scripts/prepare.py with this config again")
+    run_dir = _prepare_run_dir(config, resume, overwrite)
+    if config.train.mixed_precision != "none":
+        keras.mixed_precision.set_global_policy(config.train.mixed_precision)
+    keras.utils.set_random_seed(config.seed)
+
+    with _distribution_scope(config):
+        if resume:
+            model = keras.saving.load_model(run_dir / CHECKPOINT_DIR / "model.keras")
+            state = TrainState(**json.loads((run_dir / CHECKPOINT_DIR / "state.json").read_text()))
+            print(f"resuming at epoch {state.epoch + 1}, step {state.global_step} "
+                  f"({state.step_in_epoch} batches into the epoch)")
+        else:
+            model = compile_model(build_model(config, en_size, it_size), config)
+            state = TrainState()
+            shutil.copyfile(prepared / "vectorizers.pkl", run_dir / "vectorizers.pkl")
+            save_config(config, run_dir / "config.yaml")
+            print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
+
+    steps_per_epoch = len(batch_plan(train_en, train_it, config.train.batch_size, config.train.bucket_width,
+                                     config.seed, 0))
+    tokens_per_step = target_tokens(train_it) / steps_per_epoch
+    valid = _batches(config, valid_en, valid_it, 0, 0, 1)
+    checkpointer = Checkpointer(run_dir, config, state)
+    callbacks = _callbacks(config, run_dir, checkpointer)
+    epochs, start_step = config.train.epochs, state.global_step
+    started = time.perf_counter()
+    if state.step_in_epoch and state.epoch < epochs:   # finish the interrupted epoch first
+        model.fit(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1),
+                  validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
+                  steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose)
+    if state.epoch < epochs and not model.stop_training and not _done(config, state):
+        model.fit(_batches(config, train_en, train_it, state.epoch, 0, epochs), validation_data=valid,
+                  epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=steps_per_epoch,
+                  callbacks=callbacks, verbose=verbose)
+    seconds = time.perf_counter() - started
+    checkpointer.save_checkpoint()
+    inference_copy(model).save(run_dir / "model.keras")
+    if not (run_dir / "best.keras").exists():
+        shutil.copyfile(run_dir / "model.keras", run_dir / "best.keras")
+    atomic_write_json(run_dir / "history.json", state.history)
+    steps = state.global_step - start_step
+    best = next((h for h in state.history if h.get("epoch") == state.best_epoch), {})
+    summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
+               "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
+               "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
+               "best_epoch": state.best_epoch, "run_dir": str(run_dir), "backend": keras.backend.backend()}
+    atomic_write_json(run_dir / "train_summary.json", summary)
+    return summary
+
+
+def _done(config: Config, state: TrainState) -> bool:
+    return bool(config.train.max_steps) and state.global_step >= config.train.max_steps
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    val = "n/a" if summary["best_val_loss"] is None else f"{summary['best_val_loss']:.4f}"
+    acc = "n/a" if summary["best_val_accuracy"] is None else f"{100 * summary['best_val_accuracy']:.2f}%"
+    return (f"trained {summary['steps']:,} steps ({summary['total_steps']:,} in all, {summary['epochs']} epochs) "
+            f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s; "
+            f"best val_loss {val}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}")
+
+
+def load_model(run_dir: str | Path, which: str = "best") -> keras.Model:
+    """Reload a trained model from a run directory (`best` or final `model`); no training code runs."""
+    path = Path(run_dir) / f"{which}.keras"
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {path}: not found")
+    try:
+        return keras.saving.load_model(path, compile=False)
+    except Exception as exc:
+        raise ValueError(f"model file {path}: cannot be loaded ({exc.__class__.__name__}: {str(exc)[:200]})") from None
+
