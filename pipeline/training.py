@@ -189,7 +189,7 @@ def _batches(config: Config, english, italian, first_epoch: int, skip: int, epoc
 
 def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer) -> list:
     callbacks = [keras.callbacks.TerminateOnNaN(), checkpointer]
-    if importlib.util.find_spec("tensorflow") and importlib.util.find_spec("tensorboard"):
+    if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs"), update_freq="epoch"))
     return callbacks
 
