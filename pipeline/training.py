@@ -232,11 +232,11 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if state.step_in_epoch and state.epoch < epochs:   # finish the interrupted epoch first
         model.fit(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
-                  steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose)
+                  steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
     if state.epoch < epochs and not model.stop_training and not _done(config, state):
         model.fit(_batches(config, train_en, train_it, state.epoch, 0, epochs), validation_data=valid,
                   epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=steps_per_epoch,
-                  callbacks=callbacks, verbose=verbose)
+                  callbacks=callbacks, verbose=verbose, shuffle=False)
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
     inference_copy(model).save(run_dir / "model.keras")

@@ -145,11 +145,15 @@ def vectorizers_to_bytes(vectorizers: Vectorizers) -> bytes:
     return pickle.dumps(payload, protocol=4)
 
 
+class ForbiddenPickleContent(pickle.UnpicklingError):
+    """A pickle that asks for a class or callable."""
+
+
 class _DataOnlyUnpickler(pickle.Unpickler):
     """Refuses every global: plain containers and scalars need none."""
 
     def find_class(self, module: str, name: str):
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name}: only plain data is allowed")
+        raise ForbiddenPickleContent(f"refusing to load {module}.{name}: only plain data is allowed")
 
 
 def safe_loads(data: bytes) -> Any:
@@ -169,7 +173,7 @@ def _read_payload(path: Path) -> dict[str, Any]:
         raise VectorizerFileError(f"vectorizer file {path}: not found")
     try:
         payload = safe_loads(path.read_bytes())
-    except pickle.UnpicklingError as exc:
+    except ForbiddenPickleContent as exc:
         raise VectorizerFileError(f"vectorizer file {path}: {exc}") from None
     except Exception as exc:  # truncated or not a pickle at all
         raise VectorizerFileError(f"vectorizer file {path}: corrupt ({exc.__class__.__name__}: {exc})") from None

@@ -2,23 +2,33 @@
 """The main job on the bundled sample: prepare -> train the tiny config -> translate examples."""
 import _bootstrap  # noqa: F401
 
+import time
+
 from pipeline.cli import config_parser, run_main
 
-EXAMPLES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do."]
+EXAMPLES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
+            "It's raining.", "We have to go now."]
 
 
 def main() -> int:
+    started = time.perf_counter()
     args = config_parser(__doc__).parse_args()
     from pipeline.config import load_config
     from pipeline.prepare import format_report, prepare
+    from pipeline.training import format_summary, train
+    from pipeline.translator import Translator
 
     config = load_config(args.config, args.set, args.workdir)
     print(f"[1/3] prepare: bundled sample -> {config.prepared_dir}")
-    report = prepare(config)
-    print(format_report(report))
-    print("[2/3] train: not available yet (stage 2)")
-    print("[3/3] translate: not available yet (stage 3)")
-    print(f"demo done: prepared {report['pairs_kept']:,} pairs in {report['seconds']:.1f} s")
+    print(format_report(prepare(config)))
+    print(f"[2/3] train {args.config} -> {config.run_dir}")
+    print(format_summary(train(config, overwrite=True, verbose=2)))
+    print(f"[3/3] translate with {config.run_dir} (beam {config.decode.beam_size}):")
+    translator = Translator.from_run(config.run_dir)
+    for english, italian in zip(EXAMPLES, translator.translate(EXAMPLES)):
+        print(f"  {english:<28} -> {italian}")
+    print(f"demo done in {time.perf_counter() - started:.0f} s; translate more with: "
+          f"python scripts/translate.py --run {config.run_dir} \"Good morning.\"")
     return 0
 
 

@@ -24,3 +24,23 @@ def prepared_tiny(tmp_path_factory, tiny_config_path):
     config = load_config(tiny_config_path, workdir=str(tmp_path_factory.mktemp("tiny")))
     report = prepare(config, progress=False)
     return config, report
+
+
+SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
+               "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50"]
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tmp_path_factory, prepared_tiny):
+    """A small model trained briefly on the prepared sample: its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
+    from pipeline.training import train
+
+    prepared_config, _ = prepared_tiny
+    workdir = tmp_path_factory.mktemp("trained")
+    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
+    config = load_config(ROOT / "configs" / "tiny.yaml",
+                         SMALL_MODEL + ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"],
+                         str(workdir))
+    train(config, verbose=0)
+    return config

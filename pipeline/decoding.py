@@ -1,0 +1,128 @@
+"""Cached greedy and beam-search decoding in `keras.ops` (one `while_loop`, every backend).
+
+The encoder runs once; cross-attention keys/values are computed once; each step feeds
+one new token through the decoder and writes its keys/values into a fixed-size cache.
+Greedy is beam search with one beam: both share `beam_search`'s loop, and differ only in
+how the next token is chosen.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import keras
+from keras import ops
+
+NEG_INF = -1e9
+
+
+def _length_penalty(length, alpha: float):
+    """GNMT: ((5 + length) / 6) ** alpha."""
+    return ops.power((5.0 + ops.cast(length, "float32")) / 6.0, alpha)
+
+
+def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams: int = 1,
+                alpha: float = 0.0, cache_length: int | None = None):
+    """Decode a batch: (batch, src) source ids -> (batch, cache_length - 1) target ids after [start].
+
+    Rows are padded with 0 after [end]. `max_steps` (batch,) bounds the number of tokens of
+    each sentence (its last one is then [end]), so a sentence decodes the same alone or in
+    any batch; decoding stops early once every hypothesis has ended.
+    """
+    batch = ops.shape(source_ids)[0]
+    cache_length = cache_length or model.target_embedding.sequence_length
+    encoder_output, source_mask = model.encode(source_ids, training=False)
+    if beams > 1:   # each beam gets its own row: (batch * beams, ...)
+        encoder_output, source_mask = (ops.repeat(t, beams, axis=0) for t in (encoder_output, source_mask))
+    cache = model.init_cache(encoder_output, source_mask, cache_length)
+    rows = batch * beams
+    tokens = ops.concatenate([ops.full((rows, 1), start_id, dtype="int32"),
+                              ops.zeros((rows, cache_length - 1), dtype="int32")], axis=1)
+    first = np.full((beams,), NEG_INF, dtype="float32")
+    first[0] = 0.0                                       # identical beams at the start: keep one
+    scores = ops.tile(ops.convert_to_tensor(first)[None], (batch, 1))         # (batch, beams)
+    finished = ops.zeros((rows,), dtype="bool")
+    lengths = ops.zeros((rows,), dtype="int32")
+    row_limit = ops.repeat(ops.minimum(ops.cast(max_steps, "int32"), cache_length - 1), beams, axis=0)
+    limit = ops.max(row_limit)
+
+    def cond(index, tokens, scores, finished, lengths, cache):
+        return ops.logical_and(index < limit, ops.logical_not(ops.all(finished)))
+
+    def body(index, tokens, scores, finished, lengths, cache):
+        last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
+        logits, cache = model.decode_step(last, index, cache)                # (rows, vocab)
+        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+        vocab = ops.shape(log_probs)[-1]
+        # a finished hypothesis may only continue with padding, at no cost
+        pad_only = ops.where(ops.arange(vocab) == 0, 0.0, NEG_INF)[None]
+        end_only = ops.where(ops.arange(vocab) == end_id, 0.0, NEG_INF)[None]
+        log_probs = ops.where((index + 1 >= row_limit)[:, None], end_only, log_probs)   # at the length limit
+        log_probs = ops.where(finished[:, None], pad_only, log_probs)
+        candidates = ops.reshape(scores, (rows, 1)) + log_probs             # (rows, vocab)
+        candidates = ops.reshape(candidates, (batch, beams * vocab))
+        scores, flat = ops.top_k(candidates, k=beams)                        # (batch, beams)
+        parent = flat // vocab + ops.arange(batch)[:, None] * beams          # row of the parent beam
+        parent = ops.reshape(ops.cast(parent, "int32"), (rows,))
+        token = ops.reshape(ops.cast(flat % vocab, "int32"), (rows,))
+        tokens = ops.take(tokens, parent, axis=0)
+        finished = ops.take(finished, parent, axis=0)
+        lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(finished), "int32")
+        if beams > 1:
+            cache = {**cache, "self": ops.take(cache["self"], parent, axis=1)}
+        tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))
+        finished = ops.logical_or(finished, token == end_id)
+        return index + 1, tokens, scores, finished, lengths, cache
+
+    state = (ops.convert_to_tensor(0, dtype="int32"), tokens, scores, finished, lengths, cache)
+    _, tokens, scores, _, lengths, _ = ops.while_loop(cond, body, state)
+    if beams == 1:
+        return tokens[:, 1:]
+    normalized = scores / ops.reshape(_length_penalty(ops.maximum(lengths, 1), alpha), (batch, beams))
+    best = ops.argmax(normalized, axis=-1) + ops.arange(batch) * beams
+    return ops.take(tokens, ops.cast(best, "int32"), axis=0)[:, 1:]
+
+
+def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int) -> np.ndarray:
+    """The tutorials' slow loop: re-run the whole decoder on the prefix at every step (test reference).
+
+    Like `beam_search`, the last allowed token is [end].
+    """
+    batch = source_ids.shape[0]
+    tokens = np.zeros((batch, max_steps + 1), dtype="int32")
+    tokens[:, 0] = start_id
+    done = np.zeros(batch, dtype=bool)
+    for t in range(max_steps):
+        logits = np.asarray(model({"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]},
+                                  training=False))
+        nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)
+        tokens[:, t + 1] = np.where(done, 0, nxt)
+        done |= nxt == end_id
+        if done.all():
+            break
+    return tokens[:, 1:]
+
+
+def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False) -> Callable:
+    """`decode(source_ids, max_steps (batch,), beams, alpha) -> ids`, compiled where the backend allows."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        functions: dict[tuple[int, float], Any] = {}
+
+        def decode(source_ids, max_steps, beams=1, alpha=0.0):
+            key = (int(beams), float(alpha))
+            if key not in functions:
+                functions[key] = tf.function(
+                    lambda s, m: beam_search(model, s, start_id, end_id, m, key[0], key[1]),
+                    input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)],
+                    jit_compile=jit_compile)
+            return functions[key](tf.constant(source_ids, tf.int32), tf.constant(max_steps, tf.int32)).numpy()
+        return decode
+
+    def decode(source_ids, max_steps, beams=1, alpha=0.0):
+        ids = beam_search(model, ops.convert_to_tensor(source_ids, "int32"), start_id, end_id, max_steps,
+                          int(beams), float(alpha))
+        return np.asarray(ops.convert_to_numpy(ids))
+    return decode

@@ -1,0 +1,87 @@
+"""Load a run directory and translate: `Translator.from_run(run_dir).translate([...])`."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import yaml
+
+from pipeline.config import Config, ConfigError, config_from_dict
+from pipeline.decoding import compile_decoder
+from pipeline.text import clean_side
+from pipeline.training import load_model
+from pipeline.vectorizers import END, START, Vectorizers, load_vectorizers, pretokenize_texts
+
+
+class RunDirectoryError(ValueError):
+    """A run directory with a missing or unreadable file; the message names the file."""
+
+
+def load_run_config(run_dir: Path) -> Config:
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise RunDirectoryError(f"run file {path}: not found")
+    try:
+        return config_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (yaml.YAMLError, ConfigError, TypeError, UnicodeDecodeError) as exc:
+        raise RunDirectoryError(f"run file {path}: unreadable ({str(exc).splitlines()[0]})") from None
+
+
+class Translator:
+    """English -> Italian with a trained model and its vectorizers; no training code runs."""
+
+    def __init__(self, model, vectorizers: Vectorizers, config: Config):
+        self.model, self.vectorizers, self.config = model, vectorizers, config
+        vocabulary = vectorizers.italian_vocabulary
+        self.vocabulary = vocabulary
+        self.start_id, self.end_id = vocabulary.index(START), vocabulary.index(END)
+        self._decode = compile_decoder(model, self.start_id, self.end_id)
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path, which: str = "best") -> "Translator":
+        run_dir = Path(run_dir)
+        if not run_dir.is_dir():
+            raise RunDirectoryError(f"run directory {run_dir}: not found")
+        config = load_run_config(run_dir)
+        vectorizers = load_vectorizers(run_dir / "vectorizers.pkl")
+        return cls(load_model(run_dir, which), vectorizers, config)
+
+    @property
+    def max_input_length(self) -> int:
+        return self.vectorizers.max_length
+
+    def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
+        tokenized = pretokenize_texts(list(sentences))
+        too_long = sum(len(t.split()) > self.max_input_length for t in tokenized)
+        if too_long:
+            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
+                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
+        return self.vectorizers.english(np.array(tokenized, dtype=object)).numpy().astype(np.int32)
+
+    def translate(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
+                  batch_size: int | None = None, length_penalty: float | None = None) -> list[str]:
+        """Translate English sentences; empty input gives an empty line."""
+        decode_cfg = self.config.decode
+        beam = decode_cfg.beam_size if beam is None else int(beam)
+        alpha = decode_cfg.length_penalty if length_penalty is None else float(length_penalty)
+        batch_size = batch_size or decode_cfg.batch_size
+        if beam < 1:
+            raise ValueError(f"beam must be >= 1, got {beam}")
+        cleaned = [clean_side(s) for s in sentences]
+        outputs = [""] * len(cleaned)
+        todo = [i for i, s in enumerate(cleaned) if s]
+        if not todo:
+            return outputs
+        ids = self._source_ids([cleaned[i] for i in todo])
+        lengths = (ids != 0).sum(1)
+        order = np.argsort(-lengths, kind="stable")      # similar lengths together: less padding
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = max(int(lengths[rows].max()), 1)
+            steps = np.full(len(rows), max_length) if max_length else lengths[rows] + decode_cfg.max_extra_length
+            result = self._decode(ids[rows, :width], steps, beam, alpha)
+            for row, target in zip(rows, result):
+                outputs[todo[row]] = self.vectorizers.decode_italian(target)
+        return outputs

@@ -1,0 +1,64 @@
+#!/usr/bin/env python
+"""Translate English to Italian with a trained run: arguments, --input FILE, or standard input."""
+import _bootstrap  # noqa: F401
+
+import argparse
+import sys
+
+from pipeline.cli import run_main
+
+
+def read_lines(path: str) -> list[str]:
+    """Lines of a UTF-8 file; a line that is not UTF-8 is an error naming it."""
+    with open(path, "rb") as handle:
+        raw = handle.read().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            lines.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError:
+            raise ValueError(f"input file {path} line {number}: not valid UTF-8") from None
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("sentences", nargs="*", help="English sentences to translate")
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser.add_argument("--input", help="file with one English sentence per line")
+    parser.add_argument("--output", help="write translations here (default: standard output)")
+    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
+    parser.add_argument("--max-length", type=int, help="most tokens per translation")
+    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
+    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
+    args = parser.parse_args()
+    if args.sentences and args.input:
+        parser.error("give sentences or --input, not both")
+
+    from tqdm import tqdm
+    from pipeline.io_utils import atomic_write_text
+    from pipeline.translator import Translator
+
+    sentences = args.sentences or (read_lines(args.input) if args.input else sys.stdin.read().splitlines())
+    translator = Translator.from_run(args.run, args.model)
+    chunk = max(args.batch_size or translator.config.decode.batch_size, 1) * 4
+    outputs = []
+    with tqdm(total=len(sentences), unit=" sent", disable=not args.input, desc="translate") as bar:
+        for start in range(0, len(sentences), chunk):
+            batch = sentences[start:start + chunk]
+            outputs.extend(translator.translate(batch, beam=args.beam, max_length=args.max_length,
+                                                batch_size=args.batch_size))
+            bar.update(len(batch))
+    text = "".join(line + "\n" for line in outputs)
+    if args.output:
+        atomic_write_text(args.output, text)
+        print(f"translated {len(outputs)} lines into {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
