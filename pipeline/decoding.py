@@ -21,6 +21,11 @@ def _length_penalty(length, alpha: float):
     return ops.power((5.0 + ops.cast(length, "float32")) / 6.0, alpha)
 
 
+def _normalize(scores, lengths, alpha: float, batch, beams):
+    """Length-normalised scores (batch, beams) of hypotheses with `lengths` (batch * beams,)."""
+    return scores / ops.reshape(_length_penalty(ops.maximum(lengths, 1), alpha), (batch, beams))
+
+
 def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams: int = 1,
                 alpha: float = 0.0, cache_length: int | None = None):
     """Decode a batch: (batch, src) source ids -> (batch, cache_length - 1) target ids after [start].
@@ -46,8 +51,21 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     row_limit = ops.repeat(ops.minimum(ops.cast(max_steps, "int32"), cache_length - 1), beams, axis=0)
     limit = ops.max(row_limit)
 
+    sentence_limit = ops.reshape(row_limit, (batch, beams))[:, 0]
+
+    def sentence_done(scores, finished, lengths):
+        """A sentence is done when no live hypothesis can still beat its best finished one.
+
+        Raw log-prob scores only fall as a hypothesis grows and the GNMT penalty is largest
+        at the length limit, so live_score / lp(limit) bounds what a live hypothesis can reach.
+        """
+        finished = ops.reshape(finished, (batch, beams))
+        best_finished = ops.max(ops.where(finished, _normalize(scores, lengths, alpha, batch, beams), NEG_INF), axis=1)
+        best_live = ops.max(ops.where(finished, NEG_INF, scores), axis=1) / _length_penalty(sentence_limit, alpha)
+        return ops.logical_or(ops.all(finished, axis=1), best_finished >= best_live)
+
     def cond(index, tokens, scores, finished, lengths, cache):
-        return ops.logical_and(index < limit, ops.logical_not(ops.all(finished)))
+        return ops.logical_and(index < limit, ops.logical_not(ops.all(sentence_done(scores, finished, lengths))))
 
     def body(index, tokens, scores, finished, lengths, cache):
         last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
@@ -75,10 +93,14 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         return index + 1, tokens, scores, finished, lengths, cache
 
     state = (ops.convert_to_tensor(0, dtype="int32"), tokens, scores, finished, lengths, cache)
-    _, tokens, scores, _, lengths, _ = ops.while_loop(cond, body, state)
+    _, tokens, scores, finished, lengths, _ = ops.while_loop(cond, body, state)
     if beams == 1:
         return tokens[:, 1:]
-    normalized = scores / ops.reshape(_length_penalty(ops.maximum(lengths, 1), alpha), (batch, beams))
+    normalized = _normalize(scores, lengths, alpha, batch, beams)
+    finished = ops.reshape(finished, (batch, beams))
+    # prefer finished hypotheses: a live one left when the loop stopped early cannot beat them
+    normalized = ops.where(ops.logical_and(ops.any(finished, axis=1, keepdims=True), ops.logical_not(finished)),
+                           2 * NEG_INF, normalized)
     best = ops.argmax(normalized, axis=-1) + ops.arange(batch) * beams
     return ops.take(tokens, ops.cast(best, "int32"), axis=0)[:, 1:]
 

@@ -17,6 +17,7 @@ import pickle
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -109,11 +110,11 @@ class Vectorizers:
     italian: Any
     metadata: dict[str, Any]
 
-    @property
+    @cached_property
     def english_vocabulary(self) -> list[str]:
         return [str(t) for t in self.english.get_vocabulary()]
 
-    @property
+    @cached_property
     def italian_vocabulary(self) -> list[str]:
         return [str(t) for t in self.italian.get_vocabulary()]
 

@@ -102,3 +102,9 @@ def test_cli_rejects_non_utf8_input_naming_the_line(trained_tiny, tmp_path):
     result = translate_cli("--run", str(trained_tiny.run_dir), "--input", str(source))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"error: input file {source} line 2: not valid UTF-8"
+
+
+def test_package_exposes_the_python_api(trained_tiny):
+    import pipeline
+    assert pipeline.Translator is Translator
+    assert pipeline.Translator.from_run(trained_tiny.run_dir).translate([""]) == [""]

@@ -144,3 +144,34 @@ def test_kill_mid_epoch_then_resume_continues_from_the_checkpoint(prepared_tiny,
     final = json.loads(state_file.read_text())
     assert final["global_step"] == target
     assert len(final["history"]) >= len(state["history"])
+
+
+def test_mixed_precision_keeps_float32_logits_and_loss(prepared_tiny, tmp_path):
+    config = small_config(prepared_tiny, tmp_path, "train.mixed_precision=mixed_bfloat16")
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = compile_model(build_model(config, 4000, 6000), config)
+        en, it = load_split(config.prepared_dir, "valid")
+        out = model({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]})
+        assert str(out.dtype) == "float32"
+        assert model.source_embedding.compute_dtype == "bfloat16"
+        history = model.fit(make_dataset((en[:64], it[:64]), 32, seed=0), epochs=1, verbose=0)
+        assert np.isfinite(history.history["loss"][0])
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def test_early_stopping_after_patience_epochs_without_improvement(prepared_tiny, tmp_path):
+    from pipeline.training import Checkpointer, TrainState
+    config = small_config(prepared_tiny, tmp_path, "train.early_stopping_patience=2")
+    config.run_dir.mkdir(parents=True)
+    model = compile_model(build_model(config, 4000, 6000), config)
+    callback = Checkpointer(config.run_dir, config, TrainState())
+    callback.set_model(model)
+    for epoch, val_loss in enumerate([3.0, 2.5, 2.7, 2.6]):
+        model.stop_training = False
+        callback.on_epoch_end(epoch, {"loss": 3.0, "val_loss": val_loss})
+        assert model.stop_training == (epoch == 3), epoch
+    assert callback.state.best_val_loss == 2.5 and callback.state.best_epoch == 2
+    assert (config.run_dir / "best.keras").is_file()
+    assert json.loads((config.run_dir / "history.json").read_text())[-1]["val_loss"] == 2.6
