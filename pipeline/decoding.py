@@ -28,14 +28,18 @@ def _normalize(scores, lengths, alpha: float, batch, beams):
 
 def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams: int = 1,
                 alpha: float = 0.0, cache_length: int | None = None):
-    """Decode a batch: (batch, src) source ids -> (batch, cache_length - 1) target ids after [start].
+    """Decode a batch: (batch, src) source ids -> (batch, max(max_steps)) target ids after [start].
 
     Rows are padded with 0 after [end]. `max_steps` (batch,) bounds the number of tokens of
     each sentence (its last one is then [end]), so a sentence decodes the same alone or in
     any batch; decoding stops early once every hypothesis has ended.
     """
     batch = ops.shape(source_ids)[0]
-    cache_length = cache_length or model.target_embedding.sequence_length
+    if cache_length is None:   # room for the longest allowed output, within the position table
+        table = model.target_embedding.sequence_length
+        cache_length = ops.minimum(ops.max(ops.cast(max_steps, "int32")), table - 1) + 1
+        if keras.backend.backend() != "tensorflow":   # eager shapes must be Python ints
+            cache_length = int(ops.convert_to_numpy(cache_length))
     encoder_output, source_mask = model.encode(source_ids, training=False)
     if beams > 1:   # each beam gets its own row: (batch * beams, ...)
         encoder_output, source_mask = (ops.repeat(t, beams, axis=0) for t in (encoder_output, source_mask))
@@ -87,7 +91,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         finished = ops.take(finished, parent, axis=0)
         lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(finished), "int32")
         if beams > 1:
-            cache = {**cache, "self": ops.take(cache["self"], parent, axis=1)}
+            cache = {**cache, "self": [ops.take(layer, parent, axis=0) for layer in cache["self"]]}
         tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))
         finished = ops.logical_or(finished, token == end_id)
         return index + 1, tokens, scores, finished, lengths, cache

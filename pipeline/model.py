@@ -92,26 +92,29 @@ class Seq2SeqTransformer(keras.Model):
         return self.decode(inputs["decoder_inputs"], encoder_output, source_mask, training=training)
 
     # -- incremental decoding -------------------------------------------------------------
-    def init_cache(self, encoder_output, source_mask, max_length: int) -> dict[str, Any]:
-        """Cross-attention keys/values (computed once) and empty self-attention caches."""
+    def init_cache(self, encoder_output, source_mask, max_length) -> dict[str, Any]:
+        """Cross-attention keys/values (computed once) and empty self-attention caches.
+
+        One (batch, 2, max_length, heads, key_dim) cache per decoder layer, kept apart so
+        that a step rewrites only what it must.
+        """
         batch = ops.shape(encoder_output)[0]
         heads, key_dim = self.num_heads, self.d_model // self.num_heads
         cross = [block.cross_attention.project_key_value(encoder_output) for block in self.decoder_blocks]
-        self_cache = ops.zeros((len(self.decoder_blocks), batch, 2, max_length, heads, key_dim),
-                               dtype=encoder_output.dtype)
-        return {"self": self_cache, "cross_key": ops.stack([k for k, _ in cross]),
-                "cross_value": ops.stack([v for _, v in cross]),
+        shape = (batch, 2, max_length, heads, key_dim)
+        return {"self": [ops.zeros(shape, dtype=encoder_output.dtype) for _ in self.decoder_blocks],
+                "cross_key": [k for k, _ in cross], "cross_value": [v for _, v in cross],
                 "cross_mask": ops.expand_dims(source_mask, 1)}
 
     def decode_step(self, token_ids, index, cache):
         """One step: token ids (batch,) at position `index` -> (float32 logits (batch, vocab), new cache)."""
         x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (batch, 1, d)
         layer_caches = []
-        for i, block in enumerate(self.decoder_blocks):
-            x, layer_cache = block.call_cached(x, cache["self"][i], index, cache["cross_key"][i],
-                                               cache["cross_value"][i], cache["cross_mask"])
+        for block, layer_cache, key, value in zip(self.decoder_blocks, cache["self"], cache["cross_key"],
+                                                  cache["cross_value"]):
+            x, layer_cache = block.call_cached(x, layer_cache, index, key, value, cache["cross_mask"])
             layer_caches.append(layer_cache)
-        return self.logits(x[:, 0]), {**cache, "self": ops.stack(layer_caches)}
+        return self.logits(x[:, 0]), {**cache, "self": layer_caches}
 
     def get_config(self):
         return {**super().get_config(), **self.hyper}
