@@ -77,7 +77,7 @@ class Seq2SeqTransformer(keras.Model):
         if self.output_projection is not None:
             return self.output_projection(hidden)
         table = ops.cast(self.target_embedding.token_embedding.embeddings, "float32")   # (vocab, d)
-        return ops.matmul(ops.cast(hidden, "float32"), ops.transpose(table)) + self.output_bias
+        return ops.matmul(ops.cast(hidden, "float32"), ops.transpose(table)) + ops.cast(self.output_bias, "float32")
 
     def decode(self, target_ids, encoder_output, source_mask, training=None):
         """Teacher-forced decoder: (batch, tgt) ids -> logits (batch, tgt, vocab)."""
