@@ -55,12 +55,17 @@ def _round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple if multiple else n
 
 
+def batch_widths(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, pad_multiple: int) -> tuple[int, int]:
+    """Columns to keep for a batch: its longest sentence, rounded up to limit distinct shapes."""
+    en_len = min(english.shape[1], _round_up(int(sequence_lengths(english[rows]).max()), pad_multiple))
+    it_len = min(italian.shape[1], _round_up(int(sequence_lengths(italian[rows]).max()), pad_multiple) + 1)
+    return en_len, it_len
+
+
 def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, pad_multiple: int):
-    """The rows of one batch, trimmed to their longest sentence (rounded up to limit shapes)."""
-    en, it = english[rows], italian[rows]
-    en_len = min(english.shape[1], _round_up(int(sequence_lengths(en).max()), pad_multiple))
-    it_len = min(italian.shape[1], _round_up(int(sequence_lengths(it).max()), pad_multiple) + 1)
-    return format_dataset(en[:, :en_len], it[:, :it_len])
+    """The rows of one batch, trimmed to `batch_widths`."""
+    en_len, it_len = batch_widths(english, italian, rows, pad_multiple)
+    return format_dataset(english[rows, :en_len], italian[rows, :it_len])
 
 
 def target_tokens(italian: np.ndarray) -> int:
@@ -116,9 +121,7 @@ def make_dataset(pairs: Any, batch_size: int, vectorizers: Any = None, bucket_wi
     flat = np.concatenate(plans).astype(np.int64)
     ends = np.cumsum([len(p) for p in plans])
     starts = ends - np.array([len(p) for p in plans])
-    en_len = np.array([_round_up(int(sequence_lengths(english[p]).max()), bucket_width) for p in plans])
-    it_len = np.array([_round_up(int(sequence_lengths(italian[p]).max()), bucket_width) + 1 for p in plans])
-    en_len, it_len = np.minimum(en_len, english.shape[1]), np.minimum(it_len, italian.shape[1])
+    en_len, it_len = (np.array(w) for w in zip(*(batch_widths(english, italian, p, bucket_width) for p in plans)))
 
     english_t, italian_t, flat_t = tf.constant(english), tf.constant(italian), tf.constant(flat)
 

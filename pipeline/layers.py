@@ -196,7 +196,18 @@ class FeedForward(_ConsumesMask, keras.layers.Layer):
 
 
 class _Residual(_ConsumesMask):
-    """Post-LN (paper) or pre-LN residual wrapping shared by encoder and decoder blocks."""
+    """What encoder and decoder blocks share: hyperparameters, feed-forward, post-/pre-LN residuals."""
+
+    def _init_block(self, d_model: int, num_heads: int, ff_dim: int, dropout: float, norm_first: bool) -> None:
+        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
+        self.dropout, self.norm_first = dropout, norm_first
+        self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
+        self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
+        self.residual_dropout = keras.layers.Dropout(dropout)
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "ff_dim": self.ff_dim, "dropout": self.dropout, "norm_first": self.norm_first}
 
     def residual(self, x, norm, sublayer, training):
         if self.norm_first:
@@ -211,13 +222,9 @@ class TransformerEncoderBlock(_Residual, keras.layers.Layer):
     def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.1,
                  norm_first: bool = False, **kwargs):
         super().__init__(**kwargs)
-        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
-        self.dropout, self.norm_first = dropout, norm_first
+        self._init_block(d_model, num_heads, ff_dim, dropout, norm_first)
         self.self_attention = MultiHeadAttention(num_heads, d_model // num_heads, dropout, name="self_attention")
-        self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
         self.attention_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="attention_norm")
-        self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
-        self.residual_dropout = keras.layers.Dropout(dropout)
 
     def build(self, input_shape):
         self.self_attention.build(input_shape, input_shape)
@@ -235,10 +242,6 @@ class TransformerEncoderBlock(_Residual, keras.layers.Layer):
     def compute_output_shape(self, input_shape, mask_shape=None):
         return input_shape
 
-    def get_config(self):
-        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "ff_dim": self.ff_dim, "dropout": self.dropout, "norm_first": self.norm_first}
-
 
 @keras.saving.register_keras_serializable(PACKAGE)
 class TransformerDecoderBlock(_Residual, keras.layers.Layer):
@@ -247,16 +250,12 @@ class TransformerDecoderBlock(_Residual, keras.layers.Layer):
     def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.1,
                  norm_first: bool = False, **kwargs):
         super().__init__(**kwargs)
-        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
-        self.dropout, self.norm_first = dropout, norm_first
+        self._init_block(d_model, num_heads, ff_dim, dropout, norm_first)
         key_dim = d_model // num_heads
         self.self_attention = MultiHeadAttention(num_heads, key_dim, dropout, name="self_attention")
         self.cross_attention = MultiHeadAttention(num_heads, key_dim, dropout, name="cross_attention")
-        self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
         self.self_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="self_attention_norm")
         self.cross_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="cross_attention_norm")
-        self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
-        self.residual_dropout = keras.layers.Dropout(dropout)
 
     def build(self, input_shape, encoder_shape=None):
         encoder_shape = encoder_shape or input_shape
@@ -294,7 +293,3 @@ class TransformerDecoderBlock(_Residual, keras.layers.Layer):
 
     def compute_output_shape(self, input_shape, *args, **kwargs):
         return input_shape
-
-    def get_config(self):
-        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "ff_dim": self.ff_dim, "dropout": self.dropout, "norm_first": self.norm_first}
