@@ -8,7 +8,10 @@ from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError)
+from pipeline.extras import MissingExtra
+
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
+                                                MissingExtra)
 
 
 def config_parser(description: str) -> argparse.ArgumentParser:

@@ -53,6 +53,7 @@ class TrainConfig:
     early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
     checkpoint_every_steps: int = 500  # 0 = only at epoch ends
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
+    max_minutes: float = 0.0           # stop after this much training time, summed over resumes (0 = no limit)
     mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
     jit_compile: bool = False          # XLA
     distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow backend)
@@ -100,7 +101,7 @@ POSITIVE = {
 }
 NON_NEGATIVE = {
     "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
-    "train.max_steps", "decode.length_penalty", "decode.max_extra_length", "seed",
+    "train.max_steps", "train.max_minutes", "decode.length_penalty", "decode.max_extra_length", "seed",
 }
 FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing"}
 

@@ -59,3 +59,20 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     os.replace(tmp, path)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def read_text_lines(path: str | os.PathLike, what: str = "input file") -> list[str]:
+    """Lines of a UTF-8 text file (LF or CRLF); a line that is not UTF-8 is an error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path}: not found")
+    raw = path.read_bytes().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    lines = []
+    for number, line in enumerate(raw, 1):
+        try:
+            lines.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{what} {path} line {number}: not valid UTF-8") from None
+    return lines

@@ -266,14 +266,24 @@ class TransformerDecoderBlock(_Residual, keras.layers.Layer):
             norm.build(input_shape)
         self.built = True
 
-    def call(self, x, encoder_output, target_mask, source_mask, training=None):
+    def call(self, x, encoder_output, target_mask, source_mask, training=None, return_attention=False):
+        """(batch, tgt, d) -> (batch, tgt, d); with `return_attention`, also the cross-attention
+        weights (batch, heads, tgt, src)."""
         self_mask = attention_mask(target_mask, target_mask, causal=True)  # (batch, tgt, tgt)
         cross_mask = attention_mask(target_mask, source_mask)              # (batch, 1, src)
         x = self.residual(x, self.self_norm,
                           lambda y: self.self_attention(y, y, self_mask, training=training), training)
-        x = self.residual(x, self.cross_norm,
-                          lambda y: self.cross_attention(y, encoder_output, cross_mask, training=training), training)
-        return self.residual(x, self.ff_norm, lambda y: self.feed_forward(y, training=training), training)
+        weights = []
+
+        def cross(y):
+            output, scores = self.cross_attention(y, encoder_output, cross_mask, training=training,
+                                                  return_scores=True)
+            weights.append(scores)
+            return output
+
+        x = self.residual(x, self.cross_norm, cross, training)
+        x = self.residual(x, self.ff_norm, lambda y: self.feed_forward(y, training=training), training)
+        return (x, weights[0]) if return_attention else x
 
     def call_cached(self, x, self_cache, index, cross_key, cross_value, cross_mask):
         """One decoding step (x: (batch, 1, d)) using this layer's cache; returns (x, cache)."""

@@ -87,6 +87,16 @@ class Seq2SeqTransformer(keras.Model):
             x = block(x, encoder_output, target_mask, source_mask, training=training)
         return self.logits(x)
 
+    def cross_attention(self, source_ids, target_ids):
+        """Teacher-forced cross-attention weights of every decoder layer: (layers, batch, heads, tgt, src)."""
+        encoder_output, source_mask = self.encode(source_ids)
+        target_mask = ops.not_equal(target_ids, 0)
+        x, weights = self.target_embedding(target_ids), []
+        for block in self.decoder_blocks:
+            x, scores = block(x, encoder_output, target_mask, source_mask, return_attention=True)
+            weights.append(scores)
+        return ops.stack(weights)
+
     def call(self, inputs, training=None):
         encoder_output, source_mask = self.encode(inputs["encoder_inputs"], training=training)
         return self.decode(inputs["decoder_inputs"], encoder_output, source_mask, training=training)

@@ -101,6 +101,7 @@ class TrainState:
     best_val_loss: float | None = None
     best_epoch: int | None = None
     bad_epochs: int = 0
+    seconds: float = 0.0        # training time so far, over all resumes (validation included)
     history: list[dict[str, float]] = field(default_factory=list)
 
 
@@ -115,11 +116,28 @@ def inference_copy(model: keras.Model) -> keras.Model:
 class Checkpointer(keras.callbacks.Callback):
     """Checkpoints every N steps and every epoch; keeps the best model; stops early."""
 
-    def __init__(self, run_dir: Path, config: Config, state: TrainState):
+    def __init__(self, run_dir: Path, config: Config, state: TrainState, steps_per_epoch: int | None = None):
         super().__init__()
         self.run_dir, self.config, self.state = run_dir, config, state
+        self.steps_per_epoch = steps_per_epoch
+        self._clock = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.state.seconds += now - self._clock
+        self._clock = now
+
+    def on_train_begin(self, logs=None):
+        self._clock = time.perf_counter()
+
+    def out_of_budget(self) -> bool:
+        """True once `train.max_steps` or `train.max_minutes` is used up."""
+        t = self.config.train
+        return bool((t.max_steps and self.state.global_step >= t.max_steps)
+                    or (t.max_minutes and self.state.seconds >= 60 * t.max_minutes))
 
     def save_checkpoint(self) -> None:
+        self._tick()
         with atomic_directory(self.run_dir / CHECKPOINT_DIR) as tmp:
             self.model.save(tmp / "model.keras")
             atomic_write_json(tmp / "state.json", asdict(self.state))
@@ -130,13 +148,18 @@ class Checkpointer(keras.callbacks.Callback):
         every = self.config.train.checkpoint_every_steps
         if every and self.state.global_step % every == 0:
             self.save_checkpoint()
-        if self.config.train.max_steps and self.state.global_step >= self.config.train.max_steps:
+        self._tick()
+        if self.out_of_budget():
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         logs = {k: float(v) for k, v in (logs or {}).items()}
-        self.state.epoch, self.state.step_in_epoch = epoch + 1, 0
-        self.state.history.append({"epoch": epoch + 1, "step": self.state.global_step, **logs})
+        self._tick()
+        partial = bool(self.steps_per_epoch) and self.state.step_in_epoch < self.steps_per_epoch
+        if not partial:       # a budget stop mid-epoch is still evaluated, but the epoch stays open for --resume
+            self.state.epoch, self.state.step_in_epoch = epoch + 1, 0
+        entry = {"epoch": epoch + 1, "step": self.state.global_step, "seconds": round(self.state.seconds, 1), **logs}
+        self.state.history.append({**entry, "partial": True} if partial else entry)
         val_loss = logs.get("val_loss")
         if val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss):
             self.state.best_val_loss, self.state.best_epoch, self.state.bad_epochs = val_loss, epoch + 1, 0
@@ -225,15 +248,15 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                                      config.seed, 0))
     tokens_per_step = target_tokens(train_it) / steps_per_epoch
     valid = _batches(config, valid_en, valid_it, 0, 0, 1)
-    checkpointer = Checkpointer(run_dir, config, state)
+    checkpointer = Checkpointer(run_dir, config, state, steps_per_epoch)
     callbacks = _callbacks(config, run_dir, checkpointer)
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
-    if state.step_in_epoch and state.epoch < epochs:   # finish the interrupted epoch first
+    if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
         model.fit(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
                   steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
-    if state.epoch < epochs and not model.stop_training and not _done(config, state):
+    if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
         model.fit(_batches(config, train_en, train_it, state.epoch, 0, epochs), validation_data=valid,
                   epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=steps_per_epoch,
                   callbacks=callbacks, verbose=verbose, shuffle=False)
@@ -251,10 +274,6 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                "best_epoch": state.best_epoch, "run_dir": str(run_dir), "backend": keras.backend.backend()}
     atomic_write_json(run_dir / "train_summary.json", summary)
     return summary
-
-
-def _done(config: Config, state: TrainState) -> bool:
-    return bool(config.train.max_steps) and state.global_step >= config.train.max_steps
 
 
 def format_summary(summary: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import yaml
+from tqdm.auto import tqdm
 
 from pipeline.config import Config, ConfigError, config_from_dict
 from pipeline.decoding import compile_decoder
@@ -61,8 +62,9 @@ class Translator:
         return self.vectorizers.english(np.array(tokenized, dtype=object)).numpy().astype(np.int32)
 
     def translate(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                  batch_size: int | None = None, length_penalty: float | None = None) -> list[str]:
-        """Translate English sentences; empty input gives an empty line."""
+                  batch_size: int | None = None, length_penalty: float | None = None,
+                  progress: bool = False) -> list[str]:
+        """Translate English sentences; empty input gives an empty line. `progress` shows a bar."""
         decode_cfg = self.config.decode
         beam = decode_cfg.beam_size if beam is None else int(beam)
         alpha = decode_cfg.length_penalty if length_penalty is None else float(length_penalty)
@@ -77,11 +79,44 @@ class Translator:
         ids = self._source_ids([cleaned[i] for i in todo])
         lengths = (ids != 0).sum(1)
         order = np.argsort(-lengths, kind="stable")      # similar lengths together: less padding
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            width = max(int(lengths[rows].max()), 1)
-            steps = np.full(len(rows), max_length) if max_length else lengths[rows] + decode_cfg.max_extra_length
-            result = self._decode(ids[rows, :width], steps, beam, alpha)
-            for row, target in zip(rows, result):
-                outputs[todo[row]] = self.vectorizers.decode_italian(target)
+        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
+            bar.update(len(cleaned) - len(todo))
+            for start in range(0, len(order), batch_size):
+                rows = order[start:start + batch_size]
+                width = max(int(lengths[rows].max()), 1)
+                steps = np.full(len(rows), max_length) if max_length else lengths[rows] + decode_cfg.max_extra_length
+                result = self._decode(ids[rows, :width], steps, beam, alpha)
+                for row, target in zip(rows, result):
+                    outputs[todo[row]] = self.vectorizers.decode_italian(target)
+                bar.update(len(rows))
         return outputs
+
+    def cross_attention(self, sentence: str, beam: int = 1) -> tuple[list[str], list[str], np.ndarray]:
+        """Translate one sentence and return its source tokens, output tokens (ending in [end]) and
+        the cross-attention weights (layers, heads, output tokens, source tokens)."""
+        cleaned = clean_side(sentence)
+        if not cleaned:
+            raise ValueError("cross_attention needs a non-empty sentence")
+        ids = self._source_ids([cleaned])
+        length = max(int((ids != 0).sum()), 1)
+        source = ids[:, :length]
+        output = [int(i) for i in self._decode(source, np.array([length + self.config.decode.max_extra_length]),
+                                               beam, self.config.decode.length_penalty)[0]]
+        output = output[:output.index(self.end_id) + 1] if self.end_id in output else [i for i in output if i]
+        decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
+        weights = np.asarray(self.model.cross_attention(source, decoder_inputs))[:, 0]
+        english = self.vectorizers.english_vocabulary
+        return ([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights)
+
+
+def prepared_split_file(run_dir: str | Path, split: str) -> Path:
+    """The `<split>.tsv` prepared with a run: `<workdir>/prepared`, beside `<workdir>/run`."""
+    run_dir = Path(run_dir)
+    candidates = [run_dir.parent / "prepared" / f"{split}.tsv"]
+    if (run_dir / "config.yaml").is_file():
+        candidates.append(load_run_config(run_dir).prepared_dir / f"{split}.tsv")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"split file {candidates[0]}: not found; run scripts/prepare.py with the run's config, "
+                            "or give --src and --ref")

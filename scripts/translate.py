@@ -8,21 +8,6 @@ import sys
 from pipeline.cli import run_main
 
 
-def read_lines(path: str) -> list[str]:
-    """Lines of a UTF-8 file; a line that is not UTF-8 is an error naming it."""
-    with open(path, "rb") as handle:
-        raw = handle.read().split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    lines = []
-    for number, line in enumerate(raw, 1):
-        try:
-            lines.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError:
-            raise ValueError(f"input file {path} line {number}: not valid UTF-8") from None
-    return lines
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sentences", nargs="*", help="English sentences to translate")
@@ -37,20 +22,13 @@ def main() -> int:
     if args.sentences and args.input:
         parser.error("give sentences or --input, not both")
 
-    from tqdm import tqdm
-    from pipeline.io_utils import atomic_write_text
+    from pipeline.io_utils import atomic_write_text, read_text_lines
     from pipeline.translator import Translator
 
-    sentences = args.sentences or (read_lines(args.input) if args.input else sys.stdin.read().splitlines())
+    sentences = args.sentences or (read_text_lines(args.input) if args.input else sys.stdin.read().splitlines())
     translator = Translator.from_run(args.run, args.model)
-    chunk = max(args.batch_size or translator.config.decode.batch_size, 1) * 4
-    outputs = []
-    with tqdm(total=len(sentences), unit=" sent", disable=not args.input, desc="translate") as bar:
-        for start in range(0, len(sentences), chunk):
-            batch = sentences[start:start + chunk]
-            outputs.extend(translator.translate(batch, beam=args.beam, max_length=args.max_length,
-                                                batch_size=args.batch_size))
-            bar.update(len(batch))
+    outputs = translator.translate(sentences, beam=args.beam, max_length=args.max_length,
+                                   batch_size=args.batch_size, progress=bool(args.input))
     text = "".join(line + "\n" for line in outputs)
     if args.output:
         atomic_write_text(args.output, text)

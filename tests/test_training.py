@@ -175,3 +175,23 @@ def test_early_stopping_after_patience_epochs_without_improvement(prepared_tiny,
     assert callback.state.best_val_loss == 2.5 and callback.state.best_epoch == 2
     assert (config.run_dir / "best.keras").is_file()
     assert json.loads((config.run_dir / "history.json").read_text())[-1]["val_loss"] == 2.6
+
+
+def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepared_tiny, tmp_path):
+    from pipeline.training import Checkpointer, TrainState
+    config = small_config(prepared_tiny, tmp_path, "train.max_minutes=0.5")
+    config.run_dir.mkdir(parents=True)
+    model = compile_model(build_model(config, 4000, 6000), config)
+    callback = Checkpointer(config.run_dir, config, TrainState(seconds=29.0), steps_per_epoch=100)
+    callback.set_model(model)
+    callback.on_train_begin()
+    callback.on_train_batch_end(0)
+    assert not model.stop_training and not callback.out_of_budget()
+    callback.state.seconds = 30.0
+    callback.on_train_batch_end(1)
+    assert model.stop_training and callback.out_of_budget()
+    callback.on_epoch_end(0, {"loss": 3.0, "val_loss": 2.9})
+    state = json.loads((config.run_dir / "checkpoint" / "state.json").read_text())
+    assert (state["epoch"], state["step_in_epoch"], state["global_step"]) == (0, 2, 2)
+    assert state["history"][-1]["partial"] is True and state["seconds"] >= 30.0
+    assert (config.run_dir / "best.keras").is_file()

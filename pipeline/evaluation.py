@@ -1,0 +1,135 @@
+"""Score translations with sacreBLEU: corpus BLEU (13a, cased, detokenised) and chrF, with signatures.
+
+An evaluation set is a list of English sources, each with one or more Italian references.
+The test split groups every Italian translation of an English sentence under it (the split is
+grouped by English sentence), so it is scored with multiple references; line-aligned files
+give one reference per line.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from pipeline.extras import require
+from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
+from pipeline.vectorizers import UNK, pretokenize_texts
+
+LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))   # source tokens, inclusive
+
+
+@dataclass
+class EvalSet:
+    """English sources and, for each, its Italian references (at least one)."""
+    name: str
+    sources: list[str]
+    references: list[list[str]]
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(r) for r in self.references)
+
+
+def _sacrebleu():
+    metrics = require("sacrebleu.metrics", "eval")
+    return metrics.BLEU, metrics.CHRF
+
+
+def load_split_set(tsv: str | Path) -> EvalSet:
+    """A prepared split's `<name>.tsv` (english<TAB>italian), grouped by English sentence in first-seen order."""
+    grouped: dict[str, list[str]] = {}
+    for number, line in enumerate(read_text_lines(tsv, "split file"), 1):
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise ValueError(f"split file {tsv} line {number}: expected 2 tab-separated columns, got {len(fields)}")
+        grouped.setdefault(fields[0], []).append(fields[1])
+    if not grouped:
+        raise ValueError(f"split file {tsv}: no sentence pairs")
+    return EvalSet(Path(tsv).stem, list(grouped), list(grouped.values()))
+
+
+def load_parallel_files(source: str | Path, reference: str | Path) -> EvalSet:
+    """Line-aligned English and Italian files, one reference per line."""
+    sources = read_text_lines(source, "source file")
+    references = read_text_lines(reference, "reference file")
+    if len(sources) != len(references):
+        raise ValueError(f"line counts differ: source file {source} has {len(sources):,} lines, "
+                         f"reference file {reference} has {len(references):,}")
+    if not sources:
+        raise ValueError(f"source file {source}: empty")
+    return EvalSet(Path(source).name, sources, [[r] for r in references])
+
+
+def _reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
+    """sacreBLEU's layout: stream k holds every sentence's k-th reference (None where it has fewer)."""
+    depth = max(len(r) for r in references)
+    return [[r[k] if k < len(r) else None for r in references] for k in range(depth)]
+
+
+def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """Corpus BLEU and chrF of `hypotheses` against per-sentence reference lists, with signatures."""
+    BLEU, CHRF = _sacrebleu()
+    bleu, chrf = BLEU(), CHRF()
+    streams = _reference_streams(references)
+    b, c = bleu.corpus_score(list(hypotheses), streams), chrf.corpus_score(list(hypotheses), streams)
+    return {"bleu": round(b.score, 2), "chrf": round(c.score, 2), "bleu_signature": str(bleu.get_signature()),
+            "chrf_signature": str(chrf.get_signature()), "bleu_detail": str(b).split(" = ", 1)[1].split(" (")[0],
+            "brevity_penalty": round(b.bp, 4), "length_ratio": round(b.sys_len / max(b.ref_len, 1), 4)}
+
+
+def bleu_by_length(sources: Sequence[str], hypotheses: Sequence[str],
+                   references: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    """Corpus BLEU per bucket of source length (tokens after punctuation splitting)."""
+    BLEU, _ = _sacrebleu()
+    lengths = [len(t.split()) for t in pretokenize_texts(list(sources))]
+    buckets = []
+    for low, high in LENGTH_BUCKETS:
+        rows = [i for i, n in enumerate(lengths) if n >= low and (high is None or n <= high)]
+        label = f"{low}-{high}" if high is not None else f"{low}+"
+        if not rows:
+            buckets.append({"source_tokens": label, "sentences": 0, "bleu": None})
+            continue
+        result = BLEU().corpus_score([hypotheses[i] for i in rows],
+                                     _reference_streams([references[i] for i in rows]))
+        buckets.append({"source_tokens": label, "sentences": len(rows), "bleu": round(result.score, 2)})
+    return buckets
+
+
+def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: int | None = None,
+             progress: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """Translate `evalset` and score it; returns (report, hypotheses)."""
+    beam = translator.config.decode.beam_size if beam is None else beam
+    started = time.perf_counter()
+    hypotheses = translator.translate(evalset.sources, beam=beam, batch_size=batch_size, progress=progress)
+    seconds = time.perf_counter() - started
+    report = {"set": evalset.name, "sentences": len(evalset.sources), "pairs": evalset.pairs,
+              "references_per_sentence": round(evalset.pairs / len(evalset.sources), 3),
+              "beam": beam, "length_penalty": translator.config.decode.length_penalty,
+              **score(hypotheses, evalset.references)}
+    if max(len(r) for r in evalset.references) > 1:   # also as the tutorials score: one reference per pair
+        flat_hyp = [h for h, refs in zip(hypotheses, evalset.references) for _ in refs]
+        single = score(flat_hyp, [[r] for refs in evalset.references for r in refs])
+        report["single_reference"] = {k: single[k] for k in ("bleu", "chrf", "bleu_signature", "chrf_signature")}
+    report["bleu_by_source_length"] = bleu_by_length(evalset.sources, hypotheses, evalset.references)
+    report["unk_output_share"] = round(sum(UNK in h for h in hypotheses) / len(hypotheses), 4)
+    report["seconds"] = round(seconds, 2)
+    report["sentences_per_second"] = round(len(hypotheses) / max(seconds, 1e-9), 1)
+    return report, hypotheses
+
+
+def write_report(report: dict[str, Any], hypotheses: Sequence[str], out: str | Path) -> Path:
+    """Write the JSON report and, beside it, the hypotheses (one per line); returns the hypotheses path."""
+    out = Path(out)
+    hyp_path = out.with_name(out.stem + ".hyp.txt")
+    atomic_write_text(hyp_path, "".join(h + "\n" for h in hypotheses))
+    atomic_write_json(out, {**report, "hypotheses_file": hyp_path.name})
+    return hyp_path
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The one-line summary printed at the end of an evaluation."""
+    return (f"{report['set']}: BLEU {report['bleu']:.2f}, chrF {report['chrf']:.2f} on {report['sentences']:,} "
+            f"sentences ({report['references_per_sentence']} references each), beam {report['beam']}, "
+            f"[UNK] in {100 * report['unk_output_share']:.1f}% of outputs, {report['seconds']:.1f} s "
+            f"({report['sentences_per_second']:,} sentences/s)")

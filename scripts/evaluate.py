@@ -1,0 +1,47 @@
+#!/usr/bin/env python
+"""Translate the test split (or a line-aligned English/Italian file pair) and score it with sacreBLEU."""
+import _bootstrap  # noqa: F401
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipeline.cli import run_main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser.add_argument("--split", choices=("test", "valid"), help="a split prepared with the run (default: test)")
+    parser.add_argument("--src", help="English source file, one sentence per line")
+    parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
+    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
+    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
+    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
+    parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>.json); "
+                                      "hypotheses are written beside it as <name>.hyp.txt")
+    args = parser.parse_args()
+    if bool(args.src) != bool(args.ref):
+        parser.error("--src and --ref go together")
+    if args.src and args.split:
+        parser.error("give --split or --src/--ref, not both")
+
+    from pipeline.evaluation import evaluate, format_report, load_parallel_files, load_split_set, write_report
+    from pipeline.translator import Translator, prepared_split_file
+
+    if args.src:
+        evalset = load_parallel_files(args.src, args.ref)
+    else:
+        evalset = load_split_set(prepared_split_file(args.run, args.split or "test"))
+    translator = Translator.from_run(args.run, args.model)
+    report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size)
+    out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}.json"
+    report = {"run": str(args.run), "model": args.model, **report}
+    hyp_path = write_report(report, hypotheses, out)
+    print(f"{report['bleu_signature']}\n{report['chrf_signature']}", file=sys.stderr)
+    print(f"{format_report(report)} -> {out}, {hyp_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,50 @@
+#!/usr/bin/env python
+"""Draw the tutorials' figures for a run as PNG files (needs the 'plots' extra: matplotlib)."""
+import _bootstrap  # noqa: F401
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipeline.cli import run_main
+
+PHRASES = ["I am a robot.", "Where is the train station?"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser.add_argument("--out", help="directory for the PNGs (default: RUN/plots)")
+    parser.add_argument("--sentence", default="Tom wants to see the new house.",
+                        help="English sentence whose cross-attention is drawn")
+    parser.add_argument("--phrases", nargs=2, default=PHRASES, metavar="PHRASE",
+                        help="two phrases for the positional-embedding figure")
+    parser.add_argument("--beam", type=int, default=1, help="beam size for the attention sentence")
+    args = parser.parse_args()
+
+    from pipeline import plots
+    from pipeline.extras import require
+    from pipeline.translator import Translator
+
+    require("matplotlib", "plots")            # fail before loading the model if the extra is missing
+    run = Path(args.run)
+    out = Path(args.out) if args.out else run / "plots"
+    translator = Translator.from_run(run)
+    source, output, weights = translator.cross_attention(args.sentence, beam=args.beam)
+    written = [
+        plots.plot_position_encoding(out / "position_encoding.png",
+                                     length=translator.model.target_embedding.sequence_length,
+                                     depth=translator.model.d_model),
+        plots.plot_positional_embedding_outputs(out / "positional_embedding.png", args.phrases,
+                                                translator.vectorizers),
+        plots.plot_training_curves(out / "training_curves.png", run / "history.json"),
+        plots.plot_cross_attention(out / "cross_attention.png", source, output, weights),
+    ]
+    print(f"translation drawn: {translator.vectorizers.decode_italian(translator.vocabulary.index(t) for t in output)!r}",
+          file=sys.stderr)
+    print(f"wrote {len(written)} figures to {out}: {', '.join(p.name for p in written)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
