@@ -71,22 +71,37 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     def cond(index, tokens, scores, finished, lengths, cache):
         return ops.logical_and(index < limit, ops.logical_not(ops.all(sentence_done(scores, finished, lengths))))
 
+    slot = ops.arange(beams)[None]                                          # (1, beams)
+
+    def expand(logits, index, finished):
+        """Each row's `beams` best next tokens and their log-probs, (rows, beams) each.
+
+        The best `beams` continuations of the whole beam are among these (any other token has
+        `beams` better ones in its own row), so the global choice ranks beams*beams candidates,
+        not beams*vocab. A row at its length limit may only end; a finished row only pads, free.
+        """
+        top_logits, top_ids = ops.top_k(logits, k=beams)
+        if beams == 1:      # greedy: the argmax is all that matters, no normalisation needed
+            step, end_step = top_logits, ops.zeros((rows, 1))
+        else:
+            log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
+            step, end_step = top_logits - log_norm, logits[:, end_id:end_id + 1] - log_norm
+        at_limit = (index + 1 >= row_limit)[:, None]
+        step = ops.where(at_limit, ops.where(slot == 0, end_step, NEG_INF), step)
+        top_ids = ops.where(at_limit, end_id, top_ids)
+        step = ops.where(finished[:, None], ops.where(slot == 0, 0.0, NEG_INF), step)
+        return ops.where(finished[:, None], 0, top_ids), step
+
     def body(index, tokens, scores, finished, lengths, cache):
         last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
         logits, cache = model.decode_step(last, index, cache)                # (rows, vocab)
-        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
-        vocab = ops.shape(log_probs)[-1]
-        # a finished hypothesis may only continue with padding, at no cost
-        pad_only = ops.where(ops.arange(vocab) == 0, 0.0, NEG_INF)[None]
-        end_only = ops.where(ops.arange(vocab) == end_id, 0.0, NEG_INF)[None]
-        log_probs = ops.where((index + 1 >= row_limit)[:, None], end_only, log_probs)   # at the length limit
-        log_probs = ops.where(finished[:, None], pad_only, log_probs)
-        candidates = ops.reshape(scores, (rows, 1)) + log_probs             # (rows, vocab)
-        candidates = ops.reshape(candidates, (batch, beams * vocab))
+        next_ids, step = expand(ops.cast(logits, "float32"), index, finished)
+        candidates = ops.reshape(ops.reshape(scores, (rows, 1)) + step, (batch, beams * beams))
         scores, flat = ops.top_k(candidates, k=beams)                        # (batch, beams)
-        parent = flat // vocab + ops.arange(batch)[:, None] * beams          # row of the parent beam
+        parent = flat // beams + ops.arange(batch)[:, None] * beams          # row of the parent beam
         parent = ops.reshape(ops.cast(parent, "int32"), (rows,))
-        token = ops.reshape(ops.cast(flat % vocab, "int32"), (rows,))
+        token = ops.take_along_axis(ops.reshape(next_ids, (batch, beams * beams)), flat, axis=1)
+        token = ops.reshape(ops.cast(token, "int32"), (rows,))
         tokens = ops.take(tokens, parent, axis=0)
         finished = ops.take(finished, parent, axis=0)
         lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(finished), "int32")
