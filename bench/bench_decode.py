@@ -92,7 +92,7 @@ def main() -> None:
 
         def naive():
             return np.concatenate([full_recompute_greedy(translator.model, ids[i:i + BATCH], translator.start_id,
-                                                         translator.end_id, steps)
+                                                         translator.end_id, steps, translator.banned_id)
                                    for i in range(0, len(ids), BATCH)])
         naive_s, naive_ids = timed(naive, 1)
         cached_ids = np.concatenate([translator._decode(ids[i:i + BATCH], np.full(len(ids[i:i + BATCH]), steps), 1, 0.0)

@@ -65,6 +65,7 @@ class DecodeConfig:
     length_penalty: float = 0.6        # GNMT alpha; 0 = no normalisation
     batch_size: int = 64
     max_extra_length: int = 10         # output may be this many tokens longer than the input
+    ban_unk: bool = True               # never output [UNK]: take the best in-vocabulary word instead
 
 
 @dataclass

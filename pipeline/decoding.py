@@ -27,12 +27,13 @@ def _normalize(scores, lengths, alpha: float, batch, beams):
 
 
 def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams: int = 1,
-                alpha: float = 0.0, cache_length: int | None = None):
+                alpha: float = 0.0, cache_length: int | None = None, banned_id: int | None = None):
     """Decode a batch: (batch, src) source ids -> (batch, max(max_steps)) target ids after [start].
 
     Rows are padded with 0 after [end]. `max_steps` (batch,) bounds the number of tokens of
     each sentence (its last one is then [end]), so a sentence decodes the same alone or in
-    any batch; decoding stops early once every hypothesis has ended.
+    any batch; decoding stops early once every hypothesis has ended. `banned_id` (the
+    [UNK] id) is never generated: the model's best in-vocabulary choice is taken instead.
     """
     batch = ops.shape(source_ids)[0]
     if cache_length is None:   # room for the longest allowed output, within the position table
@@ -41,9 +42,9 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         if keras.backend.backend() != "tensorflow":   # eager shapes must be Python ints
             cache_length = int(ops.convert_to_numpy(cache_length))
     encoder_output, source_mask = model.encode(source_ids, training=False)
-    if beams > 1:   # each beam gets its own row: (batch * beams, ...)
-        encoder_output, source_mask = (ops.repeat(t, beams, axis=0) for t in (encoder_output, source_mask))
-    cache = model.init_cache(encoder_output, source_mask, cache_length)
+    cache = model.init_cache(encoder_output, source_mask, cache_length)   # cross keys/values once per sentence
+    if beams > 1:   # then each beam gets its own row: (batch * beams, ...)
+        cache = keras.tree.map_structure(lambda t: ops.repeat(t, beams, axis=0), cache)
     rows = batch * beams
     tokens = ops.concatenate([ops.full((rows, 1), start_id, dtype="int32"),
                               ops.zeros((rows, cache_length - 1), dtype="int32")], axis=1)
@@ -95,7 +96,10 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     def body(index, tokens, scores, finished, lengths, cache):
         last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
         logits, cache = model.decode_step(last, index, cache)                # (rows, vocab)
-        next_ids, step = expand(ops.cast(logits, "float32"), index, finished)
+        logits = ops.cast(logits, "float32")
+        if banned_id is not None:
+            logits = ops.slice_update(logits, (0, banned_id), ops.full((rows, 1), NEG_INF))
+        next_ids, step = expand(logits, index, finished)
         candidates = ops.reshape(ops.reshape(scores, (rows, 1)) + step, (batch, beams * beams))
         scores, flat = ops.top_k(candidates, k=beams)                        # (batch, beams)
         parent = flat // beams + ops.arange(batch)[:, None] * beams          # row of the parent beam
@@ -124,7 +128,8 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     return ops.take(tokens, ops.cast(best, "int32"), axis=0)[:, 1:]
 
 
-def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int) -> np.ndarray:
+def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int,
+                          banned_id: int | None = None) -> np.ndarray:
     """The tutorials' slow loop: re-run the whole decoder on the prefix at every step (test reference).
 
     Like `beam_search`, the last allowed token is [end].
@@ -134,8 +139,10 @@ def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_ste
     tokens[:, 0] = start_id
     done = np.zeros(batch, dtype=bool)
     for t in range(max_steps):
-        logits = np.asarray(model({"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]},
-                                  training=False))
+        logits = np.array(model({"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]},
+                                training=False))
+        if banned_id is not None:
+            logits[..., banned_id] = -np.inf
         nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)
         tokens[:, t + 1] = np.where(done, 0, nxt)
         done |= nxt == end_id
@@ -144,7 +151,8 @@ def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_ste
     return tokens[:, 1:]
 
 
-def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False) -> Callable:
+def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False,
+                    banned_id: int | None = None) -> Callable:
     """`decode(source_ids, max_steps (batch,), beams, alpha) -> ids`, compiled where the backend allows."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
@@ -156,7 +164,7 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
             key = (int(beams), float(alpha))
             if key not in functions:
                 functions[key] = tf.function(
-                    lambda s, m: beam_search(model, s, start_id, end_id, m, key[0], key[1]),
+                    lambda s, m: beam_search(model, s, start_id, end_id, m, key[0], key[1], banned_id=banned_id),
                     input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)],
                     jit_compile=jit_compile)
             return functions[key](tf.constant(source_ids, tf.int32), tf.constant(max_steps, tf.int32)).numpy()
@@ -164,6 +172,6 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
 
     def decode(source_ids, max_steps, beams=1, alpha=0.0):
         ids = beam_search(model, ops.convert_to_tensor(source_ids, "int32"), start_id, end_id, max_steps,
-                          int(beams), float(alpha))
+                          int(beams), float(alpha), banned_id=banned_id)
         return np.asarray(ops.convert_to_numpy(ids))
     return decode

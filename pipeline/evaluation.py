@@ -97,15 +97,18 @@ def bleu_by_length(sources: Sequence[str], hypotheses: Sequence[str],
 
 
 def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: int | None = None,
-             progress: bool = True) -> tuple[dict[str, Any], list[str]]:
+             length_penalty: float | None = None, progress: bool = True) -> tuple[dict[str, Any], list[str]]:
     """Translate `evalset` and score it; returns (report, hypotheses)."""
-    beam = translator.config.decode.beam_size if beam is None else beam
+    decode = translator.config.decode
+    beam = decode.beam_size if beam is None else beam
+    alpha = decode.length_penalty if length_penalty is None else length_penalty
     started = time.perf_counter()
-    hypotheses = translator.translate(evalset.sources, beam=beam, batch_size=batch_size, progress=progress)
+    hypotheses = translator.translate(evalset.sources, beam=beam, batch_size=batch_size, length_penalty=alpha,
+                                      progress=progress)
     seconds = time.perf_counter() - started
     report = {"set": evalset.name, "sentences": len(evalset.sources), "pairs": evalset.pairs,
               "references_per_sentence": round(evalset.pairs / len(evalset.sources), 3),
-              "beam": beam, "length_penalty": translator.config.decode.length_penalty,
+              "beam": beam, "length_penalty": alpha, "ban_unk": bool(getattr(decode, "ban_unk", False)),
               **score(hypotheses, evalset.references)}
     if max(len(r) for r in evalset.references) > 1:   # also as the tutorials score: one reference per pair
         flat_hyp = [h for h, refs in zip(hypotheses, evalset.references) for _ in refs]

@@ -37,7 +37,8 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
         ids = tf.cast(english(pretokenize(texts)), tf.int32)                  # (batch, max_length)
         lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
         ids = ids[:, :tf.maximum(tf.reduce_max(lengths), 1)]
-        out = beam_search(model, ids, start_id, end_id, lengths + extra, beams, alpha)
+        out = beam_search(model, ids, start_id, end_id, lengths + extra, beams, alpha,
+                          banned_id=translator.banned_id)
         keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
         words = tf.where(keep, tf.gather(vocabulary, out), "")
         text = tf.strings.strip(tf.strings.regex_replace(tf.strings.reduce_join(words, axis=1, separator=" "),

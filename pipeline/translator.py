@@ -13,7 +13,7 @@ from pipeline.config import Config, ConfigError, config_from_dict
 from pipeline.decoding import compile_decoder
 from pipeline.text import clean_side
 from pipeline.training import load_model
-from pipeline.vectorizers import END, START, Vectorizers, load_vectorizers, pretokenize_texts
+from pipeline.vectorizers import END, START, UNK, Vectorizers, load_vectorizers, pretokenize_texts
 
 
 class RunDirectoryError(ValueError):
@@ -38,7 +38,8 @@ class Translator:
         vocabulary = vectorizers.italian_vocabulary
         self.vocabulary = vocabulary
         self.start_id, self.end_id = vocabulary.index(START), vocabulary.index(END)
-        self._decode = compile_decoder(model, self.start_id, self.end_id)
+        self.banned_id = vocabulary.index(UNK) if config.decode.ban_unk else None
+        self._decode = compile_decoder(model, self.start_id, self.end_id, banned_id=self.banned_id)
 
     @classmethod
     def from_run(cls, run_dir: str | Path, which: str = "best") -> "Translator":

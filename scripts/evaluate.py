@@ -16,6 +16,7 @@ def main() -> int:
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
     parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
+    parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
     parser.add_argument("--batch-size", type=int, help="sentences decoded together")
     parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
     parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>.json); "
@@ -34,7 +35,8 @@ def main() -> int:
     else:
         evalset = load_split_set(prepared_split_file(args.run, args.split or "test"))
     translator = Translator.from_run(args.run, args.model)
-    report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size)
+    report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size,
+                                  length_penalty=args.length_penalty)
     out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}.json"
     report = {"run": str(args.run), "model": args.model, **report}
     hyp_path = write_report(report, hypotheses, out)

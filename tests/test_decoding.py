@@ -25,7 +25,8 @@ def test_cached_greedy_equals_full_recompute_on_200_validation_sentences(transla
     source, _ = load_split(trained_tiny.prepared_dir, "valid")
     source = source[:200]
     steps = 12
-    slow = full_recompute_greedy(translator.model, source, translator.start_id, translator.end_id, steps)
+    slow = full_recompute_greedy(translator.model, source, translator.start_id, translator.end_id, steps,
+                                 translator.banned_id)
     fast = translator._decode(source, np.full(len(source), steps), 1, 0.0)
     assert slow.shape[0] == 200
     assert np.array_equal(fast[:, :steps], slow)
@@ -41,6 +42,26 @@ def test_beam_one_equals_greedy_and_beam_four_decodes(translator):
 
 
 @pytest.mark.parametrize("beam", [1, 4])
+def test_unk_is_never_generated_unless_allowed(trained_tiny):
+    from pipeline.training import load_model
+    from pipeline.translator import load_run_config
+    from pipeline.vectorizers import load_vectorizers
+    model = load_model(trained_tiny.run_dir)
+    unk = 1
+    bias = np.array(model.output_bias)
+    bias[unk] = 100.0                       # the model now prefers [UNK] everywhere
+    model.output_bias.assign(bias)
+    vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
+    config = load_run_config(trained_tiny.run_dir)
+    assert vectorizers.italian_vocabulary[unk] == "[UNK]"
+    banned = Translator(model, vectorizers, config)
+    for beam in (1, 3):
+        assert not any("[UNK]" in s for s in banned.translate(SENTENCES, beam=beam)), beam
+    config.decode.ban_unk = False
+    allowed = Translator(model, vectorizers, config).translate(SENTENCES, beam=1)
+    assert all(s.startswith("[UNK]") for s in allowed), allowed
+
+
 def test_batch_gives_the_same_translation_as_alone(translator, beam):
     together = translator.translate(SENTENCES, beam=beam, batch_size=4)
     alone = [translator.translate([s], beam=beam)[0] for s in SENTENCES]

@@ -24,7 +24,7 @@ class FixedTranslator:
         self.outputs = outputs
         self.config = SimpleNamespace(decode=SimpleNamespace(beam_size=4, length_penalty=0.6))
 
-    def translate(self, sentences, beam=None, batch_size=None, progress=False):
+    def translate(self, sentences, beam=None, batch_size=None, length_penalty=None, progress=False):
         return [self.outputs[s] for s in sentences]
 
 
