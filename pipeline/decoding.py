@@ -74,32 +74,39 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
 
     slot = ops.arange(beams)[None]                                          # (1, beams)
 
-    def expand(logits, index, finished):
+    def expand(logits, at_limit):
         """Each row's `beams` best next tokens and their log-probs, (rows, beams) each.
 
         The best `beams` continuations of the whole beam are among these (any other token has
         `beams` better ones in its own row), so the global choice ranks beams*beams candidates,
-        not beams*vocab. A row at its length limit may only end; a finished row only pads, free.
+        not beams*vocab. A row at its length limit may only end.
         """
         top_logits, top_ids = ops.top_k(logits, k=beams)
         if beams == 1:      # greedy: the argmax is all that matters, no normalisation needed
-            step, end_step = top_logits, ops.zeros((rows, 1))
+            step, end_step = top_logits, ops.zeros_like(top_logits)
         else:
             log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
             step, end_step = top_logits - log_norm, logits[:, end_id:end_id + 1] - log_norm
-        at_limit = (index + 1 >= row_limit)[:, None]
+        at_limit = at_limit[:, None]
         step = ops.where(at_limit, ops.where(slot == 0, end_step, NEG_INF), step)
-        top_ids = ops.where(at_limit, end_id, top_ids)
-        step = ops.where(finished[:, None], ops.where(slot == 0, 0.0, NEG_INF), step)
-        return ops.where(finished[:, None], 0, top_ids), step
+        return ops.where(at_limit, end_id, top_ids), step
 
     def body(index, tokens, scores, finished, lengths, cache):
         last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
-        logits, cache = model.decode_step(last, index, cache)                # (rows, vocab)
-        logits = ops.cast(logits, "float32")
+        states, cache = model.decode_step_states(last, index, cache)        # (rows, d)
+        # Only live hypotheses of unfinished sentences are projected onto the vocabulary (the
+        # largest cost of a step); the others (finished, done or empty) stay as they are.
+        done = ops.repeat(sentence_done(scores, finished, lengths), beams, axis=0)
+        empty = ops.reshape(scores, (rows,)) <= NEG_INF / 2                  # e.g. beams 2.. at the first step
+        frozen = ops.logical_or(ops.logical_or(finished, done), empty)
+        live = ops.cast(ops.where(ops.logical_not(frozen))[0], "int32")     # (live,)
+        logits = ops.cast(model.logits(ops.take(states, live, axis=0)), "float32")
         if banned_id is not None:
-            logits = ops.slice_update(logits, (0, banned_id), ops.full((rows, 1), NEG_INF))
-        next_ids, step = expand(logits, index, finished)
+            logits = ops.slice_update(logits, (0, banned_id), ops.full((ops.shape(live)[0], 1), NEG_INF))
+        live_ids, live_step = expand(logits, ops.take(index + 1 >= row_limit, live, axis=0))
+        frozen_step = ops.where(slot == 0, 0.0, NEG_INF) + ops.zeros((rows, 1))
+        step = ops.scatter_update(frozen_step, live[:, None], live_step)
+        next_ids = ops.scatter_update(ops.zeros((rows, beams), dtype=live_ids.dtype), live[:, None], live_ids)
         candidates = ops.reshape(ops.reshape(scores, (rows, 1)) + step, (batch, beams * beams))
         scores, flat = ops.top_k(candidates, k=beams)                        # (batch, beams)
         parent = flat // beams + ops.arange(batch)[:, None] * beams          # row of the parent beam
@@ -108,7 +115,8 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         token = ops.reshape(ops.cast(token, "int32"), (rows,))
         tokens = ops.take(tokens, parent, axis=0)
         finished = ops.take(finished, parent, axis=0)
-        lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(finished), "int32")
+        frozen = ops.take(frozen, parent, axis=0)
+        lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(frozen), "int32")
         if beams > 1:
             cache = {**cache, "self": [ops.take(layer, parent, axis=0) for layer in cache["self"]]}
         tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))

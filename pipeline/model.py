@@ -116,15 +116,20 @@ class Seq2SeqTransformer(keras.Model):
                 "cross_key": [k for k, _ in cross], "cross_value": [v for _, v in cross],
                 "cross_mask": ops.expand_dims(source_mask, 1)}
 
-    def decode_step(self, token_ids, index, cache):
-        """One step: token ids (batch,) at position `index` -> (float32 logits (batch, vocab), new cache)."""
+    def decode_step_states(self, token_ids, index, cache):
+        """One step without the output projection: token ids (batch,) at `index` -> (states (batch, d), cache)."""
         x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (batch, 1, d)
         layer_caches = []
         for block, layer_cache, key, value in zip(self.decoder_blocks, cache["self"], cache["cross_key"],
                                                   cache["cross_value"]):
             x, layer_cache = block.call_cached(x, layer_cache, index, key, value, cache["cross_mask"])
             layer_caches.append(layer_cache)
-        return self.logits(x[:, 0]), {**cache, "self": layer_caches}
+        return x[:, 0], {**cache, "self": layer_caches}
+
+    def decode_step(self, token_ids, index, cache):
+        """One step: token ids (batch,) at position `index` -> (float32 logits (batch, vocab), new cache)."""
+        states, cache = self.decode_step_states(token_ids, index, cache)
+        return self.logits(states), cache
 
     def get_config(self):
         return {**super().get_config(), **self.hyper}
