@@ -5,9 +5,14 @@ Both the reference and our model are trained for the same few hundred steps on t
 - reference: `tutorial_baseline.py translate` (the tutorials' naive loop, its own weights);
 - ours, naive: the same full-recompute loop run on our weights (`full_recompute_greedy`);
 - ours, cached greedy and beam 4 (`Translator`), on the same weights.
+All three may output [UNK] here (`decode.ban_unk` off), as the tutorial loop does.
 Greedy must give token-for-token the naive loop's output on our weights.
 
-usage: python bench/bench_decode.py [--sentences 1000] [--train-steps 300] [--repeats 3]
+With `--run RUN` (a trained run directory, e.g. runs/cpu60/run), greedy and beam 4 are also
+timed on that run's validation sentences: a 300-step model's beams often end at once, which
+says little about beam search's cost on a model that translates.
+
+usage: python bench/bench_decode.py [--sentences 1000] [--train-steps 300] [--repeats 3] [--run RUN]
 """
 from __future__ import annotations
 
@@ -71,6 +76,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--train-steps", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--run", help="also time greedy vs beam 4 on this trained run's validation split")
     args = parser.parse_args()
     from pipeline.datasets import load_split
     from pipeline.decoding import full_recompute_greedy
@@ -84,6 +90,8 @@ def main() -> None:
         reference_sps = reference_translate(workdir, sources, args.train_steps)
 
         translator = Translator.from_run(config.run_dir, "model")
+        translator.config.decode.ban_unk = False     # decode as the tutorial loop does: [UNK] allowed
+        translator = Translator(translator.model, translator.vectorizers, translator.config)
         translator.translate(sources[:BATCH], beam=1)                      # trace once
         translator.translate(sources[:BATCH], beam=4)
         ids = translator._source_ids(sources)
@@ -115,6 +123,29 @@ def main() -> None:
     emit("decode_beam4", round(n / beam_s, 1), "sentences/s", cost_vs_greedy=round(beam_s / greedy_s, 2), target="<= 3")
     emit("latency_single_sentence_p50", round(1000 * float(np.percentile(latencies, 50)), 1), "ms")
     emit("latency_single_sentence_p95", round(1000 * float(np.percentile(latencies, 95)), 1), "ms")
+    if args.run:
+        trained_run_beam_cost(Path(args.run), args.sentences, args.repeats)
+
+
+def trained_run_beam_cost(run: Path, sentences: int, repeats: int) -> None:
+    """Greedy and beam 4 on a trained run's distinct validation sentences, interleaved, medians."""
+    from pipeline.translator import Translator, prepared_split_file
+
+    lines = prepared_split_file(run, "valid").read_text(encoding="utf-8").splitlines()
+    sources = list(dict.fromkeys(line.split("\t")[0] for line in lines))[:sentences]
+    translator = Translator.from_run(run)
+    times: dict[int, list[float]] = {1: [], 4: []}
+    for beam in times:                                   # trace every batch shape once
+        translator.translate(sources, beam=beam)
+    for _ in range(repeats):
+        for beam in times:
+            started = time.perf_counter()
+            translator.translate(sources, beam=beam)
+            times[beam].append(time.perf_counter() - started)
+    greedy, beam4 = median(times[1]), median(times[4])
+    emit("decode_trained_run_greedy", round(len(sources) / greedy, 1), "sentences/s", run=str(run))
+    emit("decode_trained_run_beam4", round(len(sources) / beam4, 1), "sentences/s", run=str(run),
+         cost_vs_greedy=round(beam4 / greedy, 2), target="<= 3")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Run every benchmark and print one JSON line per figure (measurements, not pass/fail).
 
-usage: python bench/run.py [--quick]
+usage: python bench/run.py [--quick] [--run RUN]
 """
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--run", help="a trained run directory for the beam-vs-greedy figure (bench_decode --run)")
     args = parser.parse_args()
     runs = [
         ["bench_prepare.py", "--runs", "1" if args.quick else "3"],
         ["bench_train.py", "--rounds", "2" if args.quick else "3"],
         ["bench_train.py", "--rounds", "2" if args.quick else "3", "--jit"],
-        ["bench_decode.py", "--repeats", "1" if args.quick else "3"],
+        ["bench_decode.py", "--repeats", "1" if args.quick else "3", *(["--run", args.run] if args.run else [])],
     ]
     failed = 0
     for script, *options in runs:
