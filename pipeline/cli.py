@@ -24,6 +24,16 @@ def config_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def translation_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the flags every decoding script shares: --run, --model, --beam, --batch-size."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
+    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
+    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
+    return parser
+
+
 def run_main(main: Callable[[], int | None]) -> None:
     """Run `main`, turning expected user errors into one line on stderr and exit status 2."""
     try:

@@ -2,23 +2,18 @@
 """Translate the test split (or a line-aligned English/Italian file pair) and score it with sacreBLEU."""
 import _bootstrap  # noqa: F401
 
-import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli import run_main
+from pipeline.cli import run_main, translation_parser
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser = translation_parser(__doc__)
     parser.add_argument("--split", choices=("test", "valid"), help="a split prepared with the run (default: test)")
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
-    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
     parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
-    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
-    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
     parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>.json); "
                                       "hypotheses are written beside it as <name>.hyp.txt")
     args = parser.parse_args()

@@ -2,22 +2,17 @@
 """Translate English to Italian with a trained run: arguments, --input FILE, or standard input."""
 import _bootstrap  # noqa: F401
 
-import argparse
 import sys
 
-from pipeline.cli import run_main
+from pipeline.cli import run_main, translation_parser
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = translation_parser(__doc__)
     parser.add_argument("sentences", nargs="*", help="English sentences to translate")
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
     parser.add_argument("--input", help="file with one English sentence per line")
     parser.add_argument("--output", help="write translations here (default: standard output)")
-    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
     parser.add_argument("--max-length", type=int, help="most tokens per translation")
-    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
-    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
     args = parser.parse_args()
     if args.sentences and args.input:
         parser.error("give sentences or --input, not both")
