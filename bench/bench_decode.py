@@ -129,7 +129,8 @@ def main() -> None:
 
 def trained_run_beam_cost(run: Path, sentences: int, repeats: int) -> None:
     """Greedy and beam 4 on a trained run's distinct validation sentences, interleaved, medians."""
-    from pipeline.translator import Translator, prepared_split_file
+    from pipeline.evaluation import prepared_split_file
+    from pipeline.translator import Translator
 
     lines = prepared_split_file(run, "valid").read_text(encoding="utf-8").splitlines()
     sources = list(dict.fromkeys(line.split("\t")[0] for line in lines))[:sentences]

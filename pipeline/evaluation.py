@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
+from pipeline.translator import load_run_config
 from pipeline.vectorizers import UNK, pretokenize_texts
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))   # source tokens, inclusive
@@ -59,6 +60,19 @@ def load_parallel_files(source: str | Path, reference: str | Path) -> EvalSet:
     if not sources:
         raise ValueError(f"source file {source}: empty")
     return EvalSet(Path(source).name, sources, [[r] for r in references])
+
+
+def prepared_split_file(run_dir: str | Path, split: str) -> Path:
+    """The `<split>.tsv` prepared with a run: `<workdir>/prepared`, beside `<workdir>/run`."""
+    run_dir = Path(run_dir)
+    candidates = [run_dir.parent / "prepared" / f"{split}.tsv"]
+    if (run_dir / "config.yaml").is_file():
+        candidates.append(load_run_config(run_dir).prepared_dir / f"{split}.tsv")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"split file {candidates[0]}: not found; run scripts/prepare.py with the run's config, "
+                            "or give --src and --ref")
 
 
 def _reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
@@ -108,7 +122,7 @@ def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: 
     seconds = time.perf_counter() - started
     report = {"set": evalset.name, "sentences": len(evalset.sources), "pairs": evalset.pairs,
               "references_per_sentence": round(evalset.pairs / len(evalset.sources), 3),
-              "beam": beam, "length_penalty": alpha, "ban_unk": bool(getattr(decode, "ban_unk", False)),
+              "beam": beam, "length_penalty": alpha, "ban_unk": decode.ban_unk,
               **score(hypotheses, evalset.references)}
     if max(len(r) for r in evalset.references) > 1:   # also as the tutorials score: one reference per pair
         flat_hyp = [h for h, refs in zip(hypotheses, evalset.references) for _ in refs]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import yaml
@@ -28,6 +28,14 @@ def load_run_config(run_dir: Path) -> Config:
         return config_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")))
     except (yaml.YAMLError, ConfigError, TypeError, UnicodeDecodeError) as exc:
         raise RunDirectoryError(f"run file {path}: unreadable ({str(exc).splitlines()[0]})") from None
+
+
+class CrossAttention(NamedTuple):
+    """One translation's cross-attention: `weights` is (layers, heads, output tokens, source tokens)."""
+    source_tokens: list[str]
+    output_tokens: list[str]      # ending in [end]
+    weights: np.ndarray
+    translation: str
 
 
 class Translator:
@@ -85,39 +93,31 @@ class Translator:
             for start in range(0, len(order), batch_size):
                 rows = order[start:start + batch_size]
                 width = max(int(lengths[rows].max()), 1)
-                steps = np.full(len(rows), max_length) if max_length else lengths[rows] + decode_cfg.max_extra_length
-                result = self._decode(ids[rows, :width], steps, beam, alpha)
+                result = self._decode(ids[rows, :width], self._step_limits(lengths[rows], max_length), beam, alpha)
                 for row, target in zip(rows, result):
                     outputs[todo[row]] = self.vectorizers.decode_italian(target)
                 bar.update(len(rows))
         return outputs
 
-    def cross_attention(self, sentence: str, beam: int = 1) -> tuple[list[str], list[str], np.ndarray]:
-        """Translate one sentence and return its source tokens, output tokens (ending in [end]) and
-        the cross-attention weights (layers, heads, output tokens, source tokens)."""
+    def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
+        """Most output tokens per sentence: `max_length`, or the source length plus `decode.max_extra_length`."""
+        if max_length:
+            return np.full(len(lengths), max_length)
+        return lengths + self.config.decode.max_extra_length
+
+    def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
+        """Translate one sentence and return its cross-attention with the tokens on both sides."""
         cleaned = clean_side(sentence)
         if not cleaned:
             raise ValueError("cross_attention needs a non-empty sentence")
         ids = self._source_ids([cleaned])
-        length = max(int((ids != 0).sum()), 1)
-        source = ids[:, :length]
-        output = [int(i) for i in self._decode(source, np.array([length + self.config.decode.max_extra_length]),
-                                               beam, self.config.decode.length_penalty)[0]]
+        lengths = np.maximum((ids != 0).sum(1), 1)
+        source = ids[:, :int(lengths[0])]
+        output = [int(i) for i in self._decode(source, self._step_limits(lengths), beam,
+                                               self.config.decode.length_penalty)[0]]
         output = output[:output.index(self.end_id) + 1] if self.end_id in output else [i for i in output if i]
         decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
         weights = np.asarray(self.model.cross_attention(source, decoder_inputs))[:, 0]
         english = self.vectorizers.english_vocabulary
-        return ([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights)
-
-
-def prepared_split_file(run_dir: str | Path, split: str) -> Path:
-    """The `<split>.tsv` prepared with a run: `<workdir>/prepared`, beside `<workdir>/run`."""
-    run_dir = Path(run_dir)
-    candidates = [run_dir.parent / "prepared" / f"{split}.tsv"]
-    if (run_dir / "config.yaml").is_file():
-        candidates.append(load_run_config(run_dir).prepared_dir / f"{split}.tsv")
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise FileNotFoundError(f"split file {candidates[0]}: not found; run scripts/prepare.py with the run's config, "
-                            "or give --src and --ref")
+        return CrossAttention([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
+                              self.vectorizers.decode_italian(output))

@@ -22,8 +22,9 @@ def main() -> int:
     if args.src and args.split:
         parser.error("give --split or --src/--ref, not both")
 
-    from pipeline.evaluation import evaluate, format_report, load_parallel_files, load_split_set, write_report
-    from pipeline.translator import Translator, prepared_split_file
+    from pipeline.evaluation import (evaluate, format_report, load_parallel_files, load_split_set,
+                                     prepared_split_file, write_report)
+    from pipeline.translator import Translator
 
     if args.src:
         evalset = load_parallel_files(args.src, args.ref)

@@ -30,7 +30,7 @@ def main() -> int:
     run = Path(args.run)
     out = Path(args.out) if args.out else run / "plots"
     translator = Translator.from_run(run)
-    source, output, weights = translator.cross_attention(args.sentence, beam=args.beam)
+    attention = translator.cross_attention(args.sentence, beam=args.beam)
     written = [
         plots.plot_position_encoding(out / "position_encoding.png",
                                      length=translator.model.target_embedding.sequence_length,
@@ -38,10 +38,10 @@ def main() -> int:
         plots.plot_positional_embedding_outputs(out / "positional_embedding.png", args.phrases,
                                                 translator.vectorizers),
         plots.plot_training_curves(out / "training_curves.png", run / "history.json"),
-        plots.plot_cross_attention(out / "cross_attention.png", source, output, weights),
+        plots.plot_cross_attention(out / "cross_attention.png", attention.source_tokens, attention.output_tokens,
+                                   attention.weights),
     ]
-    print(f"translation drawn: {translator.vectorizers.decode_italian(translator.vocabulary.index(t) for t in output)!r}",
-          file=sys.stderr)
+    print(f"translation drawn: {attention.translation!r}", file=sys.stderr)
     print(f"wrote {len(written)} figures to {out}: {', '.join(p.name for p in written)}", file=sys.stderr)
     return 0
 

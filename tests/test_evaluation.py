@@ -22,7 +22,7 @@ class FixedTranslator:
 
     def __init__(self, outputs):
         self.outputs = outputs
-        self.config = SimpleNamespace(decode=SimpleNamespace(beam_size=4, length_penalty=0.6))
+        self.config = SimpleNamespace(decode=SimpleNamespace(beam_size=4, length_penalty=0.6, ban_unk=True))
 
     def translate(self, sentences, beam=None, batch_size=None, length_penalty=None, progress=False):
         return [self.outputs[s] for s in sentences]

@@ -35,14 +35,14 @@ def test_plot_cli_writes_the_four_figures(trained_tiny, tmp_path):
 
 def test_cross_attention_weights_are_per_layer_distributions_over_the_source(trained_tiny):
     translator = Translator.from_run(trained_tiny.run_dir)
-    source, output, weights = translator.cross_attention("Tom is my friend.")
+    source, output, weights, translation = translator.cross_attention("Tom is my friend.")
     layers, heads = translator.model.hyper["decoder_layers"], translator.model.num_heads
     assert source == ["Tom", "is", "my", "friend", "￭."]
     assert output[-1] == "[end]" or len(output) == len(source) + translator.config.decode.max_extra_length
     assert weights.shape == (layers, heads, len(output), len(source))
     np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-5)
     assert translator.vectorizers.decode_italian(translator.vocabulary.index(t) for t in output) == \
-        translator.translate(["Tom is my friend."], beam=1)[0]
+        translation == translator.translate(["Tom is my friend."], beam=1)[0]
 
 
 def test_training_curves_refuse_a_bad_history_file(tmp_path):
