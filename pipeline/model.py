@@ -79,23 +79,24 @@ class Seq2SeqTransformer(keras.Model):
         table = ops.cast(self.target_embedding.token_embedding.embeddings, "float32")   # (vocab, d)
         return ops.matmul(ops.cast(hidden, "float32"), ops.transpose(table)) + ops.cast(self.output_bias, "float32")
 
-    def decode(self, target_ids, encoder_output, source_mask, training=None):
-        """Teacher-forced decoder: (batch, tgt) ids -> logits (batch, tgt, vocab)."""
+    def decode(self, target_ids, encoder_output, source_mask, training=None, return_attention=False):
+        """Teacher-forced decoder: (batch, tgt) ids -> logits (batch, tgt, vocab); with `return_attention`,
+        also every layer's cross-attention weights, (layers, batch, heads, tgt, src)."""
         target_mask = ops.not_equal(target_ids, 0)
         x = self.target_embedding(target_ids, training=training)
+        weights = []
         for block in self.decoder_blocks:
-            x = block(x, encoder_output, target_mask, source_mask, training=training)
-        return self.logits(x)
+            x = block(x, encoder_output, target_mask, source_mask, training=training,
+                      return_attention=return_attention)
+            if return_attention:
+                x, scores = x
+                weights.append(scores)
+        return (self.logits(x), ops.stack(weights)) if return_attention else self.logits(x)
 
     def cross_attention(self, source_ids, target_ids):
         """Teacher-forced cross-attention weights of every decoder layer: (layers, batch, heads, tgt, src)."""
         encoder_output, source_mask = self.encode(source_ids)
-        target_mask = ops.not_equal(target_ids, 0)
-        x, weights = self.target_embedding(target_ids), []
-        for block in self.decoder_blocks:
-            x, scores = block(x, encoder_output, target_mask, source_mask, return_attention=True)
-            weights.append(scores)
-        return ops.stack(weights)
+        return self.decode(target_ids, encoder_output, source_mask, return_attention=True)[1]
 
     def call(self, inputs, training=None):
         encoder_output, source_mask = self.encode(inputs["encoder_inputs"], training=training)
