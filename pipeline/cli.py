@@ -10,8 +10,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
 
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
-                                                MissingExtra)
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError,
+                                                IsADirectoryError, PermissionError, MissingExtra)
 
 
 def config_parser(description: str) -> argparse.ArgumentParser:
@@ -24,13 +24,25 @@ def config_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def translation_parser(description: str) -> argparse.ArgumentParser:
-    """A parser with the flags every decoding script shares: --run, --model, --beam, --batch-size."""
+def translation_parser(description: str, sampling: bool = False) -> argparse.ArgumentParser:
+    """A parser with the flags every decoding script shares: --run, --model, --beam, --batch-size
+    (and with `sampling`, --sample, --temperature, --top-k, --top-p, --seed)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
     parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
     parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
     parser.add_argument("--batch-size", type=int, help="sentences decoded together")
+    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras",
+                        help="our Keras decoder, or CTranslate2 (needs the ctranslate2 extra; --run may then be "
+                             "a CTranslate2 export; default: %(default)s)")
+    if sampling:
+        group = parser.add_argument_group("sampling", "draw each translation from the model instead of searching "
+                                                      "for the most likely one (e.g. for back-translation)")
+        group.add_argument("--sample", action="store_true", help="sample instead of greedy or beam search")
+        group.add_argument("--temperature", type=float, help="below 1 sharpens, above 1 flattens (default 1)")
+        group.add_argument("--top-k", type=int, help="draw among the K most likely tokens only (default: all)")
+        group.add_argument("--top-p", type=float, help="draw among the fewest tokens holding probability P (default 1)")
+        group.add_argument("--seed", type=int, help="the same seed and input give the same output (default: random)")
     return parser
 
 

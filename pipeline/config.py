@@ -24,8 +24,12 @@ class DataConfig:
     max_length: int = 20          # tokens per side after punctuation splitting; longer pairs are dropped
     valid_fraction: float = 0.05  # share of distinct English sentences held out for validation
     test_fraction: float = 0.05   # share held out for the test split
-    en_vocab_size: int = 8000     # including padding and [UNK]
+    tokenizer: str = "word"       # word | sentencepiece (subwords, open vocabulary)
+    sentencepiece_type: str = "unigram"   # unigram | bpe
+    en_vocab_size: int = 8000     # including padding and [UNK] (and, for SentencePiece, the 256 byte pieces)
     it_vocab_size: int = 12000
+    joint_vocab_size: int = 0     # > 0: one vocabulary for both languages (en/it sizes are then unused)
+    tokenizer_max_sentences: int = 1_000_000   # at most this many sentences (sampled) train the vocabularies
 
 
 @dataclass
@@ -40,6 +44,7 @@ class ModelConfig:
     scale_embeddings: bool = True     # multiply token embeddings by sqrt(d_model)
     norm_first: bool = False          # pre-LN instead of the paper's post-LN
     tie_embeddings: bool = True       # share decoder input embedding and output projection
+    share_embeddings: bool = False    # one token embedding for source and target (needs data.joint_vocab_size)
 
 
 @dataclass
@@ -90,6 +95,8 @@ class Config:
 
 
 CHOICES = {
+    "data.tokenizer": ("word", "sentencepiece"),
+    "data.sentencepiece_type": ("unigram", "bpe"),
     "model.positional": ("sinusoidal", "learned"),
     "train.mixed_precision": ("none", "mixed_float16", "mixed_bfloat16"),
     "train.distribute": ("none", "mirrored", "multi_worker"),
@@ -98,11 +105,12 @@ POSITIVE = {
     "data.max_length", "data.en_vocab_size", "data.it_vocab_size", "model.d_model",
     "model.num_heads", "model.ff_dim", "model.encoder_layers", "model.decoder_layers",
     "train.batch_size", "train.epochs", "train.warmup_steps", "train.learning_rate_scale",
-    "decode.beam_size", "decode.batch_size",
+    "decode.beam_size", "decode.batch_size", "data.tokenizer_max_sentences",
 }
 NON_NEGATIVE = {
     "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
     "train.max_steps", "train.max_minutes", "decode.length_penalty", "decode.max_extra_length", "seed",
+    "data.joint_vocab_size",
 }
 FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing"}
 
@@ -164,9 +172,14 @@ def validate(config: Config) -> Config:
         raise ConfigError(f"config key 'model.d_model': must be even for the sinusoidal position table, got {m.d_model}")
     if m.d_model % m.num_heads:
         raise ConfigError(f"config key 'model.num_heads': must divide model.d_model={m.d_model}, got {m.num_heads}")
-    for key in ("en_vocab_size", "it_vocab_size"):
-        if getattr(config.data, key) < 8:
-            raise ConfigError(f"config key 'data.{key}': must be >= 8, got {getattr(config.data, key)}")
+    smallest = 300 if config.data.tokenizer == "sentencepiece" else 8   # 4 specials + 256 bytes + characters
+    for key in ("en_vocab_size", "it_vocab_size") + (("joint_vocab_size",) if config.data.joint_vocab_size else ()):
+        if getattr(config.data, key) < smallest:
+            raise ConfigError(f"config key 'data.{key}': must be >= {smallest} with data.tokenizer="
+                              f"{config.data.tokenizer}, got {getattr(config.data, key)}")
+    if m.share_embeddings and not config.data.joint_vocab_size:
+        raise ConfigError("config key 'model.share_embeddings': needs one joint vocabulary "
+                          "(set data.joint_vocab_size > 0)")
     return config
 
 

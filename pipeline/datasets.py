@@ -139,11 +139,5 @@ def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]
         return pairs
     if vectorizers is None:
         raise ValueError("make_dataset: sentence pairs need `vectorizers` to turn them into ids")
-    from pipeline.prepare import vectorize
-    from pipeline.vectorizers import decorate_target, pretokenize_texts
-
-    english = [en for en, _ in pairs]
-    italian = [decorate_target(t) for t in pretokenize_texts([it for _, it in pairs])]
-    return (vectorize(vectorizers.english, pretokenize_texts(english)),
-            vectorize(vectorizers.italian, italian))
-
+    return (vectorizers.encode_english([en for en, _ in pairs]),
+            vectorizers.encode_italian([it for _, it in pairs]))

@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
-from pipeline.translator import load_run_config
-from pipeline.vectorizers import UNK, pretokenize_texts
+from pipeline.rundir import load_run_config
+from pipeline.tokenizers import WORD_UNK as UNK, word_tokens
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))   # source tokens, inclusive
 
@@ -94,9 +94,9 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dic
 
 def bleu_by_length(sources: Sequence[str], hypotheses: Sequence[str],
                    references: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
-    """Corpus BLEU per bucket of source length (tokens after punctuation splitting)."""
+    """Corpus BLEU per bucket of source length (word-level tokens, whatever the model's tokenizer)."""
     BLEU, _ = _sacrebleu()
-    lengths = [len(t.split()) for t in pretokenize_texts(list(sources))]
+    lengths = [len(word_tokens(s)) for s in sources]
     buckets = []
     for low, high in LENGTH_BUCKETS:
         rows = [i for i, n in enumerate(lengths) if n >= low and (high is None or n <= high)]

@@ -1,17 +1,80 @@
 """Export a run as a TensorFlow SavedModel: strings in, Italian strings out, all in the graph.
 
-The `serving_default` signature tokenises (same TF string ops as training), vectorises,
-decodes with the cached beam search and detokenises, so serving needs only
-`tf.saved_model.load`. Inputs are expected in Unicode NFC (as almost all text is).
+The `serving_default` signature cleans the input as `text.clean_side` does (NFC, whitespace), tokenises
+with the run's own tokenizer (the word rules as TF string ops, or the SentencePiece model through
+`tensorflow-text`), decodes with the cached beam search and detokenises, so the SavedModel and the
+Python API give the same output. A SentencePiece export needs `import tensorflow_text` before
+`tf.saved_model.load`: use `load_saved_model`, which does that and says so when it is missing.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pipeline.decoding import beam_search
+from pipeline.decoding import decode_loop, decode_options, make_strategy
+from pipeline.extras import require
 from pipeline.text import JOINER
 from pipeline.translator import Translator
 from pipeline.vectorizers import pretokenize
+
+# the whitespace that Python's str.split() collapses in text.clean_side, as an RE2 class
+_WHITESPACE = r"[\t\n\x0b\x0c\r\x1c-\x1f\x{85}\p{Z}]+"
+
+
+def _clean(texts, nfc: bool):
+    """`text.clean_side` as TF string ops: drop joiners, NFC (with tensorflow-text), collapse whitespace, strip.
+
+    Word-level exports skip NFC so that they need nothing but TensorFlow: inputs are then expected in NFC.
+    """
+    import tensorflow as tf
+
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    texts = tf.strings.regex_replace(texts, JOINER, " ")
+    if nfc:
+        texts = require("tensorflow_text", "export").normalize_utf8(texts, "NFC")
+    texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
+    return tf.strings.regex_replace(texts, r"^ | $", "")
+
+
+def _word_graph(tokenizer, max_length: int):
+    """(encode: strings -> (batch, max_length) ids, decode: ids -> strings) for a word vocabulary."""
+    import tensorflow as tf
+
+    from pipeline.vectorizers import make_text_vectorization
+
+    layer = make_text_vectorization(tokenizer.vocabulary[2:], max_length, "english_vectorizer")
+    layer(tf.constant(["warm up"]))           # builds the layer so that it can be tracked
+    vocabulary = tf.constant(tokenizer.vocabulary)
+
+    def encode(texts):
+        return tf.cast(layer(pretokenize(texts)), tf.int32)
+
+    def decode(ids, keep):
+        words = tf.where(keep, tf.gather(vocabulary, ids), "")
+        text = tf.strings.reduce_join(words, axis=1, separator=" ")
+        text = tf.strings.strip(tf.strings.regex_replace(text, " +", " "))
+        return tf.strings.regex_replace(text, f" ?{JOINER} ?", "")
+
+    return encode, decode, layer
+
+
+def _sentencepiece_graph(source, target, max_length: int):
+    """The same pair for SentencePiece models, run by tensorflow-text's SentencepieceTokenizer."""
+    import tensorflow as tf
+
+    text = require("tensorflow_text", "export")
+    source_sp = text.SentencepieceTokenizer(model=source.model_proto, out_type=tf.int32)
+    target_sp = source_sp if target is source else text.SentencepieceTokenizer(model=target.model_proto,
+                                                                               out_type=tf.int32)
+
+    def encode(texts):
+        return source_sp.tokenize(texts)[:, :max_length].to_tensor(default_value=0, shape=[None, max_length])
+
+    def decode(ids, keep):
+        lengths = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)
+        return target_sp.detokenize(tf.RaggedTensor.from_tensor(ids, lengths=lengths))
+
+    return encode, decode, (source_sp, target_sp)
 
 
 def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | None = None,
@@ -25,33 +88,49 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
     if keras.backend.backend() != "tensorflow":
         raise ValueError(f"SavedModel export needs the TensorFlow backend, got {keras.backend.backend()!r}")
     translator = Translator.from_run(run_dir)
-    decode = translator.config.decode
-    beams = decode.beam_size if beam is None else int(beam)
-    alpha = decode.length_penalty if length_penalty is None else float(length_penalty)
-    model, english = translator.model, translator.vectorizers.english
-    start_id, end_id, extra = translator.start_id, translator.end_id, decode.max_extra_length
-    vocabulary = tf.constant(translator.vocabulary)
+    decode_config = translator.config.decode
+    beams = decode_config.beam_size if beam is None else int(beam)
+    alpha = decode_config.length_penalty if length_penalty is None else float(length_penalty)
+    model, vectorizers = translator.model, translator.vectorizers
+    start_id, end_id, extra = translator.start_id, translator.end_id, decode_config.max_extra_length
+    subwords = vectorizers.english.kind == "sentencepiece"
+    if subwords:
+        encode, decode, tracked = _sentencepiece_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
+    else:
+        encode, decode, tracked = _word_graph(vectorizers.english, vectorizers.max_length)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="english")])
     def translate(texts):
-        ids = tf.cast(english(pretokenize(texts)), tf.int32)                  # (batch, max_length)
+        ids = encode(_clean(texts, nfc=subwords))                                         # (batch, max_length)
         lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
         ids = ids[:, :tf.maximum(tf.reduce_max(lengths), 1)]
-        out = beam_search(model, ids, start_id, end_id, lengths + extra, beams, alpha,
-                          banned_id=translator.banned_id)
+        out = decode_loop(model, ids, lengths + extra, make_strategy(decode_options(beams, alpha)), start_id, end_id,
+                          banned_id=translator.banned_id)                                 # (batch, table - 1)
         keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
-        words = tf.where(keep, tf.gather(vocabulary, out), "")
-        text = tf.strings.strip(tf.strings.regex_replace(tf.strings.reduce_join(words, axis=1, separator=" "),
-                                                         " +", " "))
-        text = tf.strings.regex_replace(text, f" ?{JOINER} ?", "")
-        return {"italian": tf.where(lengths > 0, text, "")}
+        return {"italian": tf.where(lengths > 0, decode(out, keep), "")}
 
-    english(tf.constant(["warm up"]))          # builds the layer so that it can be tracked
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.track(english)
+    archive.track(tracked)
     archive.add_endpoint("serving_default", translate)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         archive.write_out(str(tmp), verbose=False)
     return out_dir
+
+
+def load_saved_model(path: str | Path) -> Any:
+    """`tf.saved_model.load` with tensorflow-text's ops registered (SentencePiece exports need them)."""
+    import tensorflow as tf
+
+    try:
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
+    except ImportError:
+        pass
+    try:
+        return tf.saved_model.load(str(path))
+    except (tf.errors.NotFoundError, ValueError, KeyError) as exc:
+        if "Sentencepiece" in str(exc) or "not registered" in str(exc):
+            raise ValueError(f"SavedModel {path}: uses SentencePiece ops; `import tensorflow_text` before loading it "
+                             "(pip install -e '.[export]')") from None
+        raise

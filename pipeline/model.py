@@ -18,19 +18,24 @@ class Seq2SeqTransformer(keras.Model):
     def __init__(self, source_vocab_size: int, target_vocab_size: int, sequence_length: int,
                  d_model: int = 128, num_heads: int = 8, ff_dim: int = 512, encoder_layers: int = 4,
                  decoder_layers: int = 4, dropout: float = 0.1, positional: str = "sinusoidal",
-                 scale_embeddings: bool = True, norm_first: bool = False, tie_embeddings: bool = True, **kwargs):
+                 scale_embeddings: bool = True, norm_first: bool = False, tie_embeddings: bool = True,
+                 share_embeddings: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.hyper = dict(source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
                           sequence_length=sequence_length, d_model=d_model, num_heads=num_heads, ff_dim=ff_dim,
                           encoder_layers=encoder_layers, decoder_layers=decoder_layers, dropout=dropout,
                           positional=positional, scale_embeddings=scale_embeddings, norm_first=norm_first,
-                          tie_embeddings=tie_embeddings)
+                          tie_embeddings=tie_embeddings, share_embeddings=share_embeddings)
+        if share_embeddings and source_vocab_size != target_vocab_size:
+            raise ValueError(f"share_embeddings needs one vocabulary, got source {source_vocab_size} "
+                             f"and target {target_vocab_size} ids")
         self.d_model, self.num_heads, self.norm_first = d_model, num_heads, norm_first
         self.tie_embeddings, self.target_vocab_size = tie_embeddings, target_vocab_size
         embed = dict(embed_dim=d_model, positional=positional, scale_embeddings=scale_embeddings, dropout=dropout)
         block = dict(d_model=d_model, num_heads=num_heads, ff_dim=ff_dim, dropout=dropout, norm_first=norm_first)
-        self.source_embedding = PositionalEmbedding(sequence_length, source_vocab_size, name="source_embedding", **embed)
         self.target_embedding = PositionalEmbedding(sequence_length, target_vocab_size, name="target_embedding", **embed)
+        self.source_embedding = self.target_embedding if share_embeddings else PositionalEmbedding(
+            sequence_length, source_vocab_size, name="source_embedding", **embed)
         self.encoder_blocks = [TransformerEncoderBlock(name=f"encoder_{i}", **block) for i in range(encoder_layers)]
         self.decoder_blocks = [TransformerDecoderBlock(name=f"decoder_{i}", **block) for i in range(decoder_layers)]
         # pre-LN needs a final norm on each stack's output
@@ -43,8 +48,9 @@ class Seq2SeqTransformer(keras.Model):
         batch = None
         source_shape, target_shape = (batch, None), (batch, None)
         hidden = (batch, None, self.d_model)
-        self.source_embedding.build(source_shape)
         self.target_embedding.build(target_shape)
+        if self.source_embedding is not self.target_embedding:
+            self.source_embedding.build(source_shape)
         for block in self.encoder_blocks:
             block.build(hidden)
         for block in self.decoder_blocks:
@@ -145,7 +151,7 @@ def build_model(config: Config, source_vocab_size: int, target_vocab_size: int) 
         d_model=m.d_model, num_heads=m.num_heads, ff_dim=m.ff_dim, encoder_layers=m.encoder_layers,
         decoder_layers=m.decoder_layers, dropout=m.dropout, positional=m.positional,
         scale_embeddings=m.scale_embeddings, norm_first=m.norm_first, tie_embeddings=m.tie_embeddings,
-        name="seq2seq_transformer")
+        share_embeddings=m.share_embeddings, name="seq2seq_transformer")
     model.build()
     return model
 

@@ -3,6 +3,8 @@
 A run directory is self-contained:
 
     config.yaml  vectorizers.pkl  model.keras  best.keras  history.json  logs/  checkpoint/
+
+(`pipeline.rundir` owns that layout.)
 """
 from __future__ import annotations
 
@@ -21,67 +23,10 @@ from keras import ops
 from pipeline.config import Config, save_config
 from pipeline.datasets import ArrayBatches, batch_plan, load_split, make_dataset, target_tokens
 from pipeline.io_utils import atomic_directory, atomic_write_json
-from pipeline.layers import PACKAGE
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
+from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
+from pipeline.rundir import VECTORIZERS_FILE, RunDir, check_output_dir, config_differences, load_keras_file
 from pipeline.vectorizers import vocabulary_sizes
-
-CHECKPOINT_DIR = "checkpoint"
-
-
-@keras.saving.register_keras_serializable(PACKAGE)
-class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """lr = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) ("Attention Is All You Need")."""
-
-    def __init__(self, d_model: int, warmup_steps: int = 4000, scale: float = 1.0):
-        self.d_model, self.warmup_steps, self.scale = d_model, warmup_steps, scale
-
-    def __call__(self, step):
-        step = ops.cast(step, "float32") + 1.0
-        decay = ops.minimum(ops.rsqrt(step), step * (self.warmup_steps ** -1.5))
-        return self.scale * (self.d_model ** -0.5) * decay
-
-    def get_config(self):
-        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
-
-
-@keras.saving.register_keras_serializable(PACKAGE)
-class MaskedSparseCrossEntropy(keras.losses.Loss):
-    """Token cross-entropy from logits, with label smoothing, averaged over non-padding targets."""
-
-    def __init__(self, label_smoothing: float = 0.0, name: str = "masked_cross_entropy", **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.label_smoothing = label_smoothing
-
-    def call(self, y_true, y_pred):
-        log_probs = ops.log_softmax(ops.cast(y_pred, "float32"), axis=-1)            # (batch, tgt, vocab)
-        labels = ops.expand_dims(ops.cast(y_true, "int32"), -1)
-        loss = -ops.squeeze(ops.take_along_axis(log_probs, labels, axis=-1), -1)      # (batch, tgt)
-        if self.label_smoothing:
-            loss = (1.0 - self.label_smoothing) * loss - self.label_smoothing * ops.mean(log_probs, axis=-1)
-        mask = ops.cast(ops.not_equal(y_true, 0), "float32")
-        return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
-
-    def get_config(self):
-        return {**super().get_config(), "label_smoothing": self.label_smoothing}
-
-
-@keras.saving.register_keras_serializable(PACKAGE)
-class MaskedAccuracy(keras.metrics.Metric):
-    """Share of non-padding target tokens predicted exactly (token-weighted over all batches)."""
-
-    def __init__(self, name: str = "masked_accuracy", **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.hits = self.add_variable(shape=(), initializer="zeros", name="hits")
-        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        mask = ops.not_equal(y_true, 0)
-        hit = ops.logical_and(ops.equal(ops.cast(y_true, "int32"), ops.cast(ops.argmax(y_pred, -1), "int32")), mask)
-        self.hits.assign_add(ops.sum(ops.cast(hit, "float32")))
-        self.total.assign_add(ops.sum(ops.cast(mask, "float32")))
-
-    def result(self):
-        return self.hits / ops.maximum(self.total, 1.0)
 
 
 def compile_model(model: keras.Model, config: Config) -> keras.Model:
@@ -138,8 +83,9 @@ class Checkpointer(keras.callbacks.Callback):
 
     def save_checkpoint(self) -> None:
         self._tick()
-        with atomic_directory(self.run_dir / CHECKPOINT_DIR) as tmp:
-            self.model.save(tmp / "model.keras")
+        run = RunDir(self.run_dir)
+        with atomic_directory(run.checkpoint_dir) as tmp:
+            self.model.save(tmp / run.checkpoint_model.name)
             atomic_write_json(tmp / "state.json", asdict(self.state))
 
     def on_train_batch_end(self, batch, logs=None):
@@ -163,15 +109,16 @@ class Checkpointer(keras.callbacks.Callback):
         val_loss = logs.get("val_loss")
         if val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss):
             self.state.best_val_loss, self.state.best_epoch, self.state.bad_epochs = val_loss, epoch + 1, 0
-            inference_copy(self.model).save(self.run_dir / "best.keras.tmp.keras")
-            (self.run_dir / "best.keras.tmp.keras").replace(self.run_dir / "best.keras")
+            best = RunDir(self.run_dir).model_file("best")
+            inference_copy(self.model).save(best.with_name(".best.tmp.keras"))
+            best.with_name(".best.tmp.keras").replace(best)
         elif val_loss is not None:
             self.state.bad_epochs += 1
             patience = self.config.train.early_stopping_patience
             if patience and self.state.bad_epochs >= patience:
                 print(f"early stopping: no validation-loss improvement for {patience} epochs")
                 self.model.stop_training = True
-        atomic_write_json(self.run_dir / "history.json", self.state.history)
+        atomic_write_json(RunDir(self.run_dir).history_file, self.state.history)
         self.save_checkpoint()
 
 
@@ -187,11 +134,24 @@ def _distribution_scope(config: Config):
     return strategy.scope()
 
 
+# keys that only set how long training goes on or how often it saves: a resumed run may change them
+RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
+                     "train.early_stopping_patience"}
+
+
 def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
-    run_dir = config.run_dir
-    has_checkpoint = (run_dir / CHECKPOINT_DIR / "state.json").is_file()
-    if resume and not has_checkpoint:
-        raise FileNotFoundError(f"checkpoint {run_dir / CHECKPOINT_DIR / 'state.json'}: not found; nothing to resume")
+    run = RunDir(check_output_dir(config.run_dir, "run directory"))
+    run_dir = run.path
+    if resume and not run.checkpoint_state.is_file():
+        raise FileNotFoundError(f"checkpoint {run.checkpoint_state}: not found; nothing to resume")
+    if resume:
+        differences = config_differences(run.load_config(), config)
+        blocking = [d for d in differences if d.split(":")[0] not in RESUMABLE_CHANGES]
+        if blocking:
+            raise ValueError(f"run directory {run_dir}: --resume needs the config it was started with; "
+                             f"differs in {'; '.join(blocking)}")
+        for difference in differences:
+            print(f"resuming with a changed budget: {difference}")
     if not resume and run_dir.exists() and any(run_dir.iterdir()):
         if not overwrite:
             raise FileExistsError(f"run directory {run_dir}: already exists; use --resume to continue it "
@@ -213,7 +173,7 @@ def _batches(config: Config, english, italian, first_epoch: int, skip: int, epoc
 def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer) -> list:
     callbacks = [keras.callbacks.TerminateOnNaN(), checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
-        callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs"), update_freq="epoch"))
+        callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
     return callbacks
 
 
@@ -222,26 +182,27 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     prepared = config.prepared_dir
     train_en, train_it = load_split(prepared, "train")
     valid_en, valid_it = load_split(prepared, "valid")
-    en_size, it_size = vocabulary_sizes(prepared / "vectorizers.pkl")
+    en_size, it_size = vocabulary_sizes(prepared / VECTORIZERS_FILE)
     if train_en.shape[1] != config.data.max_length:
         raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
                          f"says {config.data.max_length}; run scripts/prepare.py with this config again")
     run_dir = _prepare_run_dir(config, resume, overwrite)
+    run = RunDir(run_dir)
     if config.train.mixed_precision != "none":
         keras.mixed_precision.set_global_policy(config.train.mixed_precision)
     keras.utils.set_random_seed(config.seed)
 
     with _distribution_scope(config):
         if resume:
-            model = keras.saving.load_model(run_dir / CHECKPOINT_DIR / "model.keras")
-            state = TrainState(**json.loads((run_dir / CHECKPOINT_DIR / "state.json").read_text()))
+            model = load_keras_file(run.checkpoint_model, "checkpoint model", compile=True)
+            state = TrainState(**json.loads(run.checkpoint_state.read_text()))
             print(f"resuming at epoch {state.epoch + 1}, step {state.global_step} "
                   f"({state.step_in_epoch} batches into the epoch)")
         else:
             model = compile_model(build_model(config, en_size, it_size), config)
             state = TrainState()
-            shutil.copyfile(prepared / "vectorizers.pkl", run_dir / "vectorizers.pkl")
-            save_config(config, run_dir / "config.yaml")
+            shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)
+            save_config(config, run.config_file)
             print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
 
     steps_per_epoch = len(batch_plan(train_en, train_it, config.train.batch_size, config.train.bucket_width,
@@ -262,17 +223,17 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                   callbacks=callbacks, verbose=verbose, shuffle=False)
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
-    inference_copy(model).save(run_dir / "model.keras")
-    if not (run_dir / "best.keras").exists():
-        shutil.copyfile(run_dir / "model.keras", run_dir / "best.keras")
-    atomic_write_json(run_dir / "history.json", state.history)
+    inference_copy(model).save(run.model_file("model"))
+    if not run.model_file("best").exists():
+        shutil.copyfile(run.model_file("model"), run.model_file("best"))
+    atomic_write_json(run.history_file, state.history)
     steps = state.global_step - start_step
     best = next((h for h in state.history if h.get("epoch") == state.best_epoch), {})
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(run_dir), "backend": keras.backend.backend()}
-    atomic_write_json(run_dir / "train_summary.json", summary)
+    atomic_write_json(run.summary_file, summary)
     return summary
 
 
@@ -286,11 +247,4 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def load_model(run_dir: str | Path, which: str = "best") -> keras.Model:
     """Reload a trained model from a run directory (`best` or final `model`); no training code runs."""
-    path = Path(run_dir) / f"{which}.keras"
-    if not path.is_file():
-        raise FileNotFoundError(f"model file {path}: not found")
-    try:
-        return keras.saving.load_model(path, compile=False)
-    except Exception as exc:
-        raise ValueError(f"model file {path}: cannot be loaded ({exc.__class__.__name__}: {str(exc)[:200]})") from None
-
+    return RunDir(run_dir).load_model(which)

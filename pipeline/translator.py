@@ -6,28 +6,12 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
-import yaml
 from tqdm.auto import tqdm
 
-from pipeline.config import Config, ConfigError, config_from_dict
-from pipeline.decoding import compile_decoder
+from pipeline.config import Config
+from pipeline.rundir import RunDir, RunDirectoryError, load_run_config  # noqa: F401  (re-exported)
 from pipeline.text import clean_side
-from pipeline.training import load_model
-from pipeline.vectorizers import END, START, UNK, Vectorizers, load_vectorizers, pretokenize_texts
-
-
-class RunDirectoryError(ValueError):
-    """A run directory with a missing or unreadable file; the message names the file."""
-
-
-def load_run_config(run_dir: Path) -> Config:
-    path = run_dir / "config.yaml"
-    if not path.is_file():
-        raise RunDirectoryError(f"run file {path}: not found")
-    try:
-        return config_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (yaml.YAMLError, ConfigError, TypeError, UnicodeDecodeError) as exc:
-        raise RunDirectoryError(f"run file {path}: unreadable ({str(exc).splitlines()[0]})") from None
+from pipeline.vectorizers import Vectorizers
 
 
 class CrossAttention(NamedTuple):
@@ -42,40 +26,52 @@ class Translator:
     """English -> Italian with a trained model and its vectorizers; no training code runs."""
 
     def __init__(self, model, vectorizers: Vectorizers, config: Config):
+        from pipeline.decoding import compile_decoder     # Keras: only this engine needs it
+
         self.model, self.vectorizers, self.config = model, vectorizers, config
-        vocabulary = vectorizers.italian_vocabulary
-        self.vocabulary = vocabulary
-        self.start_id, self.end_id = vocabulary.index(START), vocabulary.index(END)
-        self.banned_id = vocabulary.index(UNK) if config.decode.ban_unk else None
+        target = vectorizers.italian
+        self.vocabulary = target.vocabulary
+        self.start_id, self.end_id = target.start_id, target.end_id
+        self.banned_id = target.unk_id if config.decode.ban_unk else None
         self._decode = compile_decoder(model, self.start_id, self.end_id, banned_id=self.banned_id)
 
     @classmethod
-    def from_run(cls, run_dir: str | Path, which: str = "best") -> "Translator":
-        run_dir = Path(run_dir)
-        if not run_dir.is_dir():
-            raise RunDirectoryError(f"run directory {run_dir}: not found")
-        config = load_run_config(run_dir)
-        vectorizers = load_vectorizers(run_dir / "vectorizers.pkl")
-        return cls(load_model(run_dir, which), vectorizers, config)
+    def from_run(cls, run_dir: str | Path, which: str = "best", engine: str = "keras", **engine_options):
+        """A translator for a run. `engine="ctranslate2"` returns a `pipeline.ct2.CTranslate2Translator`
+        (same `translate`; `engine_options`: compute_type, threads, device), converting the run once."""
+        if engine == "ctranslate2":
+            from pipeline.ct2 import CTranslate2Translator
+            return CTranslate2Translator.from_run(run_dir, which, **engine_options)
+        if engine != "keras" or engine_options:
+            raise ValueError(f"engine {engine!r} with options {sorted(engine_options)}: expected 'keras' (no options) "
+                             "or 'ctranslate2'")
+        run = RunDir(run_dir).require()
+        config, vectorizers = run.load_config(), run.load_vectorizers()
+        return cls(run.load_model(which), vectorizers, config)
 
     @property
     def max_input_length(self) -> int:
         return self.vectorizers.max_length
 
     def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
-        tokenized = pretokenize_texts(list(sentences))
-        too_long = sum(len(t.split()) > self.max_input_length for t in tokenized)
+        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
+        too_long = int((ids[:, -1] != 0).sum())
         if too_long:
             warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
                           f"{self.max_input_length} tokens were truncated", stacklevel=3)
-        return self.vectorizers.english(np.array(tokenized, dtype=object)).numpy().astype(np.int32)
+        return ids[:, :-1]
 
     def translate(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
                   batch_size: int | None = None, length_penalty: float | None = None,
-                  progress: bool = False) -> list[str]:
-        """Translate English sentences; empty input gives an empty line. `progress` shows a bar."""
+                  progress: bool = False, sample: bool = False, temperature: float | None = None,
+                  top_k: int | None = None, top_p: float | None = None, seed: int | None = None) -> list[str]:
+        """Translate English sentences; empty input gives an empty line. `progress` shows a bar.
+
+        `sample=True` draws each translation from the model instead of searching for the most likely
+        one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
+        """
         decode_cfg = self.config.decode
-        beam = decode_cfg.beam_size if beam is None else int(beam)
+        beam = (1 if sample else decode_cfg.beam_size) if beam is None else int(beam)
         alpha = decode_cfg.length_penalty if length_penalty is None else float(length_penalty)
         batch_size = batch_size or decode_cfg.batch_size
         if beam < 1:
@@ -93,7 +89,9 @@ class Translator:
             for start in range(0, len(order), batch_size):
                 rows = order[start:start + batch_size]
                 width = max(int(lengths[rows].max()), 1)
-                result = self._decode(ids[rows, :width], self._step_limits(lengths[rows], max_length), beam, alpha)
+                result = self._decode(ids[rows, :width], self._step_limits(lengths[rows], max_length), beam, alpha,
+                                      sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
+                                      seed=None if seed is None else (seed, start))
                 for row, target in zip(rows, result):
                     outputs[todo[row]] = self.vectorizers.decode_italian(target)
                 bar.update(len(rows))
@@ -118,6 +116,6 @@ class Translator:
         output = output[:output.index(self.end_id) + 1] if self.end_id in output else [i for i in output if i]
         decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
         weights = np.asarray(self.model.cross_attention(source, decoder_inputs))[:, 0]
-        english = self.vectorizers.english_vocabulary
+        english = self.vectorizers.english.vocabulary
         return CrossAttention([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
                               self.vectorizers.decode_italian(output))

@@ -44,3 +44,21 @@ def trained_tiny(tmp_path_factory, prepared_tiny):
                          str(workdir))
     train(config, verbose=0)
     return config
+
+
+SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
+
+
+@pytest.fixture(scope="session")
+def trained_tiny_sp(tmp_path_factory, tiny_config_path):
+    """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
+    from pipeline.prepare import prepare
+    from pipeline.training import train
+
+    config = load_config(tiny_config_path, SENTENCEPIECE + SMALL_MODEL + [
+        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"],
+        str(tmp_path_factory.mktemp("trained_sp")))
+    prepare(config, progress=False)
+    train(config, verbose=0)
+    return config

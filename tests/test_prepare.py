@@ -18,7 +18,7 @@ def test_prepare_writes_whole_outputs(prepared_tiny):
     assert sorted(p.name for p in out.iterdir()) == [
         "report.json", "test.npz", "test.tsv", "train.npz", "valid.npz", "valid.tsv", "vectorizers.pkl"]
     assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"] == 10000
-    assert report["round_trip_valid"]["exact_match_rate"] == 1.0
+    assert report["round_trip_valid"]["exact_match_rate_in_vocabulary"] == 1.0
     assert report["round_trip_valid"]["sentences_in_vocabulary"] > 200
     train = np.load(out / "train.npz")
     assert train["english"].shape == (report["split_sizes"]["train"], config.data.max_length)
@@ -73,9 +73,46 @@ def test_full_corpus_split_keeps_english_sentences_apart(tmp_path, tiny_config_p
                                             "data.test_fraction=0.02"], str(tmp_path))
     report = prepare(config, SHARED_CORPUS, progress=False)
     assert report["pairs_kept"] + sum(report["dropped"].values()) == 320619
-    assert report["round_trip_valid"]["exact_match_rate"] == 1.0
+    assert report["round_trip_valid"]["exact_match_rate_in_vocabulary"] == 1.0
     distinct = report["distinct_english"]
     # disjoint groups: the per-split counts add up to the number of distinct sentences overall
     assert distinct["train"] + distinct["valid"] + distinct["test"] == report["distinct_english_total"]
     assert 140_000 < report["distinct_english_total"] <= 142_231
     assert report["split_sizes"]["train"] > 0.9 * report["pairs_kept"]
+
+
+def test_sentencepiece_prepare_round_trips_every_validation_sentence(tmp_path, tiny_config_path):
+    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.en_vocab_size=1000",
+                                            "data.it_vocab_size=1200"], str(tmp_path))
+    report = prepare(config, progress=False)
+    assert report["tokenizer"] == "sentencepiece (unigram)"
+    assert report["round_trip_valid"]["exact_match_rate"] == 1.0              # 100% of sentences, not only in-vocab
+    assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 400
+    assert report["valid_coverage"] == {"english": 1.0, "italian": 1.0}       # no <unk>, thanks to byte fallback
+    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    assert vectorizers.english.kind == "sentencepiece" and len(vectorizers.english) <= 1000
+    italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
+    ids = np.load(config.prepared_dir / "valid.npz")["italian"]
+    assert [vectorizers.decode_italian(row) for row in ids] == italian
+
+
+def test_joint_sentencepiece_vocabulary_is_one_tokenizer(tmp_path, tiny_config_path):
+    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.joint_vocab_size=1500",
+                                            "model.share_embeddings=true"], str(tmp_path))
+    report = prepare(config, progress=False)
+    assert report["vocabulary_sizes"]["joint"] is True
+    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    assert vectorizers.joint and vectorizers.english is vectorizers.italian
+    from pipeline.model import build_model
+    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    assert model.source_embedding is model.target_embedding
+
+
+def test_bad_tokenizer_settings_are_one_line_config_errors(tiny_config_path):
+    from pipeline.config import ConfigError
+    with pytest.raises(ConfigError, match="config key 'data.tokenizer': must be one of word, sentencepiece"):
+        load_config(tiny_config_path, ["data.tokenizer=bytes"])
+    with pytest.raises(ConfigError, match="'data.en_vocab_size': must be >= 300 with data.tokenizer=sentencepiece"):
+        load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.en_vocab_size=100"])
+    with pytest.raises(ConfigError, match="'model.share_embeddings': needs one joint vocabulary"):
+        load_config(tiny_config_path, ["model.share_embeddings=true"])

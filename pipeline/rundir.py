@@ -1,0 +1,170 @@
+"""The run directory: its layout, loading what it holds, and checking paths a user names.
+
+    <workdir>/prepared/  vectorizers.pkl  train.npz  valid.npz  test.npz  valid.tsv  test.tsv  report.json
+    <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  history.json
+                         train_summary.json  logs/  checkpoint/{model.keras, state.json}
+
+Training writes it; the translator, evaluation, export and plots read it. Nothing here imports Keras
+until a model is loaded.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.config import Config, ConfigError, config_from_dict
+
+CONFIG_FILE = "config.yaml"
+VECTORIZERS_FILE = "vectorizers.pkl"
+HISTORY_FILE = "history.json"
+SUMMARY_FILE = "train_summary.json"
+CHECKPOINT_DIR = "checkpoint"
+LOGS_DIR = "logs"
+MODELS = ("best", "model")     # best.keras (best validation loss) and model.keras (final weights)
+
+
+class RunDirectoryError(ValueError):
+    """A run directory, or a file in it, that is missing or unreadable; the message names the path."""
+
+
+class PathProblem(ValueError):
+    """A path a user named that cannot be used; the message names the path and the problem."""
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Where each file of a run lives."""
+    path: Path
+
+    def __post_init__(self):
+        object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def vectorizers_file(self) -> Path:
+        return self.path / VECTORIZERS_FILE
+
+    @property
+    def history_file(self) -> Path:
+        return self.path / HISTORY_FILE
+
+    @property
+    def summary_file(self) -> Path:
+        return self.path / SUMMARY_FILE
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.path / CHECKPOINT_DIR
+
+    @property
+    def checkpoint_model(self) -> Path:
+        return self.checkpoint_dir / "model.keras"
+
+    @property
+    def checkpoint_state(self) -> Path:
+        return self.checkpoint_dir / "state.json"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.path / LOGS_DIR
+
+    def model_file(self, which: str = "best") -> Path:
+        if which not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)}, got {which!r}")
+        return self.path / f"{which}.keras"
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def require(self) -> "RunDir":
+        """The run directory itself must exist and be a directory."""
+        if not self.path.exists():
+            raise RunDirectoryError(f"run directory {self.path}: not found")
+        if not self.path.is_dir():
+            raise RunDirectoryError(f"run directory {self.path}: is a file, expected a directory")
+        return self
+
+    def load_config(self) -> Config:
+        path = self.config_file
+        if not path.is_file():
+            raise RunDirectoryError(f"run file {path}: not found")
+        try:
+            return config_from_dict(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except (yaml.YAMLError, ConfigError, TypeError, UnicodeDecodeError) as exc:
+            raise RunDirectoryError(f"run file {path}: unreadable ({str(exc).splitlines()[0]})") from None
+
+    def load_vectorizers(self):
+        from pipeline.vectorizers import load_vectorizers
+        return load_vectorizers(self.vectorizers_file)
+
+    def load_model(self, which: str = "best"):
+        """The trained Keras model (`best` or final `model`), without its optimizer."""
+        return load_keras_file(self.model_file(which), "model file")
+
+
+def load_run_config(run_dir: str | os.PathLike) -> Config:
+    """The resolved config a run was trained with."""
+    return RunDir(run_dir).load_config()
+
+
+def load_keras_file(path: Path, what: str = "model file", compile: bool = False) -> Any:
+    """`keras.saving.load_model` with the package's classes registered and one-line errors."""
+    import keras
+
+    import pipeline.serializable  # noqa: F401  (registers the package's classes)
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path}: not found")
+    try:
+        return keras.saving.load_model(path, compile=compile)
+    except Exception as exc:
+        raise ValueError(f"{what} {path}: cannot be loaded ({exc.__class__.__name__}: {str(exc)[:200]})") from None
+
+
+def config_differences(saved: Config, current: Config) -> list[str]:
+    """`key: saved -> current` for every config value that differs (workdir excluded)."""
+    from pipeline.config import _flatten
+
+    a, b = _flatten(saved.to_dict()), _flatten(current.to_dict())
+    return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in sorted(set(a) | set(b))
+            if key != "workdir" and a.get(key) != b.get(key)]
+
+
+# -- paths a user names ---------------------------------------------------------------------------------------
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_dir(path: str | os.PathLike, what: str) -> Path:
+    """A directory we will create or replace: not a file, and its nearest existing parent writable."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise PathProblem(f"{what} {path}: is a file, expected a directory")
+    base = _nearest_existing(path if path.exists() else path.parent)
+    if not base.is_dir():
+        raise PathProblem(f"{what} {path}: {base} is a file, expected a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise PathProblem(f"{what} {path}: no permission to write in {base}")
+    return path
+
+
+def check_output_file(path: str | os.PathLike, what: str) -> Path:
+    """A file we will write: not a directory, its parent an existing, writable directory."""
+    path = Path(path)
+    if path.is_dir():
+        raise PathProblem(f"{what} {path}: is a directory, expected a file")
+    parent = path.parent
+    if not parent.exists():
+        raise PathProblem(f"{what} {path}: its directory {parent} does not exist")
+    if not parent.is_dir():
+        raise PathProblem(f"{what} {path}: {parent} is a file, expected a directory")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise PathProblem(f"{what} {path}: no permission to write it")
+    return path
