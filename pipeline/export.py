@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.decoding import decode_loop, decode_options, make_strategy
 from pipeline.extras import require
+from pipeline.rundir import check_output_dir
 from pipeline.text import JOINER
 from pipeline.translator import Translator
 from pipeline.vectorizers import pretokenize
@@ -87,6 +88,7 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
 
     if keras.backend.backend() != "tensorflow":
         raise ValueError(f"SavedModel export needs the TensorFlow backend, got {keras.backend.backend()!r}")
+    check_output_dir(out_dir, "export directory")
     translator = Translator.from_run(run_dir)
     decode_config = translator.config.decode
     beams = decode_config.beam_size if beam is None else int(beam)

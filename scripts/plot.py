@@ -24,11 +24,12 @@ def main() -> int:
 
     from pipeline import plots
     from pipeline.extras import require
+    from pipeline.rundir import check_output_dir
     from pipeline.translator import Translator
 
     require("matplotlib", "plots")            # fail before loading the model if the extra is missing
     run = Path(args.run)
-    out = Path(args.out) if args.out else run / "plots"
+    out = check_output_dir(Path(args.out) if args.out else run / "plots", "plot directory")
     translator = Translator.from_run(run)
     attention = translator.cross_attention(args.sentence, beam=args.beam)
     written = [
