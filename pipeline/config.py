@@ -24,7 +24,7 @@ class DataConfig:
     max_length: int = 20          # tokens per side after punctuation splitting; longer pairs are dropped
     valid_fraction: float = 0.05  # share of distinct English sentences held out for validation
     test_fraction: float = 0.05   # share held out for the test split
-    tokenizer: str = "word"       # word | sentencepiece (subwords, open vocabulary)
+    tokenizer: str = "sentencepiece"   # sentencepiece (subwords, open vocabulary) | word (the tutorials')
     sentencepiece_type: str = "unigram"   # unigram | bpe
     en_vocab_size: int = 8000     # including padding and [UNK] (and, for SentencePiece, the 256 byte pieces)
     it_vocab_size: int = 12000

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The main job on the bundled sample: prepare -> train the tiny config -> translate examples."""
+"""The main job on the bundled sample: prepare -> train the tiny config -> score it -> translate examples."""
 import _bootstrap  # noqa: F401
 
 import time
@@ -7,26 +7,33 @@ import time
 from pipeline.cli import config_parser, run_main
 
 EXAMPLES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
-            "It's raining.", "We have to go now."]
+            "It's raining.", "We have to go now.", "Can you help me?", "My mother likes cats."]
 
 
 def main() -> int:
     started = time.perf_counter()
     args = config_parser(__doc__).parse_args()
     from pipeline.config import load_config
+    from pipeline.evaluation import evaluate, load_split_set, prepared_split_file
     from pipeline.prepare import format_report, prepare
     from pipeline.training import format_summary, train
     from pipeline.translator import Translator
 
     config = load_config(args.config, args.set, args.workdir)
-    print(f"[1/3] prepare: bundled sample -> {config.prepared_dir}")
+    print(f"[1/4] prepare: bundled sample -> {config.prepared_dir}")
     print(format_report(prepare(config)))
-    print(f"[2/3] train {args.config} -> {config.run_dir}")
+    print(f"[2/4] train {args.config} -> {config.run_dir}")
     print(format_summary(train(config, overwrite=True, verbose=2)))
-    print(f"[3/3] translate with {config.run_dir} (beam {config.decode.beam_size}):")
     translator = Translator.from_run(config.run_dir)
+    print(f"[3/4] score the validation split (sacreBLEU, beam {config.decode.beam_size})")
+    report, _ = evaluate(translator, load_split_set(prepared_split_file(config.run_dir, "valid")), progress=False)
+    print(f"{report['bleu_signature']}\n{report['chrf_signature']}")
+    print(f"[4/4] translate with {config.run_dir}:")
     for english, italian in zip(EXAMPLES, translator.translate(EXAMPLES)):
         print(f"  {english:<28} -> {italian}")
+    print(f"validation BLEU {report['bleu']:.1f}, chrF {report['chrf']:.1f} on {report['sentences']:,} sentences "
+          f"never seen in training ({report['references_per_sentence']} references each; 100 = every reference "
+          f"word sequence matched; configs/cpu60.yaml, trained an hour on the full corpus, scores about 63)")
     print(f"demo done in {time.perf_counter() - started:.0f} s; translate more with: "
           f"python scripts/translate.py --run {config.run_dir} \"Good morning.\"")
     return 0

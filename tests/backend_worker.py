@@ -36,7 +36,8 @@ from pipeline.training import load_model, train  # noqa: E402
 
 workdir, out = sys.argv[1], sys.argv[2]
 overrides = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
-             "model.decoder_layers=1", "train.batch_size=32", "train.epochs=1", "train.max_steps=6"]
+             "model.decoder_layers=1", "train.batch_size=32", "train.epochs=1", "train.max_steps=6",
+             "train.jit_compile=false", "model.share_embeddings=false"]
 if "--mirrored" in sys.argv:
     overrides.append("train.distribute=mirrored")
 config = load_config(Path(__file__).resolve().parent.parent / "configs" / "tiny.yaml", overrides, workdir)

@@ -26,8 +26,20 @@ def prepared_tiny(tmp_path_factory, tiny_config_path):
     return config, report
 
 
+@pytest.fixture(scope="session")
+def prepared_tiny_word(tmp_path_factory, tiny_config_path):
+    """The bundled sample prepared with word-level vocabularies: (config, report)."""
+    from pipeline.config import load_config
+    from pipeline.prepare import prepare
+
+    config = load_config(tiny_config_path, ["data.tokenizer=word", "data.joint_vocab_size=0",
+                                            "model.share_embeddings=false"], workdir=str(tmp_path_factory.mktemp("tiny_word")))
+    return config, prepare(config, progress=False)
+
+
 SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
-               "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50"]
+               "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50", "train.jit_compile=false",
+               "model.share_embeddings=false"]
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +58,8 @@ def trained_tiny(tmp_path_factory, prepared_tiny):
     return config
 
 
-SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
+SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "model.share_embeddings=false",
+                 "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
 
 
 @pytest.fixture(scope="session")

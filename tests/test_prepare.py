@@ -17,14 +17,15 @@ def test_prepare_writes_whole_outputs(prepared_tiny):
     out = config.prepared_dir
     assert sorted(p.name for p in out.iterdir()) == [
         "report.json", "test.npz", "test.tsv", "train.npz", "valid.npz", "valid.tsv", "vectorizers.pkl"]
-    assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"] == 10000
-    assert report["round_trip_valid"]["exact_match_rate_in_vocabulary"] == 1.0
-    assert report["round_trip_valid"]["sentences_in_vocabulary"] > 200
+    assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"]
+    assert report["pairs_kept"] + report["dropped"]["too_long"] == 50000
+    assert report["round_trip_valid"]["exact_match_rate"] == 1.0
+    assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 800
     train = np.load(out / "train.npz")
     assert train["english"].shape == (report["split_sizes"]["train"], config.data.max_length)
     assert train["italian"].shape[1] == config.data.max_length + 2
     vectorizers = load_vectorizers(out / "vectorizers.pkl")
-    start, end = vectorizers.italian_vocabulary.index("[start]"), vectorizers.italian_vocabulary.index("[end]")
+    start, end = vectorizers.italian.start_id, vectorizers.italian.end_id
     assert (train["italian"][:, 0] == start).all() and ((train["italian"] == end).sum(1) == 1).all()
 
 
@@ -82,7 +83,8 @@ def test_full_corpus_split_keeps_english_sentences_apart(tmp_path, tiny_config_p
 
 
 def test_sentencepiece_prepare_round_trips_every_validation_sentence(tmp_path, tiny_config_path):
-    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.en_vocab_size=1000",
+    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0",
+                                            "model.share_embeddings=false", "data.en_vocab_size=1000",
                                             "data.it_vocab_size=1200"], str(tmp_path))
     report = prepare(config, progress=False)
     assert report["tokenizer"] == "sentencepiece (unigram)"
@@ -106,13 +108,22 @@ def test_joint_sentencepiece_vocabulary_is_one_tokenizer(tmp_path, tiny_config_p
     from pipeline.model import build_model
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
     assert model.source_embedding is model.target_embedding
+    model.save(tmp_path / "shared.keras")
+    from pipeline.rundir import load_keras_file
+    loaded = load_keras_file(tmp_path / "shared.keras")
+    assert loaded.source_embedding is loaded.target_embedding
+    assert len(loaded.weights) == len(model.weights)
+    inputs = {"encoder_inputs": vectorizers.encode_english(["I love you."]),
+              "decoder_inputs": vectorizers.encode_italian(["Ti amo."])[:, :-1]}
+    assert np.allclose(loaded(inputs), model(inputs), atol=1e-6)
 
 
-def test_bad_tokenizer_settings_are_one_line_config_errors(tiny_config_path):
+def test_bad_tokenizer_settings_are_one_line_config_errors():
     from pipeline.config import ConfigError
     with pytest.raises(ConfigError, match="config key 'data.tokenizer': must be one of word, sentencepiece"):
-        load_config(tiny_config_path, ["data.tokenizer=bytes"])
+        load_config(None, ["data.tokenizer=bytes"])
     with pytest.raises(ConfigError, match="'data.en_vocab_size': must be >= 300 with data.tokenizer=sentencepiece"):
-        load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.en_vocab_size=100"])
+        load_config(None, ["data.tokenizer=sentencepiece", "data.en_vocab_size=100"])
+    assert load_config(None, ["data.tokenizer=word", "data.en_vocab_size=100"]).data.en_vocab_size == 100
     with pytest.raises(ConfigError, match="'model.share_embeddings': needs one joint vocabulary"):
-        load_config(tiny_config_path, ["model.share_embeddings=true"])
+        load_config(None, ["model.share_embeddings=true"])

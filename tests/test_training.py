@@ -14,10 +14,7 @@ from pipeline.datasets import ArrayBatches, batch_plan, format_dataset, load_spl
 from pipeline.model import build_model
 from pipeline.training import compile_model, load_model, train
 
-from conftest import ROOT
-
-SMALL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
-         "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50"]
+from conftest import ROOT, SMALL_MODEL as SMALL
 
 
 def small_config(prepared_tiny, tmp_path, *extra):
@@ -61,7 +58,7 @@ def test_tf_data_and_pydataset_serve_the_same_batches_and_skip_exactly(prepared_
         assert np.array_equal(x["decoder_inputs"], fx["decoder_inputs"]) and np.array_equal(y, fy)
     for x, _ in full:   # trimmed to the longest sentence, rounded up to the bucket width
         width = x["encoder_inputs"].shape[1]
-        assert width == min(16, -(-int((x["encoder_inputs"] != 0).sum(1).max()) // 4) * 4)
+        assert width == min(20, -(-int((x["encoder_inputs"] != 0).sum(1).max()) // 4) * 4)
     assert min(x["encoder_inputs"].shape[1] for x, _ in full) < en.shape[1]
 
 
@@ -72,7 +69,7 @@ def test_make_dataset_vectorises_sentence_pairs(prepared_tiny):
     pairs = [("I love you.", "Ti amo."), ("Who?", "Chi?")]
     (x, y), = make_dataset(pairs, 8, vectorizers=vectorizers, shuffle=False).as_numpy_iterator()
     vocab = vectorizers.italian_vocabulary
-    assert x["decoder_inputs"][0][0] == vocab.index("[start]")
+    assert x["decoder_inputs"][0][0] == vectorizers.italian.start_id
     assert vectorizers.decode_italian(y[0]) == "Ti amo."
 
 
@@ -82,7 +79,7 @@ def test_tiny_model_overfits_64_pairs(prepared_tiny, tmp_path):
     en, it = load_split(config.prepared_dir, "train")
     en, it = en[:64], it[:64]
     keras.utils.set_random_seed(0)
-    model = compile_model(build_model(config, 4000, 6000), config)
+    model = compile_model(build_model(config, 6000, 6000), config)
     data = make_dataset((en, it), 32, bucket_width=0, seed=0, epochs=range(200))
     model.fit(data, epochs=200, steps_per_epoch=2, verbose=0)
     results = model.evaluate(make_dataset((en, it), 64, shuffle=False), verbose=0, return_dict=True)
@@ -150,7 +147,7 @@ def test_mixed_precision_keeps_float32_logits_and_loss(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path, "train.mixed_precision=mixed_bfloat16")
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
-        model = compile_model(build_model(config, 4000, 6000), config)
+        model = compile_model(build_model(config, 6000, 6000), config)
         en, it = load_split(config.prepared_dir, "valid")
         out = model({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]})
         assert keras.backend.standardize_dtype(out.dtype) == "float32"
@@ -165,7 +162,7 @@ def test_early_stopping_after_patience_epochs_without_improvement(prepared_tiny,
     from pipeline.training import Checkpointer, TrainState
     config = small_config(prepared_tiny, tmp_path, "train.early_stopping_patience=2")
     config.run_dir.mkdir(parents=True)
-    model = compile_model(build_model(config, 4000, 6000), config)
+    model = compile_model(build_model(config, 6000, 6000), config)
     callback = Checkpointer(config.run_dir, config, TrainState())
     callback.set_model(model)
     for epoch, val_loss in enumerate([3.0, 2.5, 2.7, 2.6]):
@@ -181,7 +178,7 @@ def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepare
     from pipeline.training import Checkpointer, TrainState
     config = small_config(prepared_tiny, tmp_path, "train.max_minutes=0.5")
     config.run_dir.mkdir(parents=True)
-    model = compile_model(build_model(config, 4000, 6000), config)
+    model = compile_model(build_model(config, 6000, 6000), config)
     callback = Checkpointer(config.run_dir, config, TrainState(seconds=29.0), steps_per_epoch=100)
     callback.set_model(model)
     callback.on_train_begin()

@@ -116,9 +116,9 @@ def test_pickle_carries_sentencepiece_models_as_plain_bytes(tmp_path, sentencepi
         assert loaded.encode_italian(sentences).shape == (len(sentences), 14)
 
 
-def test_text_vectorization_layers_give_the_numpy_ids_over_the_validation_split(prepared_tiny):
+def test_text_vectorization_layers_give_the_numpy_ids_over_the_validation_split(prepared_tiny_word):
     from pipeline.vectorizers import pretokenize
-    config, _ = prepared_tiny
+    config, _ = prepared_tiny_word
     vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
     lines = (config.prepared_dir / "valid.tsv").read_text(encoding="utf-8").splitlines()
     english = [line.split("\t")[0] for line in lines]
