@@ -22,6 +22,7 @@ def main() -> int:
         ["bench_train.py", "--rounds", "2" if args.quick else "3"],
         ["bench_train.py", "--rounds", "2" if args.quick else "3", "--jit"],
         ["bench_decode.py", "--repeats", "1" if args.quick else "3", *(["--run", args.run] if args.run else [])],
+        *([["bench_service.py", "--run", args.run, "--seconds", "10" if args.quick else "30"]] if args.run else []),
     ]
     failed = 0
     for script, *options in runs:

@@ -1,0 +1,164 @@
+"""Load test of the translation service: dynamic batching vs --max-batch 1, side by side in one run.
+
+Each mode starts `scripts/serve.py` on 127.0.0.1 (a free port), warms it up, then `--clients` concurrent
+clients each send one sentence per request, back to back, for `--seconds`. Figures per mode:
+throughput (sentences/s), p50/p95/p99 latency (client side), errors, and the mean decoding batch the
+service reported. The clients run in this process, on the same machine as the service.
+
+usage: python bench/bench_service.py --run RUN [--clients 32] [--seconds 30] [--beam N] [--max-batch 64]
+                                     [--engine keras|ctranslate2]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import ROOT, emit  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+FALLBACK = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
+            "I don't know what to do.", "Is this your book?", "She is reading a letter.", "Come here!"]
+
+
+def english_sentences(run: Path, path: str | None, limit: int = 2000) -> list[str]:
+    """English side of `path`, or of the run's prepared validation split (<workdir>/prepared/valid.tsv)."""
+    source = Path(path) if path else run.resolve().parent / "prepared" / "valid.tsv"
+    if not source.is_file():
+        print(f"{source} not found: using {len(FALLBACK)} built-in sentences", file=sys.stderr)
+        return FALLBACK
+    lines = source.read_text(encoding="utf-8").splitlines()[:limit]
+    return [line.split("\t")[0] for line in lines if line.strip()]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_service(run: Path, max_batch: int, args) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    command = [sys.executable, str(ROOT / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
+               "--max-batch", str(max_batch), "--max-wait-ms", str(args.max_wait_ms), "--timeout-s", "60",
+               "--log-level", "warning", "--engine", args.engine] + (["--beam", str(args.beam)] if args.beam else [])
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return process, f"http://127.0.0.1:{port}"
+
+
+async def wait_healthy(url: str, process: subprocess.Popen, seconds: float = 300) -> dict:
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient() as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SystemExit(f"serve.py exited with {process.returncode}: {process.stderr.read()[-2000:]}")
+            try:
+                response = await client.get(url + "/health", timeout=2)
+                if response.status_code == 200:
+                    return response.json()
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.5)
+    raise SystemExit("the service did not start")
+
+
+async def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
+    """`clients` loops posting one sentence each until `seconds` have passed; latencies and errors."""
+    import httpx
+
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    done = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+        started = time.perf_counter()
+        end = started + seconds
+
+        async def one_client(index: int) -> None:
+            nonlocal done
+            position = index * 97
+            while time.perf_counter() < end:
+                sentence = sentences[position % len(sentences)]
+                position += 1
+                sent = time.perf_counter()
+                try:
+                    response = await client.post(url + "/translate", json={"text": sentence})
+                    ok = response.status_code == 200 and len(response.json()["translations"]) == 1
+                    reason = str(response.status_code)
+                except httpx.HTTPError as exc:
+                    ok, reason = False, type(exc).__name__
+                if ok:
+                    latencies.append(time.perf_counter() - sent)
+                    done += 1
+                else:
+                    errors[reason] = errors.get(reason, 0) + 1
+
+        await asyncio.gather(*(one_client(i) for i in range(clients)))
+        elapsed = time.perf_counter() - started
+        health = (await client.get(url + "/health")).json()
+    ms = np.array(latencies) * 1000.0 if latencies else np.array([float("nan")])
+    batching = health["batching"]
+    return {"sentences_per_s": done / elapsed, "p50_ms": float(np.percentile(ms, 50)),
+            "p95_ms": float(np.percentile(ms, 95)), "p99_ms": float(np.percentile(ms, 99)),
+            "requests": done, "errors": sum(errors.values()), "error_kinds": errors, "seconds": elapsed,
+            "mean_batch": batching["sentences"] / max(batching["model_calls"], 1),
+            "largest_batch": batching["largest_batch"], "beam": health["default_beam"],
+            "backend": health["backend"], "engine": health["model"].get("engine"), "config": health["config"]}
+
+
+def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
+    process, url = start_service(run, max_batch, args)
+    try:
+        asyncio.run(wait_healthy(url, process))
+        asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
+        return asyncio.run(load(url, sentences, args.clients, args.seconds))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="trained run directory")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default: %(default)s)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="measured duration per mode (default: %(default)s)")
+    parser.add_argument("--warmup-s", type=float, default=5.0, help="unmeasured load first (default: %(default)s)")
+    parser.add_argument("--beam", type=int, help="the service's --beam (default: the run's decode.beam_size)")
+    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras", help="the service's --engine")
+    parser.add_argument("--max-batch", type=int, default=64, help="--max-batch with batching on (default: %(default)s)")
+    parser.add_argument("--max-wait-ms", type=float, default=10.0, help="the service's --max-wait-ms")
+    parser.add_argument("--sentences", help="file of English sentences (first column); default: the run's "
+                                            "prepared valid.tsv")
+    args = parser.parse_args()
+    if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
+        parser.error("--clients must be 1..256 and --seconds 0..600: the load is bounded")
+    run = Path(args.run)
+    sentences = english_sentences(run, args.sentences)
+    results = {}
+    for mode, max_batch in (("batching", args.max_batch), ("max_batch_1", 1)):
+        results[mode] = result = measure(run, sentences, max_batch, args)
+        emit(f"service_{mode}_throughput", round(result["sentences_per_s"], 1), "sentences/s", run=str(run),
+             clients=args.clients, max_batch=max_batch, max_wait_ms=args.max_wait_ms,
+             **{key: round(value, 1) if isinstance(value, float) else value
+                for key, value in result.items() if key != "sentences_per_s"})
+    speedup = results["batching"]["sentences_per_s"] / max(results["max_batch_1"]["sentences_per_s"], 1e-9)
+    target = speedup >= 3 and results["batching"]["p95_ms"] < 1000 and not any(r["errors"] for r in results.values())
+    emit("service_batching_speedup", round(speedup, 2), "x", clients=args.clients,
+         target="batching >= 3x max-batch 1, p95 < 1 s, 0 errors", met=bool(target))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The service's own API: `POST /translate` and `GET /health`."""
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Union
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from pipeline.service.settings import MAX_BEAM
+from pipeline.service.state import ServiceState, service_state
+
+router = APIRouter(tags=["translation"])
+
+# What each request field accepts: the one line a client gets for any wrong value of it.
+FIELD_RULES = {"text": "must be a string or a non-empty list of strings",
+               "beam": f"must be an integer from 1 to {MAX_BEAM}"}
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": text, "content": {"application/json": {"example": {"error": "..."}}}}
+    for code, text in [(400, "the body is not JSON"), (401, "missing or wrong API key (with --api-key-env)"),
+                       (413, "too many sentences, a sentence too long, or a body over 1 MB"),
+                       (415, "the body is not sent as application/json"),
+                       (422, "a field is missing or has the wrong type or value"),
+                       (503, "no translation within --timeout-s, or shutting down")]}
+
+
+class TranslateRequest(BaseModel):
+    model_config = ConfigDict(strict=True, json_schema_extra={
+        "examples": [{"text": "Where is the station?"}, {"text": ["I love you.", "It's raining."], "beam": 4}]})
+
+    text: Union[StrictStr, Annotated[list[StrictStr], Field(min_length=1)]] = Field(
+        description="one English sentence, or a list of them")
+    beam: StrictInt | None = Field(None, ge=1, le=MAX_BEAM, description="beam size (1 = greedy); "
+                                   "default: --beam, else the run's decode.beam_size")
+
+
+class TranslateResponse(BaseModel):
+    translations: list[str] = Field(description="one Italian translation per input sentence, in order")
+    beam: int
+    milliseconds: float = Field(description="time spent in the service, queueing and batching included")
+
+
+@router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
+async def translate(body: TranslateRequest, state: ServiceState = Depends(service_state)) -> TranslateResponse:
+    """Translate English sentences into Italian; concurrent requests share decoding batches."""
+    started = time.perf_counter()
+    sentences = [body.text] if isinstance(body.text, str) else body.text
+    state.check_limits(sentences)
+    beam = body.beam or state.default_beam
+    translations = await state.translate(sentences, beam)
+    return TranslateResponse(translations=translations, beam=beam,
+                             milliseconds=round((time.perf_counter() - started) * 1000.0, 1))
+
+
+@router.get("/health", responses={401: ERRORS[401]})
+async def health(state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+    """The model, its config name, the Keras backend, the limits and batching counters."""
+    return state.health()

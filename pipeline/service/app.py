@@ -1,0 +1,63 @@
+"""The FastAPI app: `create_app(translator, settings)` wires routers, errors, limits and the batcher.
+
+Routes live in routers (`api.router` today); a new API is one more router included here, sharing
+the `ServiceState` (translator + batcher) through `service_state`.
+"""
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any, AsyncIterator
+
+from fastapi import APIRouter, Depends, FastAPI
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from pipeline.service import api
+from pipeline.service.errors import BodyLimitMiddleware, bearer_auth, install_error_handlers
+from pipeline.service.settings import ServiceSettings
+from pipeline.service.state import ServiceState
+
+
+def page_html() -> str:
+    """The translation page shipped in the package (static/index.html): no CDN, works offline."""
+    return resources.files("pipeline.service").joinpath("static", "index.html").read_text(encoding="utf-8")
+
+
+def page_router() -> APIRouter:
+    router = APIRouter()
+    html = page_html()
+
+    @router.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(html)
+    return router
+
+
+def create_app(translator: Any, settings: ServiceSettings | None = None,
+               model_info: dict[str, Any] | None = None) -> FastAPI:
+    """The service over `translator` (see `ServiceState`); the batcher's worker runs while the app runs.
+
+    The page (`/`) and the OpenAPI docs are static and public; every API route needs the key when
+    `settings.api_key` is set.
+    """
+    settings = settings or ServiceSettings()
+    state = ServiceState(translator, settings, model_info)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.batcher.start()
+        try:
+            yield
+        finally:                                  # requests in flight have finished: stop the worker
+            await run_in_threadpool(state.batcher.close)
+
+    app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
+                  description="POST /translate with {\"text\": ...}; GET / is a page for people.")
+    app.state.service = state
+    install_error_handlers(app, dict(api.FIELD_RULES))
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
+    app.include_router(page_router())
+    app.include_router(api.router, dependencies=auth)
+    return app

@@ -1,0 +1,126 @@
+"""Dynamic batching: one worker thread runs the model on requests merged from many callers."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+TranslateFn = Callable[[list[str], int], list[str]]   # (sentences, beam) -> translations
+
+
+class BatcherClosed(RuntimeError):
+    """The batcher is shutting down and takes no new work."""
+
+
+@dataclass
+class _Job:
+    sentences: list[str]
+    beam: int
+    future: Future = field(default_factory=Future)
+
+
+class Batcher:
+    """Merge concurrent `submit` calls into batches of at most `max_batch` sentences.
+
+    The worker takes the oldest job, then waits up to `max_wait_ms` for more, stopping early once
+    `max_batch` sentences are in hand; jobs are never split, and one job larger than `max_batch`
+    runs alone. A batch holding several beam sizes runs once per beam. A job whose future was
+    cancelled while it queued (the caller timed out) is skipped.
+    """
+
+    def __init__(self, translate: TranslateFn, max_batch: int = 64, max_wait_ms: float = 10.0):
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if max_wait_ms < 0:
+            raise ValueError(f"max_wait_ms must be >= 0, got {max_wait_ms}")
+        self.translate, self.max_batch, self.max_wait = translate, max_batch, max_wait_ms / 1000.0
+        self._jobs: deque[_Job] = deque()
+        self._cond = threading.Condition()
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        self.batches = 0          # model calls made (one per beam size in a batch)
+        self.sentences = 0        # sentences translated
+        self.largest_batch = 0    # most sentences in one model call
+
+    def start(self) -> "Batcher":
+        self._thread = threading.Thread(target=self._run, name="translation-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def submit(self, sentences: Sequence[str], beam: int) -> Future:
+        """Queue sentences; the future resolves to their translations, in order."""
+        job = _Job(list(sentences), int(beam))
+        with self._cond:
+            if self._closing or self._thread is None:
+                raise BatcherClosed("the translation worker is not running")
+            self._jobs.append(job)
+            self._cond.notify()
+        return job.future
+
+    def close(self, timeout: float | None = None) -> None:
+        """Take no new jobs, finish the queued ones, then stop the worker."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def stats(self) -> dict[str, int | float]:
+        with self._cond:
+            queued = sum(len(job.sentences) for job in self._jobs)
+        return {"max_batch": self.max_batch, "max_wait_ms": self.max_wait * 1000.0, "model_calls": self.batches,
+                "sentences": self.sentences, "largest_batch": self.largest_batch, "queued_sentences": queued}
+
+    # -- worker --------------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            batch = self._next_batch()
+            if batch is None:
+                return
+            self._process(batch)
+
+    def _next_batch(self) -> list[_Job] | None:
+        """Block for the oldest job, then gather more until the batch is full or the wait is over."""
+        with self._cond:
+            while not self._jobs:
+                if self._closing:
+                    return None
+                self._cond.wait()
+            batch = [self._jobs.popleft()]
+            size = len(batch[0].sentences)
+            deadline = time.monotonic() + self.max_wait
+            while size < self.max_batch:
+                if self._jobs:
+                    if size + len(self._jobs[0].sentences) > self.max_batch:
+                        break
+                    job = self._jobs.popleft()
+                    batch.append(job)
+                    size += len(job.sentences)
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._closing:
+                    break
+                self._cond.wait(remaining)
+        return batch
+
+    def _process(self, batch: list[_Job]) -> None:
+        live = [job for job in batch if job.future.set_running_or_notify_cancel()]
+        for beam in sorted({job.beam for job in live}):
+            jobs = [job for job in live if job.beam == beam]
+            sentences = [s for job in jobs for s in job.sentences]
+            try:
+                outputs = self.translate(sentences, beam)
+            except Exception as exc:  # noqa: BLE001 - handed to every caller; the worker keeps serving
+                for job in jobs:
+                    job.future.set_exception(exc)
+                continue
+            self.batches += 1
+            self.sentences += len(sentences)
+            self.largest_batch = max(self.largest_batch, len(sentences))
+            start = 0
+            for job in jobs:
+                job.future.set_result(outputs[start:start + len(job.sentences)])
+                start += len(job.sentences)

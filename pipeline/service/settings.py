@@ -1,0 +1,32 @@
+"""Service settings: limits and batching (plain data; no web framework imported)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_BEAM = 8
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Service limits and batching; the names match scripts/serve.py's flags."""
+    max_batch: int = 64               # most sentences in one decoding batch
+    max_wait_ms: float = 10.0         # how long the worker waits for more requests to fill a batch
+    max_sentences: int = 64           # most sentences in one request (413 past it)
+    max_chars: int = 1000             # most characters in one sentence (413 past it)
+    timeout_s: float = 30.0           # a request waiting longer gets a 503
+    beam: int | None = None           # default beam; None: the run's decode.beam_size
+    api_key: str | None = None        # when set, requests need `Authorization: Bearer <api_key>`
+    max_body_bytes: int = 1_000_000   # 1 MB
+
+    def __post_init__(self) -> None:
+        for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_wait_ms < 0:
+            raise ValueError(f"max_wait_ms must be >= 0, got {self.max_wait_ms}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        if self.beam is not None and not 1 <= self.beam <= MAX_BEAM:
+            raise ValueError(f"beam must be from 1 to {MAX_BEAM}, got {self.beam}")
+        if self.api_key is not None and not self.api_key:
+            raise ValueError("api_key must not be empty")

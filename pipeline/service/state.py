@@ -1,0 +1,72 @@
+"""What every route shares: the settings, the translator behind its batcher, and the request limits."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Sequence
+
+import keras
+from fastapi import Request
+
+from pipeline.service.batcher import Batcher, BatcherClosed
+from pipeline.service.errors import ServiceError
+from pipeline.service.settings import MAX_BEAM, ServiceSettings
+
+
+class ServiceState:
+    """The translator (any object with `translate(sentences, beam=, batch_size=)` and `config`) and its batcher."""
+
+    def __init__(self, translator: Any, settings: ServiceSettings, model_info: dict[str, Any] | None = None):
+        self.translator, self.settings = translator, settings
+        self.default_beam = settings.beam or min(int(translator.config.decode.beam_size), MAX_BEAM)
+        self.model_info = dict(model_info or {})
+        self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms)
+        self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
+
+    def _translate_batch(self, sentences: list[str], beam: int) -> list[str]:
+        return self.translator.translate(sentences, beam=beam, batch_size=self.settings.max_batch)
+
+    def check_limits(self, sentences: Sequence[str]) -> None:
+        """413 for too many sentences or one too long."""
+        limits = self.settings
+        if len(sentences) > limits.max_sentences:
+            raise ServiceError(413, f"{len(sentences)} sentences in one request; the limit is {limits.max_sentences}")
+        for index, sentence in enumerate(sentences):
+            if len(sentence) > limits.max_chars:
+                raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
+                                        f"the limit is {limits.max_chars}")
+
+    async def translate(self, sentences: Sequence[str], beam: int) -> list[str]:
+        """Translations from the batcher, or a 503 once `timeout_s` has passed or while shutting down."""
+        try:
+            future = self.batcher.submit(sentences, beam)
+        except BatcherClosed:
+            raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
+        self.waiting += 1
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.timeout_s)
+        except asyncio.TimeoutError:
+            future.cancel()                          # still queued: the worker skips it
+            raise ServiceError(503, f"no translation within {self.settings.timeout_s:g} s: the service is busy, "
+                                    "try again later", {"Retry-After": "1"}) from None
+        finally:
+            self.waiting -= 1
+
+    def health(self) -> dict[str, Any]:
+        config = self.translator.config
+        model = {"run": str(config.run_dir), **self.model_info, "translator": type(self.translator).__name__}
+        network = getattr(self.translator, "model", None)
+        if network is not None and hasattr(network, "count_params"):
+            model.setdefault("parameters", int(network.count_params()))
+        return {"status": "ok", "model": model, "config": Path(config.workdir).name,
+                "backend": keras.backend.backend(), "default_beam": self.default_beam,
+                "max_input_tokens": getattr(self.translator, "max_input_length", None),
+                "limits": {name: getattr(self.settings, name)
+                           for name in ("max_sentences", "max_chars", "timeout_s", "max_body_bytes")},
+                "auth": self.settings.api_key is not None, "waiting_requests": self.waiting,
+                "batching": self.batcher.stats()}
+
+
+def service_state(request: Request) -> ServiceState:
+    """FastAPI dependency: the app's ServiceState."""
+    return request.app.state.service

@@ -1,0 +1,48 @@
+#!/usr/bin/env python
+"""Serve a trained run over HTTP: POST /translate, GET /health, a page at /, OpenAPI docs at /docs."""
+import _bootstrap  # noqa: F401
+
+import argparse
+
+from pipeline.cli import run_main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
+    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras",
+                        help="inference engine (ctranslate2 needs the 'ctranslate2' extra; default: %(default)s)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: %(default)s, this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    parser.add_argument("--beam", type=int, help="default beam size, 1-8 (default: the run's decode.beam_size)")
+    parser.add_argument("--max-batch", type=int, default=64,
+                        help="most sentences decoded together (default: %(default)s)")
+    parser.add_argument("--max-wait-ms", type=float, default=10.0,
+                        help="how long a batch waits for more requests (default: %(default)s)")
+    parser.add_argument("--max-sentences", type=int, default=64,
+                        help="most sentences per request (default: %(default)s)")
+    parser.add_argument("--max-chars", type=int, default=1000,
+                        help="most characters per sentence (default: %(default)s)")
+    parser.add_argument("--timeout-s", type=float, default=30.0,
+                        help="a request waiting longer gets a 503 (default: %(default)s)")
+    parser.add_argument("--api-key-env", metavar="VAR",
+                        help="require 'Authorization: Bearer <key>', the key being the value of environment "
+                             "variable VAR")
+    parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    args = parser.parse_args()
+
+    from pipeline.service import serve
+    from pipeline.service.settings import ServiceSettings
+
+    settings = ServiceSettings(max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
+                               max_sentences=args.max_sentences, max_chars=args.max_chars,
+                               timeout_s=args.timeout_s, beam=args.beam)
+    serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
+          api_key_env=args.api_key_env, log_level=args.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,107 @@
+"""The service's page in a real browser: headless Chromium (Debian's chromium + chromium-driver) via selenium."""
+import os
+import shutil
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from pipeline.service import ServiceSettings, create_app
+from pipeline.translator import Translator
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,700",
+                  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]   # any non-loopback fetch fails
+
+
+def require_chromium() -> None:
+    """CI installs the packages (.ci/run), so there a missing browser is a failure, elsewhere a skip."""
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    if missing:
+        message = f"{' and '.join(missing)} not found: apt-get install chromium chromium-driver"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    return Translator.from_run(trained_tiny.run_dir)
+
+
+@pytest.fixture(scope="module")
+def server_url(translator):
+    """The app under a real uvicorn server on 127.0.0.1, in a thread of this process."""
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(translator, ServiceSettings()), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield url
+    server.should_exit = True
+    thread.join(30)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    require_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_page_translates_a_typed_sentence(browser, server_url, translator, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    sentence = "Where is the station?"
+    browser.get(server_url + "/")
+    assert browser.title == "English → Italian"
+    WebDriverWait(browser, 30).until(lambda d: "backend" in d.find_element(By.ID, "model").text)  # /health answered
+    browser.find_element(By.ID, "english").send_keys(sentence)
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
+    italian = browser.find_element(By.ID, "italian").text
+    assert italian == translator.translate([sentence])[0] and italian != sentence
+    assert " ms (service " in browser.find_element(By.ID, "time").text
+    assert browser.find_element(By.ID, "error").text == ""
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == [], errors                     # nothing failed to load: the page needs no network
+    screenshot = tmp_path / "page.png"
+    assert browser.save_screenshot(str(screenshot))
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_page_shows_a_service_error(browser, server_url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server_url + "/")
+    browser.find_element(By.ID, "english").send_keys("x" * 1001)
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "error").text)
+    assert browser.find_element(By.ID, "error").text == "413: sentence 0 has 1001 characters; the limit is 1000"
+    assert httpx.get(server_url + "/health", timeout=5).status_code == 200
