@@ -162,3 +162,38 @@ def test_missing_corrupt_and_invalid_pickles(tmp_path):
                                    "italian": "english", "metadata": {}}))
     with pytest.raises(VectorizerFileError, match="invalid contents .not a SentencePiece model"):
         load_vectorizers(path)
+
+
+NO_TENSORFLOW = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("tensorflow", "tensorboard", "tensorflow_text"):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked for this test)")
+sys.meta_path.insert(0, Block())
+sys.path.insert(0, sys.argv[1])
+from pipeline.config import load_config
+from pipeline.prepare import prepare
+from pipeline.vectorizers import load_vectorizers
+for tokenizer in ("sentencepiece", "word"):
+    config = load_config(sys.argv[1] + "/configs/tiny.yaml", [f"data.tokenizer={tokenizer}"], sys.argv[2] + tokenizer)
+    report = prepare(config, progress=False)
+    v = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    ids = v.encode_italian(["Tom non è qui, vero?"])
+    print(tokenizer, report["pairs_kept"], v.decode_italian(ids[0]), "tensorflow" in sys.modules, "keras" in sys.modules)
+"""
+
+
+def test_text_path_runs_without_tensorflow(tmp_path):
+    """prepare, encode and decode in a process where `import tensorflow` fails."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    result = subprocess.run([sys.executable, "-c", NO_TENSORFLOW, str(ROOT), str(tmp_path / "w_")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines] == ["sentencepiece", "word"]
+    for line in lines:
+        assert line.endswith("Tom non è qui, vero? False False") and int(line.split()[1]) > 49000, line
