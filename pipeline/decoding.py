@@ -1,156 +1,248 @@
-"""Cached greedy and beam-search decoding in `keras.ops` (one `while_loop`, every backend).
+"""Cached decoding in `keras.ops`: one static-shape loop; greedy, sampling and beam search choose the tokens.
 
-The encoder runs once; cross-attention keys/values are computed once; each step feeds
-one new token through the decoder and writes its keys/values into a fixed-size cache.
-Greedy is beam search with one beam: both share `beam_search`'s loop, and differ only in
-how the next token is chosen.
+The encoder runs once and the cross-attention keys/values are projected once per sentence; each step
+then feeds one token per hypothesis through the decoder, writing its keys/values into a cache whose
+length is a Python int. Every shape is fixed before the loop starts, so it compiles whole with XLA on
+TensorFlow and with `jax.jit` on JAX: rows that have ended keep their place and are masked, never
+gathered out.
+
+Read top to bottom:
+    Step, only_end_at_limit   what the loop hands a strategy at each step
+    Greedy.next_token         the most likely token
+    Sampling.next_token       a token drawn with temperature, top-k and top-p (nucleus)
+    BeamSearch.choose         the best `beams` continuations of each sentence, GNMT length penalty
+    decode_loop               the loop they share (encode, step until every sentence is done)
+    full_recompute_greedy     the tutorials' slow loop, the tests' reference
+    compile_decoder           numpy in, numpy out; compiled once per static setting on each backend
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import keras
 from keras import ops
 
-NEG_INF = -1e9
+NEG_INF = -1e9          # a masked score: its softmax weight is exactly 0 in float32
 
 
-def _length_penalty(length, alpha: float):
-    """GNMT: ((5 + length) / 6) ** alpha."""
-    return ops.power((5.0 + ops.cast(length, "float32")) / 6.0, alpha)
+# -- what a strategy sees -------------------------------------------------------------------------
+class Step(NamedTuple):
+    """What the loop knows when a strategy chooses the next token of each of its `rows` hypotheses."""
+    index: Any          # int32 scalar: the output position being chosen
+    logits: Any         # (rows, vocab) float32; padding, [start] and the banned [UNK] already at NEG_INF
+    at_limit: Any       # (rows,) bool: the row's last allowed position, where only [end] may come
+    finished: Any       # (rows,) bool: the row has already emitted [end]
+    end_id: int
 
 
-def _normalize(scores, lengths, alpha: float, batch, beams):
-    """Length-normalised scores (batch, beams) of hypotheses with `lengths` (batch * beams,)."""
-    return scores / ops.reshape(_length_penalty(ops.maximum(lengths, 1), alpha), (batch, beams))
+def only_end_at_limit(scores, step: Step):
+    """Rows at their length limit may only end: every other token's score becomes NEG_INF."""
+    not_end = ops.arange(ops.shape(scores)[-1]) != step.end_id                   # (vocab,)
+    return ops.where(ops.logical_and(step.at_limit[:, None], not_end[None]), NEG_INF, scores)
 
 
-def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams: int = 1,
-                alpha: float = 0.0, cache_length: int | None = None, banned_id: int | None = None):
-    """Decode a batch: (batch, src) source ids -> (batch, max(max_steps)) target ids after [start].
+# -- strategies: how the next token is chosen --------------------------------------------------------
+class Strategy:
+    """One hypothesis per sentence, whose next token `next_token` chooses; padding once it has ended."""
 
-    Rows are padded with 0 after [end]. `max_steps` (batch,) bounds the number of tokens of
-    each sentence (its last one is then [end]), so a sentence decodes the same alone or in
-    any batch; decoding stops early once every hypothesis has ended. `banned_id` (the
-    [UNK] id) is never generated: the model's best in-vocabulary choice is taken instead.
+    beams = 1
+
+    def start(self, row_limit) -> Any:
+        """The strategy's own loop state, given each row's length limit (rows,)."""
+        return ()
+
+    def all_done(self, finished, state):
+        return ops.all(finished)
+
+    def choose(self, step: Step, state):
+        """-> (next token of each row (rows,), the row each continues (rows,) or None, new state)."""
+        token = ops.cast(self.next_token(only_end_at_limit(step.logits, step), step.index), "int32")
+        return ops.where(step.finished, 0, token), None, state
+
+    def next_token(self, logits, index):
+        raise NotImplementedError
+
+    def best(self, tokens, finished, state):
+        """The hypothesis kept for each sentence: (rows, steps) -> (batch, steps)."""
+        return tokens
+
+
+class Greedy(Strategy):
+    """The most likely token (keras-hub's GreedySampler)."""
+
+    def next_token(self, logits, index):
+        # ops.argmax, as two plain reductions: XLA on CPU runs argmax's paired reduction slowly
+        best = ops.max(logits, axis=-1, keepdims=True)
+        vocab = ops.shape(logits)[-1]
+        return ops.min(ops.where(logits == best, ops.arange(vocab, dtype="int32"), vocab), axis=-1)   # the first best
+
+
+class Sampling(Strategy):
+    """A token drawn from the model's distribution, sharpened (`temperature` < 1) or flattened (> 1),
+    cut to the `top_k` most likely tokens (0: no cut) and to the smallest set of them whose
+    probability reaches `top_p` (nucleus sampling; 1.0: no cut).
+
+    Draws are inverse-CDF look-ups of `uniforms` (rows, steps), numbers in [0, 1) drawn up front
+    from a seed with numpy, so one seed gives the same samples on every backend.
     """
-    batch = ops.shape(source_ids)[0]
-    if cache_length is None:   # room for the longest allowed output, within the position table
-        table = model.target_embedding.sequence_length
-        cache_length = ops.minimum(ops.max(ops.cast(max_steps, "int32")), table - 1) + 1
-        if keras.backend.backend() != "tensorflow":   # eager shapes must be Python ints
-            cache_length = int(ops.convert_to_numpy(cache_length))
-    encoder_output, source_mask = model.encode(source_ids, training=False)
-    cache = model.init_cache(encoder_output, source_mask, cache_length)   # cross keys/values once per sentence
-    if beams > 1:   # then each beam gets its own row: (batch * beams, ...)
-        cache = keras.tree.map_structure(lambda t: ops.repeat(t, beams, axis=0), cache)
-    rows = batch * beams
-    tokens = ops.concatenate([ops.full((rows, 1), start_id, dtype="int32"),
-                              ops.zeros((rows, cache_length - 1), dtype="int32")], axis=1)
-    first = np.full((beams,), NEG_INF, dtype="float32")
-    first[0] = 0.0                                       # identical beams at the start: keep one
-    scores = ops.tile(ops.convert_to_tensor(first)[None], (batch, 1))         # (batch, beams)
-    finished = ops.zeros((rows,), dtype="bool")
-    lengths = ops.zeros((rows,), dtype="int32")
-    row_limit = ops.repeat(ops.minimum(ops.cast(max_steps, "int32"), cache_length - 1), beams, axis=0)
-    limit = ops.max(row_limit)
 
-    sentence_limit = ops.reshape(row_limit, (batch, beams))[:, 0]
+    def __init__(self, uniforms, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
+        self.uniforms, self.temperature, self.top_k, self.top_p = uniforms, temperature, top_k, top_p
 
-    def sentence_done(scores, finished, lengths):
-        """A sentence is done when no live hypothesis can still beat its best finished one.
+    def next_token(self, logits, index):
+        logits = ops.where(logits > NEG_INF, logits / self.temperature, NEG_INF)   # masked stays masked
+        vocab = ops.shape(logits)[-1]
+        top_logits, top_ids = ops.top_k(logits, k=min(self.top_k or vocab, vocab))   # (rows, k), best first
+        weights = ops.exp(top_logits - top_logits[:, :1])                            # unnormalised probabilities
+        cumulative = ops.cumsum(weights, axis=-1)                                    # (rows, k)
+        if self.top_p < 1.0:        # keep a token while the tokens before it hold less than top_p
+            weights = ops.where(cumulative - weights < self.top_p * cumulative[:, -1:], weights, 0.0)
+            cumulative = ops.cumsum(weights, axis=-1)
+        threshold = ops.take(self.uniforms, index, axis=1)[:, None] * cumulative[:, -1:]
+        pick = ops.sum(ops.cast(cumulative <= threshold, "int32"), axis=-1)
+        # zero-probability tokens (cut, banned, or past the limit) sort last: never pick one
+        pick = ops.minimum(pick, ops.sum(ops.cast(weights > 0, "int32"), axis=-1) - 1)
+        return ops.take_along_axis(top_ids, pick[:, None], axis=1)[:, 0]
 
-        Raw log-prob scores only fall as a hypothesis grows and the GNMT penalty is largest
-        at the length limit, so live_score / lp(limit) bounds what a live hypothesis can reach.
+
+class BeamSearch(Strategy):
+    """The `beams` most probable hypotheses of each sentence, grown together; the best finished one
+    wins under the GNMT length penalty lp(length) = ((5 + length) / 6) ** alpha.
+
+    Rows are hypotheses, `beams` consecutive rows per sentence. A sentence is done once no live
+    hypothesis can beat its best finished one; its rows then freeze, so that a sentence decodes
+    the same alone or in any batch.
+    """
+
+    def __init__(self, beams: int, alpha: float = 0.0):
+        self.beams, self.alpha = beams, alpha
+
+    def start(self, row_limit):
+        first = np.full((1, self.beams), NEG_INF, dtype="float32")
+        first[0, 0] = 0.0                                   # identical beams at the start: keep one
+        limit = ops.reshape(row_limit, (-1, self.beams))[:, 0]                     # (batch,)
+        return {"scores": ops.zeros_like(limit, "float32")[:, None] + first,      # (batch, beams) log-prob sums
+                "lengths": ops.zeros_like(row_limit),                              # (rows,) tokens so far
+                "limit": limit}
+
+    def penalty(self, lengths):
+        return ops.power((5.0 + ops.cast(lengths, "float32")) / 6.0, self.alpha)
+
+    def normalized(self, state):
+        """Length-normalised scores (batch, beams)."""
+        lengths = ops.reshape(ops.maximum(state["lengths"], 1), (-1, self.beams))
+        return state["scores"] / self.penalty(lengths)
+
+    def done(self, finished, state):
+        """(batch,) True where no live hypothesis can still beat the sentence's best finished one.
+
+        Log-prob sums only fall as a hypothesis grows and the penalty is largest at the length
+        limit, so score / lp(limit) bounds what a live hypothesis can still reach.
         """
-        finished = ops.reshape(finished, (batch, beams))
-        best_finished = ops.max(ops.where(finished, _normalize(scores, lengths, alpha, batch, beams), NEG_INF), axis=1)
-        best_live = ops.max(ops.where(finished, NEG_INF, scores), axis=1) / _length_penalty(sentence_limit, alpha)
+        finished = ops.reshape(finished, (-1, self.beams))
+        best_finished = ops.max(ops.where(finished, self.normalized(state), NEG_INF), axis=1)
+        best_live = ops.max(ops.where(finished, NEG_INF, state["scores"]), axis=1) / self.penalty(state["limit"])
         return ops.logical_or(ops.all(finished, axis=1), best_finished >= best_live)
 
-    def cond(index, tokens, scores, finished, lengths, cache):
-        return ops.logical_and(index < limit, ops.logical_not(ops.all(sentence_done(scores, finished, lengths))))
+    def all_done(self, finished, state):
+        return ops.all(self.done(finished, state))
 
-    slot = ops.arange(beams)[None]                                          # (1, beams)
+    def choose(self, step: Step, state):
+        beams = self.beams
+        top, ids = ops.top_k(only_end_at_limit(step.logits, step), k=beams)          # (rows, beams)
+        top = top - ops.logsumexp(step.logits, axis=-1, keepdims=True)               # log-probabilities
+        # A frozen row (ended, of a done sentence, or an empty start placeholder) has one
+        # continuation: itself, score unchanged, followed by padding.
+        frozen = ops.logical_or(step.finished, ops.repeat(self.done(step.finished, state), beams, axis=0))
+        frozen = ops.logical_or(frozen, ops.reshape(state["scores"], (-1,)) <= NEG_INF / 2)
+        slot = ops.arange(beams)[None]                                                # (1, beams)
+        top = ops.where(frozen[:, None], ops.where(slot == 0, 0.0, NEG_INF), top)
+        ids = ops.where(frozen[:, None], 0, ids)
+        # A sentence's best `beams` continuations are among its rows' own best `beams`: rank
+        # beams * beams candidates per sentence, not beams * vocab.
+        candidates = ops.reshape(ops.reshape(state["scores"], (-1, 1)) + top, (-1, beams * beams))
+        scores, pick = ops.top_k(candidates, k=beams)                                  # (batch, beams)
+        token = ops.take_along_axis(ops.reshape(ids, (-1, beams * beams)), pick, axis=1)
+        parent = pick // beams + ops.arange(ops.shape(pick)[0])[:, None] * beams       # row continued
+        parent = ops.reshape(ops.cast(parent, "int32"), (-1,))
+        grew = ops.logical_not(ops.take(frozen, parent, axis=0))
+        lengths = ops.take(state["lengths"], parent, axis=0) + ops.cast(grew, "int32")
+        token = ops.reshape(ops.cast(token, "int32"), (-1,))
+        return token, parent, {**state, "scores": scores, "lengths": lengths}
 
-    def expand(logits, at_limit):
-        """Each row's `beams` best next tokens and their log-probs, (rows, beams) each.
+    def best(self, tokens, finished, state):
+        finished = ops.reshape(finished, (-1, self.beams))
+        # prefer finished hypotheses: a live one left when the loop stopped cannot beat them
+        unfinished_loses = ops.logical_and(ops.any(finished, axis=1, keepdims=True), ops.logical_not(finished))
+        normalized = ops.where(unfinished_loses, 2 * NEG_INF, self.normalized(state))
+        best = ops.cast(ops.argmax(normalized, axis=-1), "int32")
+        return ops.take(tokens, best + ops.arange(ops.shape(best)[0], dtype="int32") * self.beams, axis=0)
 
-        The best `beams` continuations of the whole beam are among these (any other token has
-        `beams` better ones in its own row), so the global choice ranks beams*beams candidates,
-        not beams*vocab. A row at its length limit may only end.
-        """
-        top_logits, top_ids = ops.top_k(logits, k=beams)
-        if beams == 1:      # greedy: the argmax is all that matters, no normalisation needed
-            step, end_step = top_logits, ops.zeros_like(top_logits)
-        else:
-            log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
-            step, end_step = top_logits - log_norm, logits[:, end_id:end_id + 1] - log_norm
-        at_limit = at_limit[:, None]
-        step = ops.where(at_limit, ops.where(slot == 0, end_step, NEG_INF), step)
-        return ops.where(at_limit, end_id, top_ids), step
 
-    def body(index, tokens, scores, finished, lengths, cache):
-        last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
-        states, cache = model.decode_step_states(last, index, cache)        # (rows, d)
-        # Only live hypotheses of unfinished sentences are projected onto the vocabulary (the
-        # largest cost of a step); the others (finished, done or empty) stay as they are.
-        done = ops.repeat(sentence_done(scores, finished, lengths), beams, axis=0)
-        empty = ops.reshape(scores, (rows,)) <= NEG_INF / 2                  # e.g. beams 2.. at the first step
-        frozen = ops.logical_or(ops.logical_or(finished, done), empty)
-        live = ops.cast(ops.where(ops.logical_not(frozen))[0], "int32")     # (live,)
-        logits = ops.cast(model.logits(ops.take(states, live, axis=0)), "float32")
-        if banned_id is not None:
-            logits = ops.slice_update(logits, (0, banned_id), ops.full((ops.shape(live)[0], 1), NEG_INF))
-        live_ids, live_step = expand(logits, ops.take(index + 1 >= row_limit, live, axis=0))
-        frozen_step = ops.where(slot == 0, 0.0, NEG_INF) + ops.zeros((rows, 1))
-        step = ops.scatter_update(frozen_step, live[:, None], live_step)
-        next_ids = ops.scatter_update(ops.zeros((rows, beams), dtype=live_ids.dtype), live[:, None], live_ids)
-        candidates = ops.reshape(ops.reshape(scores, (rows, 1)) + step, (batch, beams * beams))
-        scores, flat = ops.top_k(candidates, k=beams)                        # (batch, beams)
-        parent = flat // beams + ops.arange(batch)[:, None] * beams          # row of the parent beam
-        parent = ops.reshape(ops.cast(parent, "int32"), (rows,))
-        token = ops.take_along_axis(ops.reshape(next_ids, (batch, beams * beams)), flat, axis=1)
-        token = ops.reshape(ops.cast(token, "int32"), (rows,))
-        tokens = ops.take(tokens, parent, axis=0)
-        finished = ops.take(finished, parent, axis=0)
-        frozen = ops.take(frozen, parent, axis=0)
-        lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(frozen), "int32")
-        if beams > 1:
+# -- the loop they share ---------------------------------------------------------------------------
+def decode_loop(model, source_ids, max_steps, strategy: Strategy, start_id: int, end_id: int,
+                cache_length: int | None = None, banned_id: int | None = None):
+    """(batch, src) source ids -> (batch, cache_length - 1) target ids after [start], 0 after [end].
+
+    `max_steps` (batch,) bounds each sentence's output, whose last token is then [end]; a sentence
+    decodes the same alone or in any batch. `cache_length` (a Python int; default: the model's
+    position table) fixes every shape of the loop. Padding, [start] and `banned_id` ([UNK]) are
+    never generated: the model's best other choice is taken instead. The loop stops once every
+    sentence is done.
+    """
+    if cache_length is None:
+        cache_length = model.target_embedding.sequence_length
+    beams = strategy.beams
+    encoder_output, source_mask = model.encode(source_ids, training=False)
+    cache = model.init_cache(encoder_output, source_mask, cache_length)     # cross keys/values once
+    if beams > 1:                                   # each hypothesis gets its row: (batch * beams, ...)
+        cache = keras.tree.map_structure(lambda t: ops.repeat(t, beams, axis=0), cache)
+    row_limit = ops.repeat(ops.minimum(ops.cast(max_steps, "int32"), cache_length - 1), beams, axis=0)
+    limit = ops.max(row_limit)
+    # padding and [start] are never outputs; nor is [UNK] when banned
+    never = ops.convert_to_tensor(np.isin(np.arange(model.target_vocab_size),
+                                          [0, start_id] + ([] if banned_id is None else [banned_id])))
+
+    def cond(index, last, tokens, finished, cache, state):
+        return ops.logical_and(index < limit, ops.logical_not(strategy.all_done(finished, state)))
+
+    def body(index, last, tokens, finished, cache, state):
+        hidden, cache = model.decode_step_states(last, index, cache)               # (rows, d)
+        logits = ops.cast(model.logits(hidden), "float32")                         # (rows, vocab)
+        logits = ops.where(never[None], NEG_INF, logits)
+        step = Step(index, logits, index + 1 >= row_limit, finished, end_id)
+        token, parent, state = strategy.choose(step, state)                        # the strategy decides
+        if parent is not None:          # beam search: each hypothesis continues one of its sentence's rows
+            tokens, finished = ops.take(tokens, parent, axis=0), ops.take(finished, parent, axis=0)
             cache = {**cache, "self": [ops.take(layer, parent, axis=0) for layer in cache["self"]]}
-        tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))
-        finished = ops.logical_or(finished, token == end_id)
-        return index + 1, tokens, scores, finished, lengths, cache
+        tokens = ops.slice_update(tokens, (0, index), token[:, None])
+        return index + 1, token, tokens, ops.logical_or(finished, token == end_id), cache, state
 
-    state = (ops.convert_to_tensor(0, dtype="int32"), tokens, scores, finished, lengths, cache)
-    _, tokens, scores, finished, lengths, _ = ops.while_loop(cond, body, state)
-    if beams == 1:
-        return tokens[:, 1:]
-    normalized = _normalize(scores, lengths, alpha, batch, beams)
-    finished = ops.reshape(finished, (batch, beams))
-    # prefer finished hypotheses: a live one left when the loop stopped early cannot beat them
-    normalized = ops.where(ops.logical_and(ops.any(finished, axis=1, keepdims=True), ops.logical_not(finished)),
-                           2 * NEG_INF, normalized)
-    best = ops.argmax(normalized, axis=-1) + ops.arange(batch) * beams
-    return ops.take(tokens, ops.cast(best, "int32"), axis=0)[:, 1:]
+    rows = ops.shape(row_limit)[0]
+    state = (ops.convert_to_tensor(0, "int32"),               # index: the output position being chosen
+             ops.full((rows,), start_id, "int32"),            # each row's last token
+             ops.zeros((rows, cache_length - 1), "int32"),    # the output so far
+             ops.zeros((rows,), "bool"),                      # finished: the row has emitted [end]
+             cache, strategy.start(row_limit))
+    _, _, tokens, finished, _, state = ops.while_loop(cond, body, state)
+    return strategy.best(tokens, finished, state)
 
 
 def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int,
                           banned_id: int | None = None) -> np.ndarray:
     """The tutorials' slow loop: re-run the whole decoder on the prefix at every step (test reference).
 
-    Like `beam_search`, the last allowed token is [end].
+    Like `decode_loop`, the last allowed token is [end], and padding, [start] and `banned_id` are never output.
     """
     batch = source_ids.shape[0]
     tokens = np.zeros((batch, max_steps + 1), dtype="int32")
     tokens[:, 0] = start_id
     done = np.zeros(batch, dtype=bool)
     for t in range(max_steps):
-        logits = np.array(model({"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]},
-                                training=False))
-        if banned_id is not None:
-            logits[..., banned_id] = -np.inf
+        inputs = {"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]}
+        logits = np.array(ops.convert_to_numpy(model(inputs, training=False)))
+        logits[..., [0, start_id] + ([] if banned_id is None else [banned_id])] = -np.inf
         nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)
         tokens[:, t + 1] = np.where(done, 0, nxt)
         done |= nxt == end_id
@@ -159,27 +251,126 @@ def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_ste
     return tokens[:, 1:]
 
 
+# -- numpy in, numpy out, compiled -----------------------------------------------------------------
+class DecodeOptions(NamedTuple):
+    """What a compiled decoder is specialised on (with the cache length)."""
+    kind: str                   # "greedy" | "beam" | "sample"
+    beams: int = 1
+    alpha: float = 0.0
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+
+
+def decode_options(beams: int = 1, alpha: float = 0.0, sample: bool = False, temperature: float | None = None,
+                   top_k: int | None = None, top_p: float | None = None, seed=None) -> DecodeOptions:
+    """Check the decoding arguments (`seed` only for being given without `sample`); ValueError names the wrong one."""
+    beams = int(beams)
+    if beams < 1:
+        raise ValueError(f"beam must be >= 1, got {beams}")
+    given = [name for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
+                                      ("seed", seed)) if value is not None]
+    if not sample:
+        if given:
+            raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only when sampling "
+                             "(sample=True, --sample)")
+        return DecodeOptions("beam", beams, float(alpha)) if beams > 1 else DecodeOptions("greedy")
+    if beams > 1:
+        raise ValueError(f"sampling draws one hypothesis per sentence: beam must be 1, got {beams}")
+    temperature = 1.0 if temperature is None else float(temperature)
+    top_k = 0 if top_k is None else int(top_k)
+    top_p = 1.0 if top_p is None else float(top_p)
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if top_k < 0:
+        raise ValueError(f"top_k must be >= 0 (0: no cut), got {top_k}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1] (1: no cut), got {top_p}")
+    return DecodeOptions("sample", temperature=temperature, top_k=top_k, top_p=top_p)
+
+
+def make_strategy(options: DecodeOptions, uniforms=None) -> Strategy:
+    if options.kind == "sample":
+        return Sampling(uniforms, options.temperature, options.top_k, options.top_p)
+    return BeamSearch(options.beams, options.alpha) if options.kind == "beam" else Greedy()
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _pad(array: np.ndarray, shape: tuple[int, ...], value: int | float = 0) -> np.ndarray:
+    return np.pad(array, [(0, size - now) for size, now in zip(shape, array.shape)], constant_values=value)
+
+
 def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False,
-                    banned_id: int | None = None) -> Callable:
-    """`decode(source_ids, max_steps (batch,), beams, alpha) -> ids`, compiled where the backend allows."""
+                    banned_id: int | None = None) -> Callable[..., np.ndarray]:
+    """`decode(source_ids, max_steps, beams=1, alpha=0.0, sample=False, temperature=None, top_k=None,
+    top_p=None, seed=None)` -> int32 ids (batch, max(max_steps)) after [start], 0-padded after [end].
+
+    `beams` > 1 is beam search, `sample=True` seeded sampling (`seed`: an int, a sequence of ints,
+    or None for fresh entropy), otherwise greedy. Inputs are padded to buckets (batch to a power of
+    two, source width and cache length to multiples of 8) so that few shapes get compiled. Compiled
+    with `tf.function` on TensorFlow (XLA with `jit_compile`), `jax.jit` on JAX; PyTorch runs the loop
+    eagerly under `torch.no_grad()`.
+    """
+    table = model.target_embedding.sequence_length            # positions the decoder can embed
+    source_table = model.source_embedding.sequence_length
+    compiled: dict[tuple[DecodeOptions, int], Callable] = {}
+
+    def decode(source_ids, max_steps, beams: int = 1, alpha: float = 0.0, sample: bool = False,
+               temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
+               seed=None) -> np.ndarray:
+        options = decode_options(beams, alpha, sample, temperature, top_k, top_p, seed)
+        source_ids, max_steps = np.asarray(source_ids, np.int32), np.asarray(max_steps, np.int32)
+        (batch, width), steps = source_ids.shape, min(int(max_steps.max(initial=0)), table - 1)
+        if batch == 0:
+            return np.zeros((0, steps), np.int32)
+        cache_length = min(_round_up(steps + 1, 8), table)
+        rows = 1 << (batch - 1).bit_length()
+        inputs = [_pad(source_ids, (rows, min(_round_up(width, 8), max(width, source_table)))),
+                  _pad(max_steps, (rows,), value=1)]          # padding rows: empty sources that end at once
+        if options.kind == "sample":     # drawn for the whole table, so a seed's draws do not depend on buckets
+            uniforms = np.random.default_rng(seed).random((batch, table - 1), dtype=np.float32)
+            inputs.append(_pad(uniforms[:, :cache_length - 1], (rows, cache_length - 1)))
+        key = (options, cache_length)
+        if key not in compiled:
+            def function(source, limits, uniforms=None, options=options, cache_length=cache_length):
+                decode.traces += 1
+                return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
+                                   cache_length, banned_id)
+            compiled[key] = _compile(model, function, inputs, jit_compile)
+        return compiled[key](*inputs)[:batch, :steps]
+
+    decode.traces = 0           # loops traced for compilation so far (on PyTorch: loops run)
+    return decode
+
+
+def _compile(model, function: Callable, inputs: list[np.ndarray], jit_compile: bool) -> Callable[..., np.ndarray]:
+    """`function` (tensors -> tensor) as numpy -> numpy, compiled as the backend allows."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
         import tensorflow as tf
 
-        functions: dict[tuple[int, float], Any] = {}
+        signature = [tf.TensorSpec([None] * x.ndim, tf.as_dtype(x.dtype)) for x in inputs]
+        traced = tf.function(function, input_signature=signature, jit_compile=jit_compile)
+        return lambda *xs: traced(*xs).numpy()
+    if backend == "jax":
+        import jax
 
-        def decode(source_ids, max_steps, beams=1, alpha=0.0):
-            key = (int(beams), float(alpha))
-            if key not in functions:
-                functions[key] = tf.function(
-                    lambda s, m: beam_search(model, s, start_id, end_id, m, key[0], key[1], banned_id=banned_id),
-                    input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)],
-                    jit_compile=jit_compile)
-            return functions[key](tf.constant(source_ids, tf.int32), tf.constant(max_steps, tf.int32)).numpy()
-        return decode
+        variables = model.variables     # passed as arguments, so weights are not baked into the program
 
-    def decode(source_ids, max_steps, beams=1, alpha=0.0):
-        ids = beam_search(model, ops.convert_to_tensor(source_ids, "int32"), start_id, end_id, max_steps,
-                          int(beams), float(alpha), banned_id=banned_id)
-        return np.asarray(ops.convert_to_numpy(ids))
-    return decode
+        def stateless(values, *xs):
+            with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+                return function(*xs)
+
+        jitted = jax.jit(stateless)
+        return lambda *xs: np.asarray(jitted([v.value for v in variables], *xs))
+    if backend == "torch":
+        import torch
+
+        def eager(*xs):
+            with torch.no_grad():
+                return ops.convert_to_numpy(function(*[ops.convert_to_tensor(x) for x in xs]))
+        return eager
+    return lambda *xs: ops.convert_to_numpy(function(*[ops.convert_to_tensor(x) for x in xs]))

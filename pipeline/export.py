@@ -37,15 +37,15 @@ def _clean(texts, nfc: bool):
     return tf.strings.regex_replace(texts, r"^ | $", "")
 
 
-def _word_graph(tokenizer, max_length: int):
+def _word_graph(source, target, max_length: int):
     """(encode: strings -> (batch, max_length) ids, decode: ids -> strings) for a word vocabulary."""
     import tensorflow as tf
 
     from pipeline.vectorizers import make_text_vectorization
 
-    layer = make_text_vectorization(tokenizer.vocabulary[2:], max_length, "english_vectorizer")
+    layer = make_text_vectorization(source.vocabulary[2:], max_length, "english_vectorizer")
     layer(tf.constant(["warm up"]))           # builds the layer so that it can be tracked
-    vocabulary = tf.constant(tokenizer.vocabulary)
+    vocabulary = tf.constant(target.vocabulary)
 
     def encode(texts):
         return tf.cast(layer(pretokenize(texts)), tf.int32)
@@ -60,35 +60,53 @@ def _word_graph(tokenizer, max_length: int):
 
 
 def _sentencepiece_graph(source, target, max_length: int):
-    """The same pair for SentencePiece models, run by tensorflow-text's SentencepieceTokenizer."""
+    """The same pair for SentencePiece: tensorflow-text runs the source model; the target ids are turned back
+    into text through a table of each piece's bytes, which is what SentencePiece's decoder does for these models
+    (identity normaliser, byte fallback). One SentencePiece op per graph: two would share one resource."""
     import tensorflow as tf
 
     text = require("tensorflow_text", "export")
     source_sp = text.SentencepieceTokenizer(model=source.model_proto, out_type=tf.int32)
-    target_sp = source_sp if target is source else text.SentencepieceTokenizer(model=target.model_proto,
-                                                                               out_type=tf.int32)
+    pieces = tf.constant(_piece_bytes(target))
 
     def encode(texts):
         return source_sp.tokenize(texts)[:, :max_length].to_tensor(default_value=0, shape=[None, max_length])
 
     def decode(ids, keep):
-        lengths = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)
-        return target_sp.detokenize(tf.RaggedTensor.from_tensor(ids, lengths=lengths))
+        joined = tf.strings.reduce_join(tf.where(keep, tf.gather(pieces, ids), b""), axis=1)
+        joined = tf.strings.regex_replace(joined, "^ ", "")          # the dummy prefix of the first piece
+        return tf.strings.unicode_transcode(joined, "UTF-8", "UTF-8", errors="replace")
 
-    return encode, decode, (source_sp, target_sp)
+    return encode, decode, (source_sp,)
+
+
+def _piece_bytes(tokenizer) -> list[bytes]:
+    """What each SentencePiece id decodes to: a raw byte for <0xNN>, nothing for control pieces."""
+    table = []
+    for i, piece in enumerate(tokenizer.vocabulary):
+        if i in (tokenizer.pad_id, tokenizer.start_id, tokenizer.end_id):
+            table.append(b"")
+        elif i == tokenizer.unk_id:
+            table.append(tokenizer.decode([i]).encode("utf-8"))
+        elif len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+            table.append(bytes([int(piece[3:5], 16)]))
+        else:
+            table.append(piece.replace("\u2581", " ").encode("utf-8"))
+    return table
 
 
 def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | None = None,
                        length_penalty: float | None = None) -> Path:
     """Write `out_dir` (atomically) and return it."""
     import keras
-    import tensorflow as tf
 
     from pipeline.io_utils import atomic_directory
 
     if keras.backend.backend() != "tensorflow":
-        raise ValueError(f"SavedModel export needs the TensorFlow backend, got {keras.backend.backend()!r}")
+        raise ValueError(f"SavedModel export needs TensorFlow and the TensorFlow backend (KERAS_BACKEND=tensorflow), "
+                         f"got {keras.backend.backend()!r}")
     check_output_dir(out_dir, "export directory")
+    import tensorflow as tf
     translator = Translator.from_run(run_dir)
     decode_config = translator.config.decode
     beams = decode_config.beam_size if beam is None else int(beam)
@@ -99,7 +117,8 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
     if subwords:
         encode, decode, tracked = _sentencepiece_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
     else:
-        encode, decode, tracked = _word_graph(vectorizers.english, vectorizers.max_length)
+        encode, decode, layer = _word_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
+        tracked = (layer,)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="english")])
     def translate(texts):
@@ -113,7 +132,8 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.track(tracked)
+    for item in tracked:
+        archive.track(item)
     archive.add_endpoint("serving_default", translate)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
@@ -131,8 +151,8 @@ def load_saved_model(path: str | Path) -> Any:
         pass
     try:
         return tf.saved_model.load(str(path))
-    except (tf.errors.NotFoundError, ValueError, KeyError) as exc:
-        if "Sentencepiece" in str(exc) or "not registered" in str(exc):
+    except (tf.errors.NotFoundError, ValueError, KeyError, RuntimeError) as exc:
+        if "Sentencepiece" in str(exc) or "not registered" in str(exc):   # tensorflow-text's ops
             raise ValueError(f"SavedModel {path}: uses SentencePiece ops; `import tensorflow_text` before loading it "
                              "(pip install -e '.[export]')") from None
         raise

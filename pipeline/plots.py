@@ -64,7 +64,7 @@ def plot_positional_embedding_outputs(path: str | Path, phrases: Sequence[str], 
     for row, positional in enumerate(("learned", "sinusoidal")):
         keras.utils.set_random_seed(seed)       # same random token embeddings in both rows
         layer = PositionalEmbedding(ids.shape[1], vocab, embed_dim, positional=positional, scale_embeddings=False)
-        outputs = np.asarray(layer(ids[:, :length]))
+        outputs = keras.ops.convert_to_numpy(layer(ids[:, :length]))
         limit = float(np.abs(outputs).max())
         for column, phrase in enumerate(phrases):
             axis = axes[row, column]

@@ -115,7 +115,8 @@ class Translator:
                                                self.config.decode.length_penalty)[0]]
         output = output[:output.index(self.end_id) + 1] if self.end_id in output else [i for i in output if i]
         decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
-        weights = np.asarray(self.model.cross_attention(source, decoder_inputs))[:, 0]
+        from keras import ops
+        weights = ops.convert_to_numpy(self.model.cross_attention(source, decoder_inputs))[:, 0]
         english = self.vectorizers.english.vocabulary
         return CrossAttention([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
                               self.vectorizers.decode_italian(output))

@@ -14,7 +14,7 @@ def main() -> int:
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
     parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
-    parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>.json); "
+    parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>[-ct2].json); "
                                       "hypotheses are written beside it as <name>.hyp.txt")
     args = parser.parse_args()
     if bool(args.src) != bool(args.ref):
@@ -24,17 +24,21 @@ def main() -> int:
 
     from pipeline.evaluation import (evaluate, format_report, load_parallel_files, load_split_set,
                                      prepared_split_file, write_report)
+    from pipeline.rundir import check_output_file
     from pipeline.translator import Translator
 
+    if args.out:
+        check_output_file(args.out, "report file")         # before any translating
     if args.src:
         evalset = load_parallel_files(args.src, args.ref)
     else:
         evalset = load_split_set(prepared_split_file(args.run, args.split or "test"))
-    translator = Translator.from_run(args.run, args.model)
+    translator = Translator.from_run(args.run, args.model, engine=args.engine)
     report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size,
                                   length_penalty=args.length_penalty)
-    out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}.json"
-    report = {"run": str(args.run), "model": args.model, **report}
+    suffix = "-ct2" if args.engine == "ctranslate2" else ""
+    out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}{suffix}.json"
+    report = {"run": str(args.run), "model": args.model, "engine": args.engine, **report}
     hyp_path = write_report(report, hypotheses, out)
     print(f"{report['bleu_signature']}\n{report['chrf_signature']}", file=sys.stderr)
     print(f"{format_report(report)} -> {out}, {hyp_path}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pipeline.cli import run_main, translation_parser
 
 
 def main() -> int:
-    parser = translation_parser(__doc__)
+    parser = translation_parser(__doc__, sampling=True)
     parser.add_argument("sentences", nargs="*", help="English sentences to translate")
     parser.add_argument("--input", help="file with one English sentence per line")
     parser.add_argument("--output", help="write translations here (default: standard output)")
@@ -18,12 +18,25 @@ def main() -> int:
         parser.error("give sentences or --input, not both")
 
     from pipeline.io_utils import atomic_write_text, read_text_lines
-    from pipeline.translator import Translator
+    from pipeline.rundir import check_output_file
+
+    if args.output:
+        check_output_file(args.output, "output file")      # before any translating
 
     sentences = args.sentences or (read_text_lines(args.input) if args.input else sys.stdin.read().splitlines())
-    translator = Translator.from_run(args.run, args.model)
+    if args.engine == "ctranslate2":     # imports neither TensorFlow nor Keras
+        from pipeline.ct2 import CTranslate2Translator
+        translator = CTranslate2Translator.from_run(args.run, args.model)
+    else:
+        from pipeline.translator import Translator
+        translator = Translator.from_run(args.run, args.model)
+    sampling = {name: value for name, value in (("sample", args.sample or None), ("temperature", args.temperature),
+                                                ("top_k", args.top_k), ("top_p", args.top_p), ("seed", args.seed))
+                if value is not None}
+    if sampling and args.engine != "keras":
+        parser.error("--sample, --temperature, --top-k, --top-p and --seed need --engine keras")
     outputs = translator.translate(sentences, beam=args.beam, max_length=args.max_length,
-                                   batch_size=args.batch_size, progress=bool(args.input))
+                                   batch_size=args.batch_size, progress=bool(args.input), **sampling)
     text = "".join(line + "\n" for line in outputs)
     if args.output:
         atomic_write_text(args.output, text)

@@ -75,3 +75,18 @@ def trained_tiny_sp(tmp_path_factory, tiny_config_path):
     prepare(config, progress=False)
     train(config, verbose=0)
     return config
+
+
+@pytest.fixture(scope="session")
+def trained_tiny_word(tmp_path_factory, prepared_tiny_word):
+    """Like `trained_tiny`, with word-level vocabularies: its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
+    from pipeline.training import train
+
+    prepared_config, _ = prepared_tiny_word
+    workdir = tmp_path_factory.mktemp("trained_word")
+    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
+    config = load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
+                         + SMALL_MODEL + ["train.epochs=2", "train.max_steps=250"], str(workdir))
+    train(config, verbose=0)
+    return config

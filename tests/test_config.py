@@ -12,8 +12,11 @@ def write(tmp_path, text):
 def test_shipped_configs_load(tiny_config_path):
     tiny = load_config(tiny_config_path)
     base = load_config(tiny_config_path.parent / "base.yaml")
-    assert tiny.model.d_model == 64 and base.model.d_model == 512
+    cpu60 = load_config(tiny_config_path.parent / "cpu60.yaml")
+    assert tiny.model.d_model == 128 and base.model.d_model == 512 and cpu60.model.d_model == 256
     assert base.train.mixed_precision == "mixed_bfloat16"
+    assert {c.data.tokenizer for c in (tiny, base, cpu60)} == {"sentencepiece"}
+    assert tiny.data.joint_vocab_size == 6000 and tiny.model.share_embeddings
 
 
 @pytest.mark.parametrize("text, message", [

@@ -41,10 +41,10 @@ def serve(saved_model, texts, tmp_path, tf_text=False):
     return served["out"]
 
 
-def test_saved_model_serves_strings_in_a_process_without_pipeline(trained_tiny, tmp_path):
+def test_word_level_saved_model_needs_only_tensorflow(trained_tiny_word, tmp_path):
     for beam in (1, 3):
-        out = export_saved_model(trained_tiny.run_dir, tmp_path / f"sm{beam}", beam=beam)
-        expected = Translator.from_run(trained_tiny.run_dir).translate(SENTENCES, beam=beam)
+        out = export_saved_model(trained_tiny_word.run_dir, tmp_path / f"sm{beam}", beam=beam)
+        expected = Translator.from_run(trained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
         assert serve(out, SENTENCES, tmp_path) == expected
         assert expected[2] == ""
 
@@ -83,8 +83,10 @@ except ValueError as exc:
 """
 
 
-def test_loading_a_sentencepiece_export_without_tensorflow_text_says_what_to_do(trained_tiny_sp, tmp_path):
-    out = export_saved_model(trained_tiny_sp.run_dir, tmp_path / "sm", beam=1)
+def test_joint_vocabulary_export_and_loading_it_without_tensorflow_text(trained_tiny, tmp_path):
+    out = export_saved_model(trained_tiny.run_dir, tmp_path / "sm", beam=1)
+    texts = ["I love you.", "Где? 😀", ""]
+    assert serve(out, texts, tmp_path, tf_text=True) == Translator.from_run(trained_tiny.run_dir).translate(texts, beam=1)
     result = subprocess.run([sys.executable, "-c", BLOCKED, str(out), str(ROOT)], capture_output=True, text=True,
                             timeout=300)
     assert f"ERROR SavedModel {out}: uses SentencePiece ops; `import tensorflow_text` before loading it" \

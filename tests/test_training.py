@@ -109,7 +109,7 @@ def test_train_writes_a_self_contained_run_that_reloads(prepared_tiny, tmp_path)
 
 def test_train_refuses_prepared_data_of_another_length(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path, "data.max_length=30")
-    with pytest.raises(ValueError, match="made with data.max_length=16, but the config says 30"):
+    with pytest.raises(ValueError, match="made with data.max_length=20, but the config says 30"):
         train(config, verbose=0)
 
 

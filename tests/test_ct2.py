@@ -1,0 +1,290 @@
+"""CTranslate2 export: parity with our decoder, the engine switch, the directory alone, one-line errors."""
+import json
+import shutil
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("ctranslate2")
+
+from pipeline.ct2 import CTranslate2ExportError, CTranslate2Translator, export_ctranslate2, transformer_spec
+from pipeline.datasets import load_split
+from pipeline.evaluation import evaluate, load_split_set
+from pipeline.extras import MissingExtra
+from pipeline.translator import Translator
+
+from conftest import ROOT
+
+SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
+             "It's raining.", "We have to go now, because the last train leaves at ten."]
+SCRIPTS = str(ROOT / "scripts")
+TRANSLATE = str(ROOT / "scripts" / "translate.py")
+EVALUATE = str(ROOT / "scripts" / "evaluate.py")
+
+
+@pytest.fixture(scope="module")
+def keras_translator(trained_tiny):
+    return Translator.from_run(trained_tiny.run_dir)
+
+
+@pytest.fixture(scope="module")
+def exported(trained_tiny, tmp_path_factory):
+    return export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2") / "float32")
+
+
+@pytest.fixture(scope="module")
+def ct2(exported):
+    return CTranslate2Translator(exported, threads=2)
+
+
+@pytest.fixture(scope="module")
+def valid_sources(trained_tiny):
+    return load_split_set(trained_tiny.prepared_dir / "valid.tsv").sources[:200]
+
+
+def greedy_ids(keras_translator, ct2, source):
+    """Both engines' greedy output ids for (n, src) source ids, with each sentence's own length limit.
+
+    Ours ends every output with [end] (forced at the limit); CTranslate2 cuts at the limit instead,
+    so a cut output gets the [end] ours would have."""
+    lengths = (source != 0).sum(1)
+    limits = keras_translator._step_limits(lengths)
+    ours = keras_translator._decode(source[:, :lengths.max()], limits, 1, 0.0)
+    end, vocabulary = keras_translator.end_id, ct2.vectorizers.english.vocabulary
+    expected, got = [], []
+    for row, limit in zip(range(len(source)), limits):
+        ids = [int(i) for i in ours[row]]
+        expected.append(ids[:ids.index(end) + 1])
+        tokens = ct2._decode([[vocabulary[i] for i in source[row, :lengths[row]]]], int(limit) - 1, 1, 0.0, 1)[0]
+        ids = [ct2._target_index[t] for t in tokens]
+        got.append(ids if ids[-1:] == [end] else ids + [end])
+    return expected, got
+
+
+def test_greedy_equals_our_decoder_token_for_token_on_200_validation_sentences(keras_translator, ct2, trained_tiny):
+    source, _ = load_split(trained_tiny.prepared_dir, "valid")
+    expected, got = greedy_ids(keras_translator, ct2, source[:200])
+    assert len(expected) == 200
+    assert got == expected
+
+
+ARCHITECTURES = {
+    "word, pre-LN, learned positions, untied, unscaled": ("prepared_tiny_word", [
+        "data.tokenizer=word", "data.joint_vocab_size=0", "model.norm_first=true", "model.positional=learned",
+        "model.tie_embeddings=false", "model.scale_embeddings=false"]),
+    "joint SentencePiece, post-LN, one shared embedding": ("prepared_tiny", [
+        "model.norm_first=false", "model.share_embeddings=true"]),
+}
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_other_vocabularies_and_architecture_switches_convert_exactly(architecture, request, tmp_path):
+    """The switches the trained tiny run (joint SentencePiece, pre-LN, sinusoidal, tied, scaled) leaves
+    out, on freshly initialised models (weights scaled up, so that argmaxes are clear)."""
+    from conftest import SMALL_MODEL
+    from pipeline.config import load_config, save_config
+    from pipeline.model import build_model
+    from pipeline.vectorizers import load_vectorizers
+
+    fixture, overrides = ARCHITECTURES[architecture]
+    prepared, _ = request.getfixturevalue(fixture)
+    config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, *overrides], str(tmp_path))
+    run = config.run_dir
+    run.mkdir(parents=True)
+    save_config(config, run / "config.yaml")
+    shutil.copyfile(prepared.prepared_dir / "vectorizers.pkl", run / "vectorizers.pkl")
+    vectorizers = load_vectorizers(run / "vectorizers.pkl")
+    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    rng = np.random.default_rng(0)
+    for variable in model.weights:
+        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
+    model.save(run / "best.keras")
+    out = export_ctranslate2(run, tmp_path / "ct2")
+    if vectorizers.italian.kind == "word":
+        settings = json.loads((out / "config.json").read_text())
+        assert (settings["unk_token"], settings["bos_token"], settings["eos_token"],
+                settings["decoder_start_token"]) == ("[UNK]", "[start]", "[end]", "[start]")
+        assert json.loads((out / "source_vocabulary.json").read_text()) == vectorizers.english.vocabulary
+        assert json.loads((out / "target_vocabulary.json").read_text()) == vectorizers.italian.vocabulary
+        assert vectorizers.italian.vocabulary[:2] == ["", "[UNK]"]
+    source, _ = load_split(prepared.prepared_dir, "valid")
+    expected, got = greedy_ids(Translator.from_run(run), CTranslate2Translator(out), source[:100])
+    assert got == expected
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_beam_four_agrees_on_at_least_95_percent(keras_translator, ct2, valid_sources, alpha):
+    ours = keras_translator.translate(valid_sources, beam=4, length_penalty=alpha)
+    theirs = ct2.translate(valid_sources, beam=4, length_penalty=alpha)
+    agreement = np.mean([a == b for a, b in zip(ours, theirs)])
+    assert agreement >= 0.95, agreement
+
+
+def test_translate_matches_keras_on_edge_inputs_and_warns_the_same(keras_translator, ct2):
+    inputs = ["", "   ", "Zyxwv qwrtp blorf?", "word " * 40, *SENTENCES]
+    caught = {}
+    for name, translator in (("keras", keras_translator), ("ct2", ct2)):
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            caught[name] = (translator.translate(inputs, beam=1),
+                            [str(w.message) for w in records if "truncated" in str(w.message)])
+    assert caught["ct2"] == caught["keras"]
+    out, messages = caught["ct2"]
+    assert out[:2] == ["", ""] and all(out[2:])
+    assert messages == [f"1 input sentence(s) longer than the model's maximum of {ct2.max_input_length} tokens "
+                        "were truncated"]
+    assert ct2.translate([]) == []
+    with pytest.raises(ValueError, match="need engine 'keras'"):
+        ct2.translate(["Hi."], sample=True)
+    assert ct2.translate(SENTENCES, beam=1, max_length=3) == keras_translator.translate(SENTENCES, beam=1,
+                                                                                      max_length=3)
+    with pytest.raises(ValueError, match="beam must be >= 1, got 0"):
+        ct2.translate(["Hi."], beam=0)
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_batch_gives_the_same_translation_as_alone(ct2, valid_sources, beam):
+    sentences = valid_sources[:40]
+    together = ct2.translate(sentences, beam=beam, batch_size=16)
+    alone = [ct2.translate([s], beam=beam)[0] for s in sentences]
+    assert together == alone
+
+
+def test_unk_is_never_generated_unless_allowed(trained_tiny, tmp_path):
+    import keras
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns("checkpoint", "logs", "ctranslate2*"))
+    model = keras.saving.load_model(run / "best.keras", compile=False)
+    bias = np.array(model.output_bias)
+    bias[1] = 100.0                                    # the model now prefers [UNK] everywhere
+    model.output_bias.assign(bias)
+    model.save(run / "best.keras")
+    out = export_ctranslate2(run, tmp_path / "ct2")
+    banned = CTranslate2Translator(out)
+    for beam in (1, 3):
+        assert not any("[UNK]" in s for s in banned.translate(SENTENCES, beam=beam)), beam
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    config["decode"]["ban_unk"] = False
+    (out / "config.yaml").write_text(yaml.safe_dump(config))
+    allowed = CTranslate2Translator(out).translate(SENTENCES, beam=1)
+    assert all(s.startswith("[UNK]") for s in allowed), allowed
+
+
+def test_export_directory_holds_vocabularies_and_tokenizer_and_translates_alone(exported, ct2, tmp_path,
+                                                                                 keras_translator):
+    """The tiny run has one SentencePiece vocabulary for both sides: one vocabulary file, one model file."""
+    vectorizers = keras_translator.vectorizers
+    assert vectorizers.joint and vectorizers.italian.kind == "sentencepiece"
+    assert {p.name for p in exported.iterdir()} == {"model.bin", "config.json", "shared_vocabulary.json",
+                                                     "vectorizers.pkl", "config.yaml", "pipeline.json",
+                                                     "sentencepiece.model"}
+    assert json.loads((exported / "shared_vocabulary.json").read_text()) == keras_translator.vocabulary
+    assert (exported / "sentencepiece.model").read_bytes() == vectorizers.italian.model_proto
+    config = json.loads((exported / "config.json").read_text())
+    assert (config["unk_token"], config["bos_token"], config["eos_token"], config["decoder_start_token"]) == \
+        ("<unk>", "<s>", "</s>", "<s>")
+    assert config["layer_norm_epsilon"] == 1e-6
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(exported, moved)
+    assert CTranslate2Translator.from_run(moved).translate(SENTENCES, beam=4) == ct2.translate(SENTENCES, beam=4)
+
+
+def test_quantized_exports_translate(trained_tiny, tmp_path, ct2):
+    reference = ct2.translate(SENTENCES, beam=1)
+    for quantization in ("int16", "int8"):
+        out = export_ctranslate2(trained_tiny.run_dir, tmp_path / quantization, quantization=quantization)
+        assert json.loads((out / "pipeline.json").read_text())["quantization"] == quantization
+        translated = CTranslate2Translator(out).translate(SENTENCES, beam=1)
+        assert len(translated) == len(SENTENCES) and all(translated)
+        assert np.mean([a == b for a, b in zip(translated, reference)]) >= 0.5, (quantization, translated)
+
+
+def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, valid_sources):
+    translator = Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
+    assert isinstance(translator, CTranslate2Translator)
+    assert translator.model_dir == trained_tiny.run_dir / "ctranslate2"
+    assert translator.translate(SENTENCES, beam=1) == keras_translator.translate(SENTENCES, beam=1)
+    evalset = load_split_set(trained_tiny.prepared_dir / "valid.tsv")
+    evalset.sources, evalset.references = evalset.sources[:100], evalset.references[:100]
+    ours, _ = evaluate(keras_translator, evalset, beam=1, progress=False)
+    theirs, _ = evaluate(translator, evalset, beam=1, progress=False)
+    assert (theirs["bleu"], theirs["chrf"]) == (ours["bleu"], ours["chrf"])
+    with pytest.raises(ValueError, match="engine 'onnx'"):
+        Translator.from_run(trained_tiny.run_dir, engine="onnx")
+
+
+CHECK_IMPORTS = """
+import json, runpy, sys
+sys.argv = [{script!r}, *sys.argv[1:]]
+sys.path.insert(0, {scripts!r})
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit as exit:
+    assert not exit.code, exit.code
+print(json.dumps(sorted(m for m in ("tensorflow", "keras", "jax", "torch") if m in sys.modules)))
+"""
+
+
+def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_nor_keras(trained_tiny, keras_translator,
+                                                                                       exported, tmp_path):
+    Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")        # the run's own export exists
+    for run in (exported, trained_tiny.run_dir):
+        result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=TRANSLATE, scripts=SCRIPTS), "--engine",
+                                 "ctranslate2", "--run", str(run), "--beam", "1", *SENTENCES],
+                                capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert result.returncode == 0, result.stderr[-2000:]
+        *lines, imported = result.stdout.splitlines()
+        assert json.loads(imported) == []
+        assert lines == keras_translator.translate(SENTENCES, beam=1)
+    report = tmp_path / "valid-ct2.json"
+    result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=EVALUATE, scripts=SCRIPTS), "--engine",
+                             "ctranslate2", "--run", str(trained_tiny.run_dir), "--split", "valid", "--beam", "1",
+                             "--out", str(report)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == []
+    assert json.loads(report.read_text())["engine"] == "ctranslate2"
+
+
+def run_script(*args, prelude=""):
+    code = "\n".join(["import runpy, sys", f"sys.path.insert(0, {SCRIPTS!r})", prelude, f"sys.argv = {list(args)!r}",
+                      "runpy.run_path(sys.argv[0], run_name='__main__')"])
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_missing_extra_and_bad_options_are_one_line_errors(exported, tmp_path, monkeypatch):
+    hide = "sys.modules['ctranslate2'] = None"
+    missing = run_script(TRANSLATE, "--engine", "ctranslate2", "--run", str(exported), "Hi.", prelude=hide)
+    assert missing.returncode == 2
+    assert missing.stderr == ("error: ctranslate2 is not installed; it comes with the 'ctranslate2' extra: "
+                              "pip install -e '.[ctranslate2]'\n")
+    bad = run_script(str(ROOT / "scripts" / "export.py"), "--run", str(exported), "--out", str(tmp_path / "x"),
+                     "--format", "ctranslate2", "--quantization", "int4")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: quantization 'int4': expected one of float32, int16, int8")
+    assert len(bad.stderr.splitlines()) == 1
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)
+    with pytest.raises(MissingExtra, match=r"pip install -e '\.\[ctranslate2\]'"):
+        CTranslate2Translator(exported)
+
+
+def test_an_option_ctranslate2_cannot_express_is_named(trained_tiny):
+    import keras
+
+    from pipeline.vectorizers import load_vectorizers
+
+    vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
+    model = keras.saving.load_model(trained_tiny.run_dir / "best.keras", compile=False)
+    model.decoder_blocks[0].feed_forward.inner.activation = keras.activations.silu
+    with pytest.raises(CTranslate2ExportError, match=r"^feed-forward activation relu, silu: CTranslate2's "
+                                                     r"TransformerSpec takes one of relu, gelu for every layer$"):
+        transformer_spec(model, vectorizers)
+    model.decoder_blocks[0].feed_forward.inner.activation = keras.activations.relu
+    model.encoder_blocks[0].ff_norm.epsilon = 1e-5
+    with pytest.raises(CTranslate2ExportError, match=r"^layer norm ff_norm \(epsilon 1e-05, rms_scaling False\): "
+                                                     r"CTranslate2 uses one epsilon"):
+        transformer_spec(model, vectorizers)

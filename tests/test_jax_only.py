@@ -1,0 +1,105 @@
+"""The whole pipeline where TensorFlow cannot be imported: JAX (and PyTorch, where installed).
+
+Every stage runs as its own process with KERAS_BACKEND set and, on PYTHONPATH, a `sitecustomize`
+that hides TensorFlow from every import finder, as on a machine that has only JAX installed:
+`import tensorflow` raises ModuleNotFoundError and `importlib.util.find_spec("tensorflow")` is None.
+Prepare the bundled sample, train a small model briefly, translate with the CLI and the Python API
+(greedy, beam, sampling), score with sacreBLEU, draw the plots; export, the one stage that needs
+TensorFlow, says so in one line.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+HIDE_TENSORFLOW = '''
+import sys
+
+HIDDEN = ("tensorflow", "tensorboard", "tensorflow_text")
+
+
+class _Hidden:
+    """Wraps an import finder so that it finds no TensorFlow (as if it were not installed)."""
+
+    def __init__(self, finder):
+        self.finder = finder
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN or not hasattr(self.finder, "find_spec"):
+            return None
+        return self.finder.find_spec(name, path, target)
+
+    def __getattr__(self, name):
+        return getattr(self.finder, name)
+
+
+sys.meta_path[:] = [_Hidden(finder) for finder in sys.meta_path]
+'''
+SMALL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
+         "model.decoder_layers=1", "data.joint_vocab_size=1000", "data.valid_fraction=0.005",
+         "data.test_fraction=0.005", "train.batch_size=32", "train.epochs=1", "train.max_steps=40",
+         "train.warmup_steps=20", "train.checkpoint_every_steps=0"]
+SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
+BACKENDS = [pytest.param(name, marks=pytest.mark.skipif(importlib.util.find_spec(name) is None,
+                                                        reason=f"{name} is not installed (optional extra '{name}')"))
+            for name in ("jax", "torch")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_prepare_train_translate_evaluate_and_plot_without_tensorflow(backend, tmp_path):
+    hide = tmp_path / "hide_tensorflow"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(HIDE_TENSORFLOW, encoding="utf-8")
+    env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": os.pathsep.join([str(hide), str(ROOT)])}
+    workdir, run = tmp_path / "work", tmp_path / "work" / "run"
+
+    def stage(script: str, *args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, str(ROOT / script), *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+
+    def ok(script: str, *args: str) -> str:
+        result = stage(script, *args)
+        assert result.returncode == 0, f"{script}: {result.stderr[-3000:]}"
+        return result.stdout
+
+    hidden = subprocess.run([sys.executable, "-c", "import importlib.util, keras\n"
+                             "print(keras.backend.backend(), importlib.util.find_spec('tensorflow'))\n"
+                             "import tensorflow"], capture_output=True, text=True, env=env, timeout=300)
+    assert hidden.stdout.split() == [backend, "None"]
+    assert hidden.stderr.strip().splitlines()[-1] == "ModuleNotFoundError: No module named 'tensorflow'"
+
+    overrides = [flag for value in SMALL for flag in ("--set", value)]
+    config = ["--config", str(ROOT / "configs" / "tiny.yaml"), "--workdir", str(workdir), *overrides]
+    ok("scripts/prepare.py", *config, "--quiet")
+    ok("scripts/train.py", *config)
+    assert (run / "best.keras").is_file()
+
+    greedy = ok("scripts/translate.py", "--run", str(run), "--beam", "1", *SENTENCES).splitlines()
+    beam = ok("scripts/translate.py", "--run", str(run), "--beam", "3", *SENTENCES).splitlines()
+    sampled = ok("scripts/translate.py", "--run", str(run), "--sample", "--top-p", "0.9", "--seed", "1",
+                 *SENTENCES).splitlines()
+    assert len(greedy) == len(beam) == len(sampled) == len(SENTENCES)
+    ok("tests/jax_only_worker.py", str(run), str(tmp_path / "api.json"), *SENTENCES)
+    api = json.loads((tmp_path / "api.json").read_text(encoding="utf-8"))
+    assert (api["backend"], api["tensorflow_imported"], api["loaded_class"]) == (backend, [], "Seq2SeqTransformer")
+    assert (api["greedy"], api["beam"], api["sampled"]) == (greedy, beam, sampled)
+    assert api["sampled_again"] == sampled
+
+    ok("scripts/evaluate.py", "--run", str(run), "--split", "test", "--beam", "2")
+    report = json.loads((run / "eval" / "test-beam2.json").read_text(encoding="utf-8"))
+    assert report["bleu_signature"].startswith("nrefs:") and 0 <= report["bleu"] <= 100
+
+    ok("scripts/plot.py", "--run", str(run))
+    assert sorted(p.name for p in (run / "plots").glob("*.png")) == [
+        "cross_attention.png", "position_encoding.png", "positional_embedding.png", "training_curves.png"]
+
+    export = stage("scripts/export.py", "--run", str(run), "--out", str(tmp_path / "exported"))
+    assert export.returncode == 2
+    lines = export.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "TensorFlow" in lines[0], export.stderr[-2000:]
+    assert not (tmp_path / "exported").exists()
