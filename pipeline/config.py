@@ -61,7 +61,7 @@ class TrainConfig:
     max_minutes: float = 0.0           # stop after this much training time, summed over resumes (0 = no limit)
     mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
     jit_compile: bool = False          # XLA
-    distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow backend)
+    distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow) | data_parallel (JAX)
 
 
 @dataclass
@@ -99,7 +99,7 @@ CHOICES = {
     "data.sentencepiece_type": ("unigram", "bpe"),
     "model.positional": ("sinusoidal", "learned"),
     "train.mixed_precision": ("none", "mixed_float16", "mixed_bfloat16"),
-    "train.distribute": ("none", "mirrored", "multi_worker"),
+    "train.distribute": ("none", "mirrored", "multi_worker", "data_parallel"),
 }
 POSITIVE = {
     "data.max_length", "data.en_vocab_size", "data.it_vocab_size", "model.d_model",
@@ -177,6 +177,8 @@ def validate(config: Config) -> Config:
         if getattr(config.data, key) < smallest:
             raise ConfigError(f"config key 'data.{key}': must be >= {smallest} with data.tokenizer="
                               f"{config.data.tokenizer}, got {getattr(config.data, key)}")
+    if config.train.distribute == "data_parallel" and not config.train.jit_compile:   # op by op, XLA's CPU collectives deadlock
+        raise ConfigError("config key 'train.jit_compile': train.distribute=data_parallel needs true, got false")
     if m.share_embeddings and not config.data.joint_vocab_size:
         raise ConfigError("config key 'model.share_embeddings': needs one joint vocabulary "
                           "(set data.joint_vocab_size > 0)")

@@ -38,7 +38,9 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         if self.label_smoothing:
             loss = (1.0 - self.label_smoothing) * loss - self.label_smoothing * ops.mean(log_probs, axis=-1)
         mask = ops.cast(ops.not_equal(y_true, 0), "float32")
-        return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
+        # shape (1,), not (): Keras divides a reduced loss by the replica count under a tf.distribute strategy
+        # (gradients are summed over replicas), but passes a scalar through unscaled
+        return ops.reshape(ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0), (1,))
 
     def get_config(self):
         return {**super().get_config(), "label_smoothing": self.label_smoothing}

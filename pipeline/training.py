@@ -12,7 +12,6 @@ import importlib.util
 import json
 import shutil
 import time
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,8 @@ import keras
 from keras import ops
 
 from pipeline.config import Config, save_config
-from pipeline.datasets import ArrayBatches, batch_plan, load_split, make_dataset, target_tokens
+from pipeline.datasets import ArrayBatches, batch_plan, format_dataset, load_split, make_dataset, target_tokens
+from pipeline.distribution import setup_distribution
 from pipeline.io_utils import atomic_directory, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
@@ -122,18 +122,6 @@ class Checkpointer(keras.callbacks.Callback):
         self.save_checkpoint()
 
 
-def _distribution_scope(config: Config):
-    if config.train.distribute == "none":
-        return nullcontext()
-    if keras.backend.backend() != "tensorflow":
-        raise ValueError(f"config key 'train.distribute': {config.train.distribute!r} needs the TensorFlow "
-                         f"backend, got {keras.backend.backend()!r}")
-    import tensorflow as tf
-    strategy = (tf.distribute.MirroredStrategy() if config.train.distribute == "mirrored"
-                else tf.distribute.MultiWorkerMirroredStrategy())
-    return strategy.scope()
-
-
 # keys that only set how long training goes on or how often it saves: a resumed run may change them
 RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
                      "train.early_stopping_patience"}
@@ -186,13 +174,15 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if train_en.shape[1] != config.data.max_length:
         raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
                          f"says {config.data.max_length}; run scripts/prepare.py with this config again")
-    run_dir = _prepare_run_dir(config, resume, overwrite)
+    distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
+    run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
+               else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
     run = RunDir(run_dir)
     if config.train.mixed_precision != "none":
         keras.mixed_precision.set_global_policy(config.train.mixed_precision)
     keras.utils.set_random_seed(config.seed)
 
-    with _distribution_scope(config):
+    with distribution.scope():
         if resume:
             model = load_keras_file(run.checkpoint_model, "checkpoint model", compile=True)
             state = TrainState(**json.loads(run.checkpoint_state.read_text()))
@@ -204,21 +194,22 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
             shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)
             save_config(config, run.config_file)
             print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
+    distribution.prepare_model(model, format_dataset(train_en[:2], train_it[:2]))
 
     steps_per_epoch = len(batch_plan(train_en, train_it, config.train.batch_size, config.train.bucket_width,
                                      config.seed, 0))
     tokens_per_step = target_tokens(train_it) / steps_per_epoch
-    valid = _batches(config, valid_en, valid_it, 0, 0, 1)
+    valid = distribution.feed(_batches(config, valid_en, valid_it, 0, 0, 1))
     checkpointer = Checkpointer(run_dir, config, state, steps_per_epoch)
-    callbacks = _callbacks(config, run_dir, checkpointer)
+    callbacks = _callbacks(config, run_dir, checkpointer) + distribution.callbacks(config, checkpointer.out_of_budget)
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
-        model.fit(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1),
+        model.fit(distribution.feed(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1)),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
                   steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
     if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
-        model.fit(_batches(config, train_en, train_it, state.epoch, 0, epochs), validation_data=valid,
+        model.fit(distribution.feed(_batches(config, train_en, train_it, state.epoch, 0, epochs)), validation_data=valid,
                   epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=steps_per_epoch,
                   callbacks=callbacks, verbose=verbose, shuffle=False)
     seconds = time.perf_counter() - started
@@ -232,8 +223,9 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
-               "best_epoch": state.best_epoch, "run_dir": str(run_dir), "backend": keras.backend.backend()}
+               "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
     atomic_write_json(run.summary_file, summary)
+    distribution.finish(run_dir)
     return summary
 
 
