@@ -31,8 +31,7 @@ import keras
 
 from pipeline.config import Config
 
-TENSORFLOW_MODES = ("mirrored", "multi_worker")
-JAX_MODES = ("data_parallel",)
+TENSORFLOW_MODES = ("mirrored", "multi_worker")      # the other mode, data_parallel, is JAX
 
 
 @dataclass
