@@ -227,7 +227,7 @@ def _split_for_replicas(dataset: Any, strategy: Any) -> Any:
                 return tf.nest.map_structure(lambda t: t[start:end], (inputs, targets))
             return tf.data.Dataset.range(first, first + local, output_type=tf.int32).map(piece)
         split = dataset.flat_map(pieces)
-        if dataset.cardinality() >= 0:      # keeps the length known, as Keras expects of a validation set
+        if dataset.cardinality() >= 0:      # a known length: Keras then stops validation without a warning
             split = split.apply(tf.data.experimental.assert_cardinality(dataset.cardinality() * local))
         return split.prefetch(tf.data.AUTOTUNE)
 
