@@ -53,24 +53,21 @@ class Distribution:
         return self.strategy.scope() if self.strategy is not None else nullcontext()
 
     def prepare_model(self, model: keras.Model, sample_batch: Any) -> None:
-        """Build the compiled model's loss, metrics and optimizer state from a plain batch, under the strategy.
+        """Work around two Keras 3.15 defects of fit() on MultiWorkerMirroredStrategy with several workers.
 
-        Under a tf.distribute strategy, Keras 3.15 builds them in every fit() from the first batch of
-        the training iterator: with `steps_per_epoch` that batch is then lost to training, and with
-        dict inputs on MultiWorkerMirroredStrategy the build fails. Building here first makes that
-        step unnecessary, so it is switched off for this model.
+        fit() builds the loss, metrics and optimizer state by averaging the first distributed batch over
+        workers, which fails for dict inputs: build them here from a plain batch, under the strategy,
+        and skip that step. It then averages each step's logs over workers along axis 0, which a scalar
+        lacks (tensorflow/tensorflow#72388): give every log value that axis.
         """
-        if self.strategy is None:
+        if self.strategy is None or self.workers == 1:
             return
         with self.strategy.scope():
             model._symbolic_build(data_batch=sample_batch)
         model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
-        if self.workers > 1:
-            # Keras 3.15 averages each step's logs over workers along axis 0, which a scalar lacks
-            # (tensorflow/tensorflow#72388): give every log value that axis
-            train_step, test_step = model.train_step, model.test_step
-            model.train_step = lambda data: _with_batch_axis(train_step(data))
-            model.test_step = lambda data: _with_batch_axis(test_step(data))
+        train_step, test_step = model.train_step, model.test_step
+        model.train_step = lambda data: _with_batch_axis(train_step(data))
+        model.test_step = lambda data: _with_batch_axis(test_step(data))
 
     def feed(self, batches: Any) -> Any:
         """This process's share of each global batch: a distributed tf.data dataset or a padded PyDataset."""
