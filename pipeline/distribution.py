@@ -185,7 +185,10 @@ def _tf_rank(tree: dict) -> int:
 def _jax_data_parallel(config: Config) -> Distribution:
     import jax
 
-    processes = int(os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES", "1") or 1)
+    raw = os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES", "").strip() or "1"
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"environment variable KERAS_DISTRIBUTION_NUM_PROCESSES: expected a positive integer, got {raw!r}")
+    processes = int(raw)
     if processes > 1 and not jax.distributed.is_initialized():
         keras.distribution.initialize()        # reads KERAS_DISTRIBUTION_JOB_ADDRESSES / _PROCESS_ID
     devices = keras.distribution.list_devices()
