@@ -28,6 +28,7 @@ from pipeline.text import clean_side
 
 SPLITTER_LANGUAGE = "en"
 MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
+MAX_CHARS_PER_TOKEN = 32        # twice SentencePiece's longest piece (16): longer prefixes never fit
 # What str.splitlines() breaks at: each ends a piece, and is kept in the layout.
 LINE_BREAK = regex.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # Ends of clauses: after , ; : and closing brackets, quotes or dashes that whitespace follows ("1,000" and
@@ -108,15 +109,29 @@ def cut_sentence(text: str, start: int, end: int, count_tokens: CountTokens,
     """Cut `text[start:end]` (no space at either end) into spans of at most `max_tokens` tokens each.
 
     The spans cover every non-space character, in order; the whitespace between two is the gap between them.
+    Each piece costs a few token counts of at most twice its length, so a huge line cuts in linear time.
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    if count_tokens(text[start:end]) <= max_tokens:
+        return [(start, end)]
+    clause_ends = [m.end() for m in CLAUSE_END.finditer(text, start, end)]
+    word_ends = [m.end() for m in WORD_END.finditer(text, start, end)] + [end]
     spans = []
     while start < end:
-        if count_tokens(text[start:end]) <= max_tokens:
+        fits = functools.partial(_fits, text, start, count_tokens, max_tokens)
+        word = _last_fitting(word_ends, bisect.bisect_right(word_ends, start), fits)
+        if word is not None and word_ends[word] == end:           # the rest fits
             spans.append((start, end))
             break
-        cut = _cut_point(text, start, end, count_tokens, max_tokens)
+        clause = _last_fitting(clause_ends, bisect.bisect_right(clause_ends, start), fits)
+        if clause is not None and count_tokens(text[start:clause_ends[clause]]) >= MIN_CLAUSE_FRACTION * max_tokens:
+            cut = clause_ends[clause]
+        elif word is not None:
+            cut = word_ends[word]
+        else:                                                     # one word longer than the limit
+            chars = range(start + 1, end)
+            cut = chars[_last_fitting(chars, 0, fits) or 0]       # one character at least
         spans.append((start, cut))
         start = cut
         while start < end and text[start].isspace():
@@ -124,24 +139,31 @@ def cut_sentence(text: str, start: int, end: int, count_tokens: CountTokens,
     return spans
 
 
-def _cut_point(text: str, start: int, end: int, count_tokens: CountTokens, max_tokens: int) -> int:
-    """Where the first piece of an over-long `text[start:end]` ends (start < cut < end)."""
-    fits = lambda cut: count_tokens(text[start:cut]) <= max_tokens        # noqa: E731
-    window = text[start:end]
-    clause = [start + m.end() for m in CLAUSE_END.finditer(window)]
-    cut = _last_fitting(clause, fits)
-    if cut is not None and count_tokens(text[start:cut]) >= MIN_CLAUSE_FRACTION * max_tokens:
-        return cut
-    cut = _last_fitting([start + m.end() for m in WORD_END.finditer(window)], fits)
-    if cut is not None:
-        return cut
-    return _last_fitting(range(start + 1, end), fits) or start + 1        # one character at least
+def _fits(text: str, start: int, count_tokens: CountTokens, max_tokens: int, cut: int) -> bool:
+    """Whether `text[start:cut]` has at most `max_tokens` tokens; a prefix over MAX_CHARS_PER_TOKEN
+    characters a token is taken not to fit without counting (so an unbroken megabyte string cuts in linear time)."""
+    return cut - start <= MAX_CHARS_PER_TOKEN * max_tokens and count_tokens(text[start:cut]) <= max_tokens
 
 
-def _last_fitting(cuts: Sequence[int], fits: Callable[[int], bool]) -> int | None:
-    """The last cut that `fits`, by binary search (a longer prefix never has fewer tokens)."""
-    index = bisect.bisect_left(range(len(cuts)), True, key=lambda i: not fits(cuts[i]))
-    return cuts[index - 1] if index else None
+def _last_fitting(cuts: Sequence[int], first: int, fits: Callable[[int], bool]) -> int | None:
+    """The index of the last of `cuts[first:]` that `fits` (a longer prefix never has fewer tokens), or None.
+
+    Galloping, then bisecting: the prefixes tried are at most about twice as long as the one found.
+    """
+    if first >= len(cuts) or not fits(cuts[first]):
+        return None
+    good, step = first, 1
+    bad = len(cuts)
+    while good + step < len(cuts):
+        if not fits(cuts[good + step]):
+            bad = good + step
+            break
+        good += step
+        step *= 2
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if fits(cuts[middle]) else (good, middle)
+    return good
 
 
 def segment_text(text: str, count_tokens: CountTokens, max_tokens: int) -> Segmented:

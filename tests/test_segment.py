@@ -74,6 +74,18 @@ def test_one_overlong_word_is_cut_between_characters_and_nothing_is_lost():
         cut_sentence(url, 0, len(url), len, 0)
 
 
+def test_a_huge_unbroken_line_is_cut_counting_short_prefixes_only():
+    blob, counted = "ab" * 50_000, []
+
+    def per_character(text):
+        counted.append(len(text))
+        return len(text)
+    spans = cut_sentence(blob, 0, len(blob), per_character, 10)
+    assert [end - start for start, end in spans] == [10] * 10_000
+    assert counted[0] == len(blob) and max(counted[1:]) <= 32 * 10        # linear, not quadratic
+    assert len(counted) < 20 * len(spans)
+
+
 def test_sentence_spans_fall_back_to_the_whole_line_if_the_splitter_changes_text(monkeypatch):
     import pipeline.segment as segment
     monkeypatch.setattr(segment, "_splitter", lambda: type("Changed", (), {"split": lambda self, t: ["Other."]})())
