@@ -84,9 +84,8 @@ def sentence_spans(line: str) -> list[tuple[int, int]]:
     sentences = [s for s in _splitter().split(spaced) if s.strip()]
     spans = _align(line, sentences)
     if spans is None:          # the splitter changed more than whitespace: keep the line whole
-        stripped = line.strip()
-        start = line.index(stripped[0]) if stripped else 0
-        return [(start, start + len(stripped))] if stripped else []
+        start, end = len(line) - len(line.lstrip()), len(line.rstrip())
+        return [(start, end)] if start < end else []
     return spans
 
 

@@ -112,15 +112,18 @@ def translator(trained_tiny_sp):
 
 
 def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(translator, monkeypatch):
-    expected = translator.translate_sentences(FIVE, beam=1)
+    short = ["Tom is my friend.", "We have to go now.", "I don't know what to do.", "Where is the station?",
+             "It's raining."]                                     # each within the model's limit
+    expected = translator.translate_sentences(short, beam=1)
     calls = []
     sentence_level = translator.translate_sentences
-    monkeypatch.setattr(translator, "translate_sentences", lambda s, **o: calls.append(list(s)) or sentence_level(s, **o))
-    text = PARAGRAPH + "\n\n...\n" + FIVE[0]
+    monkeypatch.setattr(translator, "translate_sentences",
+                        lambda sentences, **options: calls.append(list(sentences)) or sentence_level(sentences, **options))
+    text = short[0] + " " + short[1] + "  " + short[2] + "\t" + short[3] + " " + short[4] + "\n\n...\n" + short[0]
     assert translator.translate([text, "   "], beam=1) == [
         expected[0] + " " + expected[1] + "  " + expected[2] + "\t" + expected[3] + " " + expected[4] + "\n\n...\n"
         + expected[0], ""]
-    assert calls == [FIVE + FIVE[:1]]
+    assert calls == [short + short[:1]]
     with pytest.raises(TypeError, match=r"translate takes a list of texts, got one str: pass \[text\]"):
         translator.translate(PARAGRAPH)
 
