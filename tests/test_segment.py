@@ -118,7 +118,7 @@ def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(transla
     calls = []
     sentence_level = translator.translate_sentences
     monkeypatch.setattr(translator, "translate_sentences",
-                        lambda sentences, **options: calls.append(list(sentences)) or sentence_level(sentences, **options))
+                        lambda pieces, **options: calls.append(list(pieces)) or sentence_level(pieces, **options))
     text = short[0] + " " + short[1] + "  " + short[2] + "\t" + short[3] + " " + short[4] + "\n\n...\n" + short[0]
     assert translator.translate([text, "   "], beam=1) == [
         expected[0] + " " + expected[1] + "  " + expected[2] + "\t" + expected[3] + " " + expected[4] + "\n\n...\n"
