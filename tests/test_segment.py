@@ -104,6 +104,14 @@ def test_translate_texts_makes_one_batch_and_keeps_one_output_per_text():
     assert out == [PARAGRAPH.upper(), "", "...", "A LINE.\n\nANOTHER ONE."]
 
 
+def test_segmentation_imports_neither_tensorflow_nor_keras():
+    code = ("import sys, pipeline.segment as s; s.segment_text('One. Two.', len, 40); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'jax', 'torch'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 # -- with a trained SentencePiece model --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def translator(trained_tiny_sp):
