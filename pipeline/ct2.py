@@ -11,8 +11,8 @@ that loads Keras) and writes a self-contained directory:
 | `sentencepiece.model` (joint) or `source.spm.model` + `target.spm.model` | SentencePiece runs only |
 | `pipeline.json` | export format, weights fingerprint, quantization, position-table size |
 
-`CTranslate2Translator` translates like `pipeline.translator.Translator` (same cleaning,
-tokenizer, truncation warning, per-sentence length limits, [UNK] ban and detokenisation)
+`CTranslate2Translator` translates like `pipeline.translator.Translator` (same segmentation of
+paragraphs, cleaning, tokenizer, per-sentence length limits, [UNK] ban and detokenisation)
 and imports neither TensorFlow nor Keras.
 
 Greedy output equals our decoder's token for token. Beam search is CTranslate2's, with two
@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from pipeline.extras import require
 from pipeline.io_utils import atomic_directory, atomic_write_json
 from pipeline.rundir import CONFIG_FILE, VECTORIZERS_FILE, RunDir, check_output_dir
+from pipeline.segment import TextTranslation
 from pipeline.text import clean_side
 from pipeline.vectorizers import Vectorizers, load_vectorizers
 
@@ -247,8 +248,9 @@ def _export_is_current(export_dir: Path, weights: Path) -> bool:
         and settings.get("quantization") == "float32"
 
 
-class CTranslate2Translator:
-    """English -> Italian with a CTranslate2 export; same `translate` as `pipeline.translator.Translator`."""
+class CTranslate2Translator(TextTranslation):
+    """English -> Italian with a CTranslate2 export; same `translate` (texts of any length) and
+    `translate_sentences` as `pipeline.translator.Translator`."""
 
     def __init__(self, model_dir: str | Path, compute_type: str = "default", threads: int = 0, device: str = "cpu"):
         """`threads` (0: every core this process may use): on CPU, that many single-threaded CTranslate2
@@ -307,11 +309,13 @@ class CTranslate2Translator:
         limits = np.full(len(lengths), max_length) if max_length else lengths + self.config.decode.max_extra_length
         return np.minimum(limits, self.position_limit)
 
-    def translate(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                  batch_size: int | None = None, length_penalty: float | None = None,
-                  progress: bool = False, sample: bool = False, temperature: float | None = None,
-                  top_k: int | None = None, top_p: float | None = None, seed: int | None = None) -> list[str]:
-        """Translate English sentences; empty input gives an empty line. `progress` shows a bar.
+    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
+                            batch_size: int | None = None, length_penalty: float | None = None,
+                            progress: bool = False, sample: bool = False, temperature: float | None = None,
+                            top_k: int | None = None, top_p: float | None = None,
+                            seed: int | None = None) -> list[str]:
+        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
+        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
 
         Sentences are decoded in groups that share a length limit, so each sentence gets its own
         limit exactly (CTranslate2's `max_decoding_length` is per call). Sampling is our decoder's only.

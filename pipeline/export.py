@@ -3,7 +3,8 @@
 The `serving_default` signature cleans the input as `text.clean_side` does (NFC, whitespace), tokenises
 with the run's own tokenizer (the word rules as TF string ops, or the SentencePiece model through
 `tensorflow-text`), decodes with the cached beam search and detokenises, so the SavedModel and the
-Python API give the same output. A SentencePiece export needs `import tensorflow_text` before
+Python API's `Translator.translate_sentences` give the same output (one sentence per input: the SavedModel
+does not split paragraphs or cut long sentences as `Translator.translate` does). A SentencePiece export needs `import tensorflow_text` before
 `tf.saved_model.load`: use `load_saved_model`, which does that and says so when it is missing.
 """
 from __future__ import annotations

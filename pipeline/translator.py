@@ -10,6 +10,7 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config
 from pipeline.rundir import RunDir, RunDirectoryError, load_run_config  # noqa: F401  (re-exported)
+from pipeline.segment import TextTranslation
 from pipeline.text import clean_side
 from pipeline.vectorizers import Vectorizers
 
@@ -22,8 +23,12 @@ class CrossAttention(NamedTuple):
     translation: str
 
 
-class Translator:
-    """English -> Italian with a trained model and its vectorizers; no training code runs."""
+class Translator(TextTranslation):
+    """English -> Italian with a trained model and its vectorizers; no training code runs.
+
+    `translate` takes texts of any length (paragraphs, documents: see `pipeline.segment`);
+    `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
+    """
 
     def __init__(self, model, vectorizers: Vectorizers, config: Config):
         from pipeline.decoding import compile_decoder     # Keras: only this engine needs it
@@ -61,11 +66,13 @@ class Translator:
                           f"{self.max_input_length} tokens were truncated", stacklevel=3)
         return ids[:, :-1]
 
-    def translate(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                  batch_size: int | None = None, length_penalty: float | None = None,
-                  progress: bool = False, sample: bool = False, temperature: float | None = None,
-                  top_k: int | None = None, top_p: float | None = None, seed: int | None = None) -> list[str]:
-        """Translate English sentences; empty input gives an empty line. `progress` shows a bar.
+    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
+                            batch_size: int | None = None, length_penalty: float | None = None,
+                            progress: bool = False, sample: bool = False, temperature: float | None = None,
+                            top_k: int | None = None, top_p: float | None = None,
+                            seed: int | None = None) -> list[str]:
+        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
+        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
 
         `sample=True` draws each translation from the model instead of searching for the most likely
         one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).

@@ -24,7 +24,7 @@ def main() -> int:
     parser.add_argument("--max-sentences", type=int, default=64,
                         help="most sentences per request (default: %(default)s)")
     parser.add_argument("--max-chars", type=int, default=1000,
-                        help="most characters per sentence (default: %(default)s)")
+                        help="most characters per text, a sentence or a paragraph (default: %(default)s)")
     parser.add_argument("--timeout-s", type=float, default=30.0,
                         help="a request waiting longer gets a 503 (default: %(default)s)")
     parser.add_argument("--api-key-env", metavar="VAR",

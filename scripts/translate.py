@@ -1,5 +1,7 @@
 #!/usr/bin/env python
-"""Translate English to Italian with a trained run: arguments, --input FILE, or standard input."""
+"""Translate English to Italian with a trained run: arguments, --input FILE, or standard input.
+
+Each argument or line is one text (a sentence or a paragraph of several) and gives one output line."""
 import _bootstrap  # noqa: F401
 
 import sys
@@ -9,10 +11,10 @@ from pipeline.cli import run_main, translation_parser
 
 def main() -> int:
     parser = translation_parser(__doc__, sampling=True)
-    parser.add_argument("sentences", nargs="*", help="English sentences to translate")
-    parser.add_argument("--input", help="file with one English sentence per line")
+    parser.add_argument("sentences", nargs="*", help="English texts to translate (a sentence or a paragraph each)")
+    parser.add_argument("--input", help="English text file: each line (one or more sentences) gives one output line")
     parser.add_argument("--output", help="write translations here (default: standard output)")
-    parser.add_argument("--max-length", type=int, help="most tokens per translation")
+    parser.add_argument("--max-length", type=int, help="most tokens per translated sentence")
     args = parser.parse_args()
     if args.sentences and args.input:
         parser.error("give sentences or --input, not both")

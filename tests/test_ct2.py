@@ -125,18 +125,18 @@ def test_beam_four_agrees_on_at_least_95_percent(keras_translator, ct2, valid_so
 
 
 def test_translate_matches_keras_on_edge_inputs_and_warns_the_same(keras_translator, ct2):
-    inputs = ["", "   ", "Zyxwv qwrtp blorf?", "word " * 40, *SENTENCES]
+    inputs = ["", "   ", "Zyxwv qwrtp blorf?", "word " * 40, " ".join(SENTENCES) + "\n\n...", *SENTENCES]
     caught = {}
     for name, translator in (("keras", keras_translator), ("ct2", ct2)):
         with warnings.catch_warnings(record=True) as records:
             warnings.simplefilter("always")
-            caught[name] = (translator.translate(inputs, beam=1),
+            caught[name] = (translator.translate(inputs, beam=1), translator.translate_sentences(inputs[:4], beam=1),
                             [str(w.message) for w in records if "truncated" in str(w.message)])
     assert caught["ct2"] == caught["keras"]
-    out, messages = caught["ct2"]
-    assert out[:2] == ["", ""] and all(out[2:])
+    out, sentence_level, messages = caught["ct2"]
+    assert out[:2] == ["", ""] and all(out[2:]) and out[4] == " ".join(out[5:]) + "\n\n..."
     assert messages == [f"1 input sentence(s) longer than the model's maximum of {ct2.max_input_length} tokens "
-                        "were truncated"]
+                        "were truncated"]                   # translate_sentences truncates; translate cuts
     assert ct2.translate([]) == []
     with pytest.raises(ValueError, match="need engine 'keras'"):
         ct2.translate(["Hi."], sample=True)

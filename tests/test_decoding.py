@@ -270,6 +270,10 @@ def test_bad_inputs(translator):
         warnings.simplefilter("always")
         out = translator.translate(["", "   ", "Zyxwv qwrtp blorf?", "word " * 40])
     assert out[:2] == ["", ""] and isinstance(out[2], str) and isinstance(out[3], str)
+    assert not [w for w in caught if "truncated" in str(w.message)]     # cut into pieces instead (test_segment.py)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        translator.translate_sentences(["word " * 40])
     messages = [str(w.message) for w in caught if "truncated" in str(w.message)]
     assert messages == [f"1 input sentence(s) longer than the model's maximum of {translator.max_input_length} "
                         "tokens were truncated"]

@@ -60,7 +60,7 @@ def test_sentencepiece_saved_model_equals_the_python_api(trained_tiny_sp, tmp_pa
     assert len(texts) == 200 + len(AWKWARD)
     out = export_saved_model(trained_tiny_sp.run_dir, tmp_path / "sm", beam=2)
     with pytest.warns(UserWarning, match="truncated"):
-        expected = Translator.from_run(trained_tiny_sp.run_dir).translate(texts, beam=2)
+        expected = Translator.from_run(trained_tiny_sp.run_dir).translate_sentences(texts, beam=2)
     served = serve(out, texts, tmp_path, tf_text=True)
     mismatches = [(t, s, e) for t, s, e in zip(texts, served, expected) if s != e]
     assert not mismatches, mismatches[:5]

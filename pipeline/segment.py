@@ -1,0 +1,219 @@
+"""Paragraphs and documents -> pieces the model can translate, and the translations back into the same layout.
+
+`segment_text(text, count_tokens, max_tokens)` cuts a text into pieces, each at most `max_tokens` source
+tokens, and keeps every character between them, so that `Segmented.join` restores the layout exactly:
+
+1. every line break ends a piece (a paragraph, a blank line or a list keeps its lines);
+2. each line is split into sentences by `sentence-splitter` (Koehn and Schroeder's Moses splitter with its
+   English non-breaking prefixes: "Mr. Smith", "e.g.", "U.S.", "3.5" and quotes stay whole);
+3. a sentence longer than `max_tokens` is cut after clause punctuation (, ; : ) — – and the like) when the
+   piece keeps at least half of the limit, else after the last word that fits, else (one very long
+   "word") after the last character that fits. No character is ever dropped.
+
+A piece with no letter or digit ("...", "* * *", "?!", an emoji) is not translated: it is copied as it is.
+`translate_texts` runs an engine's sentence-level translate over the pieces of many texts in one batch and
+joins each text back together; `TextTranslation` gives both engines that `translate`. No TensorFlow or
+Keras is imported here.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import regex
+
+from pipeline.text import clean_side
+
+SPLITTER_LANGUAGE = "en"
+MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
+MAX_CHARS_PER_TOKEN = 32        # twice SentencePiece's longest piece (16): longer prefixes never fit
+# What str.splitlines() breaks at: each ends a piece, and is kept in the layout.
+LINE_BREAK = regex.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Ends of clauses: after , ; : and closing brackets, quotes or dashes that whitespace follows ("1,000" and
+# "10:30" have none), and after a spaced hyphen used as a dash.
+CLAUSE_END = regex.compile(r"[,;:)\]}»”’—–]+(?=\s)|(?<=\s)-+(?=\s)")
+SPACE = regex.compile(r"\s")
+WORD_END = regex.compile(r"\S(?=\s)")
+TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
+
+CountTokens = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """A text as `pieces` and the exact `gaps` between them: text.strip() == p0 + g0 + p1 + g1 + ... + pN.
+
+    Whitespace around the whole text is not kept (a blank text translates to ""), as for one sentence.
+    """
+    pieces: list[str]
+    gaps: list[str]             # len(pieces) - 1 (none for a blank text)
+
+    @property
+    def to_translate(self) -> list[str]:
+        """The pieces that go to the model (those with a letter or a digit)."""
+        return [piece for piece in self.pieces if needs_translation(piece)]
+
+    def join(self, translations: Iterable[str]) -> str:
+        """The text with each translatable piece replaced by its translation, in order."""
+        translations = iter(translations)
+        out = []
+        for index, piece in enumerate(self.pieces):
+            if index:
+                out.append(self.gaps[index - 1])
+            out.append(next(translations) if needs_translation(piece) else piece)
+        return "".join(out)
+
+
+def needs_translation(piece: str) -> bool:
+    """Whether a piece holds a letter or a digit (punctuation and symbols alone are copied)."""
+    return TRANSLATABLE.search(piece) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _splitter():
+    from sentence_splitter import SentenceSplitter
+
+    return SentenceSplitter(language=SPLITTER_LANGUAGE)
+
+
+def sentence_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of one line, without the whitespace around it."""
+    spaced = SPACE.sub(" ", line)           # the splitter breaks at ASCII spaces only (not tabs, no-break spaces)
+    sentences = [s for s in _splitter().split(spaced) if s.strip()]
+    spans = _align(line, sentences)
+    if spans is None:          # the splitter changed more than whitespace: keep the line whole
+        start, end = len(line) - len(line.lstrip()), len(line.rstrip())
+        return [(start, end)] if start < end else []
+    return spans
+
+
+def _align(line: str, sentences: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Map the splitter's sentences back onto `line` by their non-space characters; None if they differ."""
+    visible = [i for i, char in enumerate(line) if not char.isspace()]     # offsets of non-space characters
+    spans, seen = [], 0
+    for sentence in sentences:
+        chars = [char for char in sentence if not char.isspace()]
+        if not chars or seen + len(chars) > len(visible) \
+                or any(line[visible[seen + k]] != char for k, char in enumerate(chars)):
+            return None
+        spans.append((visible[seen], visible[seen + len(chars) - 1] + 1))
+        seen += len(chars)
+    return spans if seen == len(visible) else None
+
+
+def cut_sentence(text: str, start: int, end: int, count_tokens: CountTokens,
+                 max_tokens: int) -> list[tuple[int, int]]:
+    """Cut `text[start:end]` (no space at either end) into spans of at most `max_tokens` tokens each.
+
+    The spans cover every non-space character, in order; the whitespace between two is the gap between them.
+    Each piece costs a few token counts of at most twice its length, so a huge line cuts in linear time.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+    if count_tokens(text[start:end]) <= max_tokens:
+        return [(start, end)]
+    clause_ends = [m.end() for m in CLAUSE_END.finditer(text, start, end)]
+    word_ends = [m.end() for m in WORD_END.finditer(text, start, end)] + [end]
+    spans = []
+    while start < end:
+        fits = functools.partial(_fits, text, start, count_tokens, max_tokens)
+        word = _last_fitting(word_ends, bisect.bisect_right(word_ends, start), fits)
+        if word is not None and word_ends[word] == end:           # the rest fits
+            spans.append((start, end))
+            break
+        clause = _last_fitting(clause_ends, bisect.bisect_right(clause_ends, start), fits)
+        if clause is not None and count_tokens(text[start:clause_ends[clause]]) >= MIN_CLAUSE_FRACTION * max_tokens:
+            cut = clause_ends[clause]
+        elif word is not None:
+            cut = word_ends[word]
+        else:                                                     # one word longer than the limit
+            chars = range(start + 1, end)
+            cut = chars[_last_fitting(chars, 0, fits) or 0]       # one character at least
+        spans.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    return spans
+
+
+def _fits(text: str, start: int, count_tokens: CountTokens, max_tokens: int, cut: int) -> bool:
+    """Whether `text[start:cut]` has at most `max_tokens` tokens; a prefix over MAX_CHARS_PER_TOKEN
+    characters a token is taken not to fit without counting (so an unbroken megabyte string cuts in linear time)."""
+    return cut - start <= MAX_CHARS_PER_TOKEN * max_tokens and count_tokens(text[start:cut]) <= max_tokens
+
+
+def _last_fitting(cuts: Sequence[int], first: int, fits: Callable[[int], bool]) -> int | None:
+    """The index of the last of `cuts[first:]` that `fits` (a longer prefix never has fewer tokens), or None.
+
+    Galloping, then bisecting: the prefixes tried are at most about twice as long as the one found.
+    """
+    if first >= len(cuts) or not fits(cuts[first]):
+        return None
+    good, step = first, 1
+    bad = len(cuts)
+    while good + step < len(cuts):
+        if not fits(cuts[good + step]):
+            bad = good + step
+            break
+        good += step
+        step *= 2
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        good, bad = (middle, bad) if fits(cuts[middle]) else (good, middle)
+    return good
+
+
+def segment_text(text: str, count_tokens: CountTokens, max_tokens: int) -> Segmented:
+    """Cut `text` into lines, sentences and, where a sentence is longer than `max_tokens`, shorter pieces."""
+    text = text.strip()
+    spans = []
+    line_start = 0
+    for line_end, next_start in [*((m.start(), m.end()) for m in LINE_BREAK.finditer(text)),
+                                 (len(text), len(text))]:
+        line = text[line_start:line_end]
+        for start, end in sentence_spans(line):
+            spans.extend(cut_sentence(text, line_start + start, line_start + end, count_tokens, max_tokens))
+        line_start = next_start
+    pieces = [text[start:end] for start, end in spans]
+    gaps = [text[spans[i][1]:spans[i + 1][0]] for i in range(len(spans) - 1)]
+    return Segmented(pieces, gaps)
+
+
+def translate_texts(texts: Iterable[str], translate_sentences: Callable[[list[str]], list[str]],
+                    count_tokens: CountTokens, max_tokens: int) -> list[str]:
+    """Translate paragraphs or documents: all their pieces in one call of `translate_sentences`, each text
+    joined back with its own spacing and line breaks."""
+    layouts = [segment_text(text, count_tokens, max_tokens) for text in texts]
+    pieces = [piece for layout in layouts for piece in layout.to_translate]
+    translations = iter(translate_sentences(pieces))
+    return [layout.join(translations) for layout in layouts]
+
+
+class TextTranslation:
+    """`translate` for texts of any length, over an engine's `translate_sentences` (one sentence per input,
+    truncated past the model's limit) and its `vectorizers` and `max_input_length`."""
+
+    vectorizers: Any
+    max_input_length: int
+
+    def translate_sentences(self, sentences: Iterable[str], **options) -> list[str]:
+        raise NotImplementedError
+
+    def source_tokens(self, text: str) -> int:
+        """How many source tokens the model sees for `text` (cleaned as the engines clean it)."""
+        return len(self.vectorizers.english.token_ids(clean_side(text)))
+
+    def translate(self, texts: Iterable[str], **options) -> list[str]:
+        """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
+
+        Each text is split into sentences (and over-long sentences into pieces within the model's limit),
+        all pieces are translated as one batch, and each text is rejoined with its spacing and line breaks.
+        A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
+        batch_size, length_penalty, progress (a bar over pieces), and sampling's.
+        """
+        if isinstance(texts, str):
+            raise TypeError("translate takes a list of texts, got one str: pass [text]")
+        return translate_texts(texts, lambda pieces: self.translate_sentences(pieces, **options),
+                               self.source_tokens, self.max_input_length)

@@ -1,0 +1,173 @@
+"""Paragraphs and documents (issue 16.1): sentence splitting, cutting over-long sentences, layout, both engines."""
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from pipeline.segment import Segmented, cut_sentence, segment_text, sentence_spans, translate_texts
+
+from conftest import ROOT
+
+FIVE = ["Mr. Smith went to Washington on Monday.", "He paid $3.50 for a coffee, e.g. an espresso.",
+        "The U.S. economy grew 3.5% last year!", "\"Are you coming?\" she asked.", "Wait... what did you say?"]
+PARAGRAPH = FIVE[0] + " " + FIVE[1] + "  " + FIVE[2] + "\t" + FIVE[3] + " " + FIVE[4]
+# 300 words, a comma after every 7th: the clause punctuation a long sentence is cut at.
+LONG = " ".join(f"w{i}," if i % 7 == 6 else f"w{i}" for i in range(299)) + " w299."
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def rebuild(segmented: Segmented) -> str:
+    return segmented.join(segmented.to_translate)
+
+
+def test_a_paragraph_of_five_sentences_splits_at_sentence_ends_only():
+    segmented = segment_text(PARAGRAPH, words, 20)
+    assert segmented.pieces == FIVE           # "Mr.", "e.g.", "$3.50", "U.S.", "3.5%" and the quote stay whole
+    assert segmented.gaps == [" ", "  ", "\t", " "]
+    assert rebuild(segmented) == PARAGRAPH
+
+
+def test_blank_lines_and_line_breaks_are_kept_and_outer_whitespace_dropped():
+    text = "\n  First line.  Second sentence.\n\n\nThird, after blank lines.\r\nFourth\u2028Fifth.\n\n"
+    segmented = segment_text(text, words, 20)
+    assert segmented.pieces == ["First line.", "Second sentence.", "Third, after blank lines.", "Fourth", "Fifth."]
+    assert segmented.gaps == ["  ", "\n\n\n", "\r\n", "\u2028"]
+    assert rebuild(segmented) == text.strip()
+    assert segment_text(" \n\t\n ", words, 20) == Segmented([], [])
+
+
+def test_a_line_of_punctuation_only_is_copied_not_translated():
+    text = "Hello.\n...\n* * *\n?!\nBye."
+    segmented = segment_text(text, words, 20)
+    assert segmented.pieces == ["Hello.", "...", "* * *", "?!", "Bye."]
+    assert segmented.to_translate == ["Hello.", "Bye."]
+    assert segmented.join(["Ciao.", "Addio."]) == "Ciao.\n...\n* * *\n?!\nAddio."
+
+
+def test_a_300_word_sentence_is_cut_after_clause_punctuation():
+    pieces = segment_text(LONG, words, 20).pieces
+    # the last comma within 20 words is after w13, w27, ...: two 7-word clauses a piece, until 20 words are left
+    assert [words(p) for p in pieces] == [14] * 20 + [20]
+    assert all(p.endswith(",") for p in pieces[:-1]) and pieces[-1] == " ".join(LONG.split()[-20:])
+    assert " ".join(pieces) == LONG                              # every word in exactly one piece, in order
+
+
+def test_without_clause_punctuation_the_cut_is_a_token_window():
+    long = " ".join(f"w{i}" for i in range(300)) + "."
+    pieces = segment_text(long, words, 20).pieces
+    assert [words(p) for p in pieces] == [20] * 15 and " ".join(pieces) == long
+    # a clause end too early in the window (under half the limit) is passed over for the window
+    early = "Well, " + long
+    assert segment_text(early, words, 20).pieces[0] == "Well, " + " ".join(f"w{i}" for i in range(19))
+
+
+def test_one_overlong_word_is_cut_between_characters_and_nothing_is_lost():
+    url = "https://example.org/" + "x" * 95
+    spans = cut_sentence(url, 0, len(url), len, 40)                 # one token per character
+    assert [end - start for start, end in spans] == [40, 40, 35]
+    assert "".join(url[s:e] for s, e in spans) == url
+    with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
+        cut_sentence(url, 0, len(url), len, 0)
+
+
+def test_a_huge_unbroken_line_is_cut_counting_short_prefixes_only():
+    blob, counted = "ab" * 50_000, []
+
+    def per_character(text):
+        counted.append(len(text))
+        return len(text)
+    spans = cut_sentence(blob, 0, len(blob), per_character, 10)
+    assert [end - start for start, end in spans] == [10] * 10_000
+    assert counted[0] == len(blob) and max(counted[1:]) <= 32 * 10        # linear, not quadratic
+    assert len(counted) < 20 * len(spans)
+
+
+def test_sentence_spans_fall_back_to_the_whole_line_if_the_splitter_changes_text(monkeypatch):
+    import pipeline.segment as segment
+    monkeypatch.setattr(segment, "_splitter", lambda: type("Changed", (), {"split": lambda self, t: ["Other."]})())
+    assert sentence_spans("  One. Two.  ") == [(2, 11)]
+
+
+def test_translate_texts_makes_one_batch_and_keeps_one_output_per_text():
+    calls = []
+
+    def fake(pieces):
+        calls.append(list(pieces))
+        return [p.upper() for p in pieces]
+    texts = [PARAGRAPH, "", "...", "A line.\n\nAnother one."]
+    out = translate_texts(texts, fake, words, 20)
+    assert calls == [FIVE + ["A line.", "Another one."]]
+    assert out == [PARAGRAPH.upper(), "", "...", "A LINE.\n\nANOTHER ONE."]
+
+
+def test_segmentation_imports_neither_tensorflow_nor_keras():
+    code = ("import sys, pipeline.segment as s; s.segment_text('One. Two.', len, 40); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'jax', 'torch'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+# -- with a trained SentencePiece model --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def translator(trained_tiny_sp):
+    from pipeline.translator import Translator
+    return Translator.from_run(trained_tiny_sp.run_dir)
+
+
+def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(translator, monkeypatch):
+    short = ["Tom is my friend.", "We have to go now.", "I don't know what to do.", "Where is the station?",
+             "It's raining."]                                     # each within the model's limit
+    expected = translator.translate_sentences(short, beam=1)
+    calls = []
+    sentence_level = translator.translate_sentences
+    monkeypatch.setattr(translator, "translate_sentences",
+                        lambda pieces, **options: calls.append(list(pieces)) or sentence_level(pieces, **options))
+    text = short[0] + " " + short[1] + "  " + short[2] + "\t" + short[3] + " " + short[4] + "\n\n...\n" + short[0]
+    assert translator.translate([text, "   "], beam=1) == [
+        expected[0] + " " + expected[1] + "  " + expected[2] + "\t" + expected[3] + " " + expected[4] + "\n\n...\n"
+        + expected[0], ""]
+    assert calls == [short + short[:1]]
+    with pytest.raises(TypeError, match=r"translate takes a list of texts, got one str: pass \[text\]"):
+        translator.translate(PARAGRAPH)
+
+
+def test_translator_cuts_a_300_word_sentence_instead_of_truncating_it(translator):
+    tokenizer, limit = translator.vectorizers.english, translator.max_input_length
+    segmented = segment_text(LONG, translator.source_tokens, limit)
+    assert all(0 < translator.source_tokens(p) <= limit for p in segmented.pieces) and len(segmented.pieces) > 1
+    # every source token ends up in exactly one piece, in order
+    assert [i for p in segmented.pieces for i in tokenizer.token_ids(p)] == tokenizer.token_ids(LONG)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no truncation warning
+        out = translator.translate([LONG], beam=1)
+    assert out == [segmented.join(translator.translate_sentences(segmented.pieces, beam=1))]
+    with pytest.warns(UserWarning, match=f"longer than the model's maximum of {limit} tokens were truncated"):
+        translator.translate_sentences([LONG], beam=1)
+
+
+def test_cli_input_file_keeps_one_output_line_per_input_line(trained_tiny_sp, translator, tmp_path):
+    lines = [PARAGRAPH, "", "...", LONG, "I love you."]
+    source, output = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--run",
+                             str(trained_tiny_sp.run_dir), "--beam", "1", "--input", str(source), "--output",
+                             str(output)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    translated = output.read_text(encoding="utf-8").split("\n")
+    assert translated[-1] == "" and translated[:-1] == translator.translate(lines, beam=1)
+    assert translated[1:3] == ["", "..."]
+
+
+def test_service_translates_a_paragraph(translator):
+    from fastapi.testclient import TestClient
+
+    from pipeline.service import ServiceSettings, create_app
+    with TestClient(create_app(translator, ServiceSettings(max_wait_ms=1))) as client:
+        response = client.post("/translate", json={"text": [PARAGRAPH, "Hi."], "beam": 1})
+    assert response.status_code == 200
+    assert response.json()["translations"] == translator.translate([PARAGRAPH, "Hi."], beam=1)
