@@ -120,14 +120,17 @@ class BodyLimitMiddleware:
 
 
 # -- authentication ----------------------------------------------------------------------------------------------
+def key_matches(given: str | None, expected: str) -> bool:
+    """Whether `given` is the API key, compared in constant time."""
+    return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
 def bearer_auth(api_key: str) -> Callable[..., Any]:
     """A dependency refusing (401) any request without `Authorization: Bearer <api_key>`."""
     scheme = HTTPBearer(auto_error=False, description="the value of the service's --api-key-env variable")
-    expected = api_key.encode("utf-8")
 
     async def check(credentials: HTTPAuthorizationCredentials | None = Depends(scheme)) -> None:
-        given = credentials.credentials.encode("utf-8") if credentials else b""
-        if not credentials or not secrets.compare_digest(given, expected):
+        if not credentials or not key_matches(credentials.credentials, api_key):
             raise ServiceError(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
                                {"WWW-Authenticate": "Bearer"})
     return check
