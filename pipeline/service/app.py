@@ -10,12 +10,11 @@ from importlib import resources
 from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI
-from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from pipeline.service import api, libretranslate
-from pipeline.service.errors import BodyLimitMiddleware, bearer_auth, install_error_handlers
+from pipeline.service.errors import BodyLimitMiddleware, JsonCORSMiddleware, bearer_auth, install_error_handlers
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState
 
@@ -62,8 +61,9 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     app.add_middleware(libretranslate.Dispatch)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
-                           allow_headers=["Authorization", "Content-Type"], max_age=86400)
+        app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
+                           max_age=86400)
     auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
     app.include_router(page_router())
     app.include_router(api.router, dependencies=auth)

@@ -9,7 +9,10 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("pipeline.service")
@@ -117,6 +120,19 @@ class BodyLimitMiddleware:
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(413, f"request body over {self.max_bytes:,} bytes", {"Connection": "close"})
         await response(scope, receive, send)
+
+
+# -- CORS --------------------------------------------------------------------------------------------------------
+class JsonCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS middleware, a refused preflight answered as `{"error": "Disallowed CORS origin"}`."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        headers = {name: value for name, value in response.headers.items()
+                   if name not in ("content-length", "content-type")}
+        return error_response(response.status_code, bytes(response.body).decode(), headers)
 
 
 # -- authentication ----------------------------------------------------------------------------------------------

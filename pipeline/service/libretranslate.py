@@ -183,7 +183,8 @@ def check_languages(fields: dict[str, Any]) -> str:
 
 
 # -- translating ---------------------------------------------------------------------------------------------
-async def translate_texts(state: ServiceState, texts: list[str], alternatives: int) -> tuple[list[str], list[list[str]]]:
+async def translate_texts(state: ServiceState, texts: list[str],
+                          alternatives: int) -> tuple[list[str], list[list[str]]]:
     """(translations, alternatives of each): with alternatives, one beam search of beam >= alternatives + 1."""
     if not alternatives:
         return await state.translate(texts, state.default_beam), [[] for _ in texts]
