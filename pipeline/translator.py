@@ -106,12 +106,15 @@ class Translator:
         cleaned = [clean_side(s) for s in sentences]
         outputs: list[list[str]] = [[""] for _ in cleaned]
         todo = [i for i, s in enumerate(cleaned) if s]
-        ids = self._source_ids([cleaned[i] for i in todo]) if todo else np.zeros((0, 1), np.int32)
+        if not todo:
+            return outputs
+        ids = self._source_ids([cleaned[i] for i in todo])
         for start in range(0, len(todo), batch_size):
             rows = slice(start, start + batch_size)
             lengths = (ids[rows] != 0).sum(1)
             ranked = self._decode(ids[rows, :max(int(lengths.max()), 1)], self._step_limits(lengths), beam,
-                                  self.config.decode.length_penalty, n_best=n)       # (rows, n, steps)
+                                  self.config.decode.length_penalty, n_best=n)
+            ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
             for index, hypotheses in zip(todo[rows], ranked):
                 texts = [self.vectorizers.decode_italian(h) for h in hypotheses]
                 outputs[index] = list(dict.fromkeys(t for t in texts if t)) or [""]

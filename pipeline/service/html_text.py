@@ -30,12 +30,16 @@ def _formatter(bs4):
 
 class HtmlText:
     """`HtmlText(markup).texts` are the text nodes to translate (stripped); `render(translations)`
-    is the markup with each node replaced by its translation, the node's surrounding spaces kept."""
+    is the markup with each node replaced by its translation, the node's surrounding spaces kept.
+    ValueError for markup the parser rejects."""
 
     def __init__(self, markup: str):
         bs4 = require("bs4", "serve")
         self._formatter = _formatter(bs4)
-        self._soup = bs4.BeautifulSoup(markup, "html.parser")
+        try:
+            self._soup = bs4.BeautifulSoup(markup, "html.parser")
+        except bs4.ParserRejectedMarkup as exc:
+            raise ValueError(f"cannot parse the HTML: {exc}") from None
         self._nodes = [node for node in self._soup.find_all(string=True)
                        if type(node) is bs4.NavigableString                      # not comments, doctypes
                        and any(character.isalpha() for character in node)

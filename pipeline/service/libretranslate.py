@@ -194,7 +194,10 @@ async def translate_texts(state: ServiceState, texts: list[str],
 
 async def translate_html(state: ServiceState, documents: list[str]) -> list[str]:
     """Each document with its text nodes translated, all nodes of all documents in one batcher job."""
-    parsed = [HtmlText(document) for document in documents]
+    try:
+        parsed = [HtmlText(document) for document in documents]
+    except ValueError as exc:
+        raise invalid(f"Invalid request: {exc}") from None
     nodes = [text for document in parsed for text in document.texts]
     translations = await state.translate(nodes, state.default_beam) if nodes else []
     rendered, start = [], 0
