@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pipeline.service import ServiceSettings, create_app
+from pipeline.service.batcher import Batcher
 from pipeline.service.html_text import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
 from pipeline.translator import Translator
@@ -85,6 +86,27 @@ def test_html_text_nodes_are_replaced_and_markup_kept():
         document.render(["one"])
 
 
+def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
+    calls = []
+
+    def translate(sentences, beam):
+        calls.append(("translate", sentences, beam))
+        return [s.upper() for s in sentences]
+
+    def n_best(sentences, beam, n):
+        calls.append(("n_best", sentences, beam, n))
+        return [[s, s + "!"][:n] for s in sentences]
+
+    batcher = Batcher(translate, max_batch=8, max_wait_ms=200, n_best=n_best).start()
+    futures = [batcher.submit(["a"], 2), batcher.submit(["b"], 2, n_best=2), batcher.submit(["c", "d"], 2),
+               batcher.submit(["e"], 2, n_best=2)]
+    assert [future.result(5) for future in futures] == [["A"], [["b", "b!"]], ["C", "D"], [["e", "e!"]]]
+    batcher.close(5)
+    assert calls == [("translate", ["a", "c", "d"], 2), ("n_best", ["b", "e"], 2, 2)]   # one call per kind
+    with pytest.raises(ValueError, match="this batcher has no n-best function"):
+        Batcher(translate).submit(["a"], 2, n_best=2)
+
+
 @pytest.mark.parametrize("content_type,body,expected", [
     ("application/x-www-form-urlencoded", b"q=Hi&source=en&target=it", True),
     ("application/x-www-form-urlencoded", b"source=en", True),              # LibreTranslate's, missing q
@@ -126,8 +148,8 @@ def test_alternatives_come_from_the_beam(client, translator, beam):
     ranked = translator.n_best(SENTENCES, 3, beam=max(beam, 3))
     one = lt_translate(client, json={"q": SENTENCES[0], "source": "en", "target": "it", "alternatives": 2}).json()
     assert one == {"translatedText": ranked[0][0], "alternatives": ranked[0][1:]}
-    listed = lt_translate(client, data={"q": SENTENCES[1], "source": "en", "target": "it", "alternatives": "2"})
-    assert listed.json() == {"translatedText": ranked[1][0], "alternatives": ranked[1][1:]}
+    form = lt_translate(client, data={"q": SENTENCES[1], "source": "en", "target": "it", "alternatives": "2"})
+    assert form.json() == {"translatedText": ranked[1][0], "alternatives": ranked[1][1:]}
     many = lt_translate(client, json={"q": SENTENCES, "source": "en", "target": "it", "alternatives": 2}).json()
     assert many == {"translatedText": [r[0] for r in ranked], "alternatives": [r[1:] for r in ranked]}
 
