@@ -160,7 +160,7 @@ def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) 
 def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
     try:
         alternatives = max(0, int(fields.get("alternatives") or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):             # OverflowError: JSON's 1e999
         raise invalid("Invalid request: alternatives parameter is not a number") from None
     if alternatives > state.settings.max_alternatives:
         raise invalid(f"Invalid request: alternatives parameter must be <= {state.settings.max_alternatives}")
