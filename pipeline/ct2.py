@@ -352,6 +352,33 @@ class CTranslate2Translator(TextTranslation):
                 bar.update(len(rows))
         return outputs
 
+    def n_best(self, sentences: Sequence[str], n: int, beam: int | None = None,
+               batch_size: int | None = None) -> list[list[str]]:
+        """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
+        first, ranked as our decoder ranks them: the first is `translate`'s. Empty input gives `[""]`."""
+        decode_cfg = self.config.decode
+        beam = max(decode_cfg.beam_size if beam is None else int(beam), n)
+        if beam == 1:
+            return [[text] for text in self.translate(sentences, beam=1, batch_size=batch_size)]
+        batch_size = batch_size or decode_cfg.batch_size
+        cleaned = [clean_side(s) for s in sentences]
+        outputs: list[list[str]] = [[""] for _ in cleaned]
+        todo = [i for i, s in enumerate(cleaned) if s]
+        if not todo:
+            return outputs
+        ids = self._source_ids([cleaned[i] for i in todo])
+        lengths = (ids != 0).sum(1)
+        limits = self._step_limits(lengths)
+        for limit in np.unique(limits[limits > 1]):          # a limit of 1 leaves room for [end] only: ""
+            rows = np.flatnonzero(limits == limit)
+            tokens = [[self.vectorizers.english.vocabulary[i] for i in ids[r, :lengths[r]]] for r in rows]
+            pending = self._submit(tokens, int(limit) - 1, beam, decode_cfg.length_penalty, batch_size)
+            ranked = self._ranked(tokens, [p.result() for p in pending], decode_cfg.length_penalty, batch_size)
+            for row, hypotheses in zip(rows, ranked):
+                texts = [self._detokenize(h) for h in hypotheses[:n]]
+                outputs[todo[row]] = list(dict.fromkeys(t for t in texts if t)) or [""]
+        return outputs
+
     def _decode(self, tokens: list[list[str]], max_tokens: int, beam: int, alpha: float,
                 batch_size: int) -> list[list[str]]:
         """Best hypothesis per source (tokens, perhaps ending in [end]), at most `max_tokens` tokens."""
@@ -372,16 +399,19 @@ class CTranslate2Translator(TextTranslation):
         """The hypothesis our decoder would choose from each source's CTranslate2 results."""
         if beam == 1:   # greedy: CTranslate2 cuts at the limit where we force [end]; the text is the same
             return [r.hypotheses[0] for r in results]
+        return [ranked[0] for ranked in self._ranked(tokens, results, alpha, batch_size)]
+
+    def _ranked(self, tokens: list[list[str]], results: list, alpha: float, batch_size: int) -> list[list[list[str]]]:
+        """Each source's beam-search hypotheses, best first as our decoder ranks them (GNMT)."""
         # (source row, hypothesis, log-prob sum, length with [end]); CTranslate2's score is log-prob / length ** alpha
         candidates = [(row, h, s * len(h) ** alpha, len(h))
                       for row, r in enumerate(results) for h, s in zip(r.hypotheses, r.scores)]
         candidates = self._end_cut_hypotheses(tokens, candidates, batch_size)
-        best: dict[int, tuple[float, list[str]]] = {}
-        for row, hypothesis, score, length in candidates:        # GNMT, first best kept on ties
-            normalized = score / ((5.0 + length) / 6.0) ** alpha
-            if row not in best or normalized > best[row][0]:
-                best[row] = (normalized, hypothesis)
-        return [best[row][1] for row in range(len(tokens))]
+        scored: list[list[tuple[float, list[str]]]] = [[] for _ in tokens]
+        for row, hypothesis, score, length in candidates:
+            scored[row].append((score / ((5.0 + length) / 6.0) ** alpha, hypothesis))
+        # a stable sort: the first best is kept on ties
+        return [[h for _, h in sorted(row, key=lambda pair: -pair[0])] for row in scored]
 
     def _end_cut_hypotheses(self, tokens: list[list[str]], candidates: list[tuple], batch_size: int) -> list[tuple]:
         """Our decoder forces [end] at the length limit, where CTranslate2 cuts a hypothesis: add

@@ -11,6 +11,7 @@ Read top to bottom:
     Greedy.next_token         the most likely token
     Sampling.next_token       a token drawn with temperature, top-k and top-p (nucleus)
     BeamSearch.choose         the best `beams` continuations of each sentence, GNMT length penalty
+    BeamSearch.best           the best hypothesis of each sentence, or its `n_best` best
     decode_loop               the loop they share (encode, step until every sentence is done)
     full_recompute_greedy     the tutorials' slow loop, the tests' reference
     compile_decoder           numpy in, numpy out; compiled once per static setting on each backend
@@ -113,10 +114,12 @@ class BeamSearch(Strategy):
     Rows are hypotheses, `beams` consecutive rows per sentence. A sentence is done once no live
     hypothesis can beat its best finished one; its rows then freeze, so that a sentence decodes
     the same alone or in any batch.
+
+    `n_best` > 1 keeps each sentence's `n_best` best hypotheses, best first (see `best`).
     """
 
-    def __init__(self, beams: int, alpha: float = 0.0):
-        self.beams, self.alpha = beams, alpha
+    def __init__(self, beams: int, alpha: float = 0.0, n_best: int = 1):
+        self.beams, self.alpha, self.n_best = beams, alpha, n_best
 
     def start(self, row_limit):
         first = np.full((1, self.beams), NEG_INF, dtype="float32")
@@ -176,8 +179,16 @@ class BeamSearch(Strategy):
         # prefer finished hypotheses: a live one left when the loop stopped cannot beat them
         unfinished_loses = ops.logical_and(ops.any(finished, axis=1, keepdims=True), ops.logical_not(finished))
         normalized = ops.where(unfinished_loses, 2 * NEG_INF, self.normalized(state))
-        best = ops.cast(ops.argmax(normalized, axis=-1), "int32")
-        return ops.take(tokens, best + ops.arange(ops.shape(best)[0], dtype="int32") * self.beams, axis=0)
+        first_row = ops.arange(ops.shape(normalized)[0], dtype="int32") * self.beams        # (batch,)
+        if self.n_best == 1:
+            best = ops.cast(ops.argmax(normalized, axis=-1), "int32")
+            return ops.take(tokens, best + first_row, axis=0)
+        # (batch * n_best, steps), best first; a hypothesis that lost (unfinished beside a finished
+        # one, or a start placeholder never filled) comes back as padding
+        ranked, order = ops.top_k(normalized, k=self.n_best)                               # (batch, n_best)
+        rows = ops.reshape(ops.cast(order, "int32") + first_row[:, None], (-1,))
+        keep = ops.reshape(ranked > NEG_INF / 2, (-1, 1))
+        return ops.where(keep, ops.take(tokens, rows, axis=0), 0)
 
 
 # -- the loop they share ---------------------------------------------------------------------------
@@ -260,21 +271,25 @@ class DecodeOptions(NamedTuple):
     temperature: float = 1.0
     top_k: int = 0
     top_p: float = 1.0
+    n_best: int = 1             # hypotheses kept per sentence (beam search)
 
 
 def decode_options(beams: int = 1, alpha: float = 0.0, sample: bool = False, temperature: float | None = None,
-                   top_k: int | None = None, top_p: float | None = None, seed=None) -> DecodeOptions:
+                   top_k: int | None = None, top_p: float | None = None, seed=None,
+                   n_best: int = 1) -> DecodeOptions:
     """Check the decoding arguments (`seed` only for being given without `sample`); ValueError names the wrong one."""
-    beams = int(beams)
+    beams, n_best = int(beams), int(n_best)
     if beams < 1:
         raise ValueError(f"beam must be >= 1, got {beams}")
+    if not 1 <= n_best <= beams or (n_best > 1 and sample):
+        raise ValueError(f"n_best must be from 1 to the beam size ({beams}) without sampling, got {n_best}")
     given = [name for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
                                       ("seed", seed)) if value is not None]
     if not sample:
         if given:
             raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only when sampling "
                              "(sample=True, --sample)")
-        return DecodeOptions("beam", beams, float(alpha)) if beams > 1 else DecodeOptions("greedy")
+        return DecodeOptions("beam", beams, float(alpha), n_best=n_best) if beams > 1 else DecodeOptions("greedy")
     if beams > 1:
         raise ValueError(f"sampling draws one hypothesis per sentence: beam must be 1, got {beams}")
     temperature = 1.0 if temperature is None else float(temperature)
@@ -292,7 +307,7 @@ def decode_options(beams: int = 1, alpha: float = 0.0, sample: bool = False, tem
 def make_strategy(options: DecodeOptions, uniforms=None) -> Strategy:
     if options.kind == "sample":
         return Sampling(uniforms, options.temperature, options.top_k, options.top_p)
-    return BeamSearch(options.beams, options.alpha) if options.kind == "beam" else Greedy()
+    return BeamSearch(options.beams, options.alpha, options.n_best) if options.kind == "beam" else Greedy()
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -306,7 +321,8 @@ def _pad(array: np.ndarray, shape: tuple[int, ...], value: int | float = 0) -> n
 def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False,
                     banned_id: int | None = None) -> Callable[..., np.ndarray]:
     """`decode(source_ids, max_steps, beams=1, alpha=0.0, sample=False, temperature=None, top_k=None,
-    top_p=None, seed=None)` -> int32 ids (batch, max(max_steps)) after [start], 0-padded after [end].
+    top_p=None, seed=None, n_best=1)` -> int32 ids (batch, max(max_steps)) after [start], 0-padded after
+    [end]; with `n_best` > 1, (batch, n_best, max(max_steps)): each sentence's best hypotheses, best first.
 
     `beams` > 1 is beam search, `sample=True` seeded sampling (`seed`: an int, a sequence of ints,
     or None for fresh entropy), otherwise greedy. Inputs are padded to buckets (batch to a power of
@@ -320,12 +336,12 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
 
     def decode(source_ids, max_steps, beams: int = 1, alpha: float = 0.0, sample: bool = False,
                temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
-               seed=None) -> np.ndarray:
-        options = decode_options(beams, alpha, sample, temperature, top_k, top_p, seed)
+               seed=None, n_best: int = 1) -> np.ndarray:
+        options = decode_options(beams, alpha, sample, temperature, top_k, top_p, seed, n_best)
         source_ids, max_steps = np.asarray(source_ids, np.int32), np.asarray(max_steps, np.int32)
         (batch, width), steps = source_ids.shape, min(int(max_steps.max(initial=0)), table - 1)
         if batch == 0:
-            return np.zeros((0, steps), np.int32)
+            return np.zeros((0, steps) if options.n_best == 1 else (0, options.n_best, steps), np.int32)
         cache_length = min(_round_up(steps + 1, 8), table)
         rows = 1 << (batch - 1).bit_length()
         inputs = [_pad(source_ids, (rows, min(_round_up(width, 8), max(width, source_table)))),
@@ -340,7 +356,10 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
                 return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
                                    cache_length, banned_id)
             compiled[key] = _compile(model, function, inputs, jit_compile)
-        return compiled[key](*inputs)[:batch, :steps]
+        ids = compiled[key](*inputs)
+        if options.n_best > 1:
+            return ids.reshape(rows, options.n_best, -1)[:batch, :, :steps]
+        return ids[:batch, :steps]
 
     decode.traces = 0           # loops traced for compilation so far (on PyTorch: loops run)
     return decode

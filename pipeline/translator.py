@@ -104,6 +104,29 @@ class Translator(TextTranslation):
                 bar.update(len(rows))
         return outputs
 
+    def n_best(self, sentences: Sequence[str], n: int, beam: int | None = None,
+               batch_size: int | None = None) -> list[list[str]]:
+        """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
+        first: the first is `translate`'s. Empty input gives `[""]`."""
+        beam = max(self.config.decode.beam_size if beam is None else int(beam), n)
+        batch_size = batch_size or self.config.decode.batch_size
+        cleaned = [clean_side(s) for s in sentences]
+        outputs: list[list[str]] = [[""] for _ in cleaned]
+        todo = [i for i, s in enumerate(cleaned) if s]
+        if not todo:
+            return outputs
+        ids = self._source_ids([cleaned[i] for i in todo])
+        for start in range(0, len(todo), batch_size):
+            rows = slice(start, start + batch_size)
+            lengths = (ids[rows] != 0).sum(1)
+            ranked = self._decode(ids[rows, :max(int(lengths.max()), 1)], self._step_limits(lengths), beam,
+                                  self.config.decode.length_penalty, n_best=n)
+            ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
+            for index, hypotheses in zip(todo[rows], ranked):
+                texts = [self.vectorizers.decode_italian(h) for h in hypotheses]
+                outputs[index] = list(dict.fromkeys(t for t in texts if t)) or [""]
+        return outputs
+
     def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
         """Most output tokens per sentence: `max_length`, or the source length plus `decode.max_extra_length`."""
         if max_length:

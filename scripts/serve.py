@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Serve a trained run over HTTP: POST /translate, GET /health, a page at /, OpenAPI docs at /docs."""
+"""Serve a trained run over HTTP: POST /translate (ours and LibreTranslate's), GET /health, a page at /,
+OpenAPI docs at /docs."""
 import _bootstrap  # noqa: F401
 
 import argparse
@@ -30,6 +31,14 @@ def main() -> int:
     parser.add_argument("--api-key-env", metavar="VAR",
                         help="require 'Authorization: Bearer <key>', the key being the value of environment "
                              "variable VAR")
+    parser.add_argument("--req-limit", type=int, default=0, metavar="N",
+                        help="at most N translation requests a minute from one client address; past it a 429 "
+                             "(default: 0, no limit)")
+    parser.add_argument("--cors-origins", default="", metavar="ORIGINS",
+                        help="comma-separated origins whose web pages may call the API, or '*' for any "
+                             "(default: none, no CORS headers)")
+    parser.add_argument("--alternatives-limit", type=int, default=3,
+                        help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     args = parser.parse_args()
 
@@ -38,7 +47,9 @@ def main() -> int:
 
     settings = ServiceSettings(max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
                                max_sentences=args.max_sentences, max_chars=args.max_chars,
-                               timeout_s=args.timeout_s, beam=args.beam)
+                               timeout_s=args.timeout_s, beam=args.beam, req_limit=args.req_limit,
+                               cors_origins=tuple(o.strip() for o in args.cors_origins.split(",") if o.strip()),
+                               max_alternatives=args.alternatives_limit)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Union
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from pipeline.service.ratelimit import rate_limited
 from pipeline.service.settings import MAX_BEAM
 from pipeline.service.state import ServiceState, service_state
 
@@ -22,6 +23,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
                        (413, "too many sentences, a sentence too long, or a body over 1 MB"),
                        (415, "the body is not sent as application/json"),
                        (422, "a field is missing or has the wrong type or value"),
+                       (429, "over --req-limit requests a minute from this address"),
                        (503, "no translation within --timeout-s, or shutting down")]}
 
 
@@ -41,7 +43,8 @@ class TranslateResponse(BaseModel):
     milliseconds: float = Field(description="time spent in the service, queueing and batching included")
 
 
-@router.post("/translate", response_model=TranslateResponse, responses=ERRORS)
+@router.post("/translate", response_model=TranslateResponse, responses=ERRORS,
+             dependencies=[Depends(rate_limited)])
 async def translate(body: TranslateRequest, state: ServiceState = Depends(service_state)) -> TranslateResponse:
     """Translate English sentences into Italian; concurrent requests share decoding batches."""
     started = time.perf_counter()

@@ -1,7 +1,7 @@
 """The FastAPI app: `create_app(translator, settings)` wires routers, errors, limits and the batcher.
 
-Routes live in routers (`api.router` today); a new API is one more router included here, sharing
-the `ServiceState` (translator + batcher) through `service_state`.
+Routes live in routers (`api.router`, `libretranslate`'s); a new API is one more router included here,
+sharing the `ServiceState` (translator + batcher) through `service_state`.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.service import api
-from pipeline.service.errors import BodyLimitMiddleware, bearer_auth, install_error_handlers
+from pipeline.service import api, libretranslate
+from pipeline.service.errors import BodyLimitMiddleware, JsonCORSMiddleware, bearer_auth, install_error_handlers
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState
 
@@ -38,8 +38,9 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
                model_info: dict[str, Any] | None = None) -> FastAPI:
     """The service over `translator` (see `ServiceState`); the batcher's worker runs while the app runs.
 
-    The page (`/`) and the OpenAPI docs are static and public; every API route needs the key when
-    `settings.api_key` is set.
+    The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API
+    route needs the key when `settings.api_key` is set. Middleware, outermost first: CORS (with
+    `settings.cors_origins`), the body-size limit, the LibreTranslate dispatch of `POST /translate`.
     """
     settings = settings or ServiceSettings()
     state = ServiceState(translator, settings, model_info)
@@ -53,11 +54,20 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
             await run_in_threadpool(state.batcher.close)
 
     app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
-                  description="POST /translate with {\"text\": ...}; GET / is a page for people.")
+                  description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
+                              "GET / is a page for people.")
     app.state.service = state
     install_error_handlers(app, dict(api.FIELD_RULES))
+    app.add_middleware(libretranslate.Dispatch)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:
+        app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
+                           max_age=86400)
     auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
     app.include_router(page_router())
     app.include_router(api.router, dependencies=auth)
+    app.include_router(libretranslate.translate_router, prefix=libretranslate.PREFIX)   # its own key check
+    app.include_router(libretranslate.info_router, prefix=libretranslate.PREFIX)
+    app.include_router(libretranslate.info_router, include_in_schema=False)            # the same at the root
     return app

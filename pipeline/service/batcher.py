@@ -8,7 +8,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-TranslateFn = Callable[[list[str], int], list[str]]   # (sentences, beam) -> translations
+TranslateFn = Callable[[list[str], int], list[str]]               # (sentences, beam) -> translations
+NBestFn = Callable[[list[str], int, int], list[list[str]]]         # (sentences, beam, n) -> n-best lists
 
 
 class BatcherClosed(RuntimeError):
@@ -19,6 +20,7 @@ class BatcherClosed(RuntimeError):
 class _Job:
     sentences: list[str]
     beam: int
+    n_best: int = 1             # > 1: the job wants each sentence's n-best list
     future: Future = field(default_factory=Future)
 
 
@@ -27,16 +29,19 @@ class Batcher:
 
     The worker takes the oldest job, then waits up to `max_wait_ms` for more, stopping early once
     `max_batch` sentences are in hand; jobs are never split, and one job larger than `max_batch`
-    runs alone. A batch holding several beam sizes runs once per beam. A job whose future was
-    cancelled while it queued (the caller timed out) is skipped.
+    runs alone. A batch holding several beam sizes (or n-best sizes) runs once per size. A job whose
+    future was cancelled while it queued (the caller timed out) is skipped. Jobs asking for n-best
+    lists run through `n_best`.
     """
 
-    def __init__(self, translate: TranslateFn, max_batch: int = 64, max_wait_ms: float = 10.0):
+    def __init__(self, translate: TranslateFn, max_batch: int = 64, max_wait_ms: float = 10.0,
+                 n_best: NBestFn | None = None):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if max_wait_ms < 0:
             raise ValueError(f"max_wait_ms must be >= 0, got {max_wait_ms}")
         self.translate, self.max_batch, self.max_wait = translate, max_batch, max_wait_ms / 1000.0
+        self.n_best = n_best
         self._jobs: deque[_Job] = deque()
         self._cond = threading.Condition()
         self._closing = False
@@ -50,9 +55,12 @@ class Batcher:
         self._thread.start()
         return self
 
-    def submit(self, sentences: Sequence[str], beam: int) -> Future:
-        """Queue sentences; the future resolves to their translations, in order."""
-        job = _Job(list(sentences), int(beam))
+    def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1) -> Future:
+        """Queue sentences; the future resolves to their translations, in order (with `n_best` > 1:
+        to a list of up to `n_best` translations per sentence)."""
+        if n_best > 1 and self.n_best is None:
+            raise ValueError("this batcher has no n-best function")
+        job = _Job(list(sentences), int(beam), int(n_best))
         with self._cond:
             if self._closing or self._thread is None:
                 raise BatcherClosed("the translation worker is not running")
@@ -108,11 +116,14 @@ class Batcher:
 
     def _process(self, batch: list[_Job]) -> None:
         live = [job for job in batch if job.future.set_running_or_notify_cancel()]
-        for beam in sorted({job.beam for job in live}):
-            jobs = [job for job in live if job.beam == beam]
+        for beam, n_best in sorted({(job.beam, job.n_best) for job in live}):
+            jobs = [job for job in live if (job.beam, job.n_best) == (beam, n_best)]
             sentences = [s for job in jobs for s in job.sentences]
             try:
-                outputs = self.translate(sentences, beam)
+                if n_best == 1:
+                    outputs: list = self.translate(sentences, beam)
+                else:
+                    outputs = self.n_best(sentences, beam, n_best)
             except Exception as exc:  # noqa: BLE001 - handed to every caller; the worker keeps serving
                 for job in jobs:
                     job.future.set_exception(exc)

@@ -9,7 +9,10 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("pipeline.service")
@@ -119,15 +122,31 @@ class BodyLimitMiddleware:
         await response(scope, receive, send)
 
 
+# -- CORS --------------------------------------------------------------------------------------------------------
+class JsonCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS middleware, a refused preflight answered as `{"error": "Disallowed CORS origin"}`."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        headers = {name: value for name, value in response.headers.items()
+                   if name not in ("content-length", "content-type")}
+        return error_response(response.status_code, bytes(response.body).decode(), headers)
+
+
 # -- authentication ----------------------------------------------------------------------------------------------
+def key_matches(given: str | None, expected: str) -> bool:
+    """Whether `given` is the API key, compared in constant time."""
+    return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
 def bearer_auth(api_key: str) -> Callable[..., Any]:
     """A dependency refusing (401) any request without `Authorization: Bearer <api_key>`."""
     scheme = HTTPBearer(auto_error=False, description="the value of the service's --api-key-env variable")
-    expected = api_key.encode("utf-8")
 
     async def check(credentials: HTTPAuthorizationCredentials | None = Depends(scheme)) -> None:
-        given = credentials.credentials.encode("utf-8") if credentials else b""
-        if not credentials or not secrets.compare_digest(given, expected):
+        if not credentials or not key_matches(credentials.credentials, api_key):
             raise ServiceError(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
                                {"WWW-Authenticate": "Bearer"})
     return check

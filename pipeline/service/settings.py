@@ -17,6 +17,9 @@ class ServiceSettings:
     beam: int | None = None           # default beam; None: the run's decode.beam_size
     api_key: str | None = None        # when set, requests need `Authorization: Bearer <api_key>`
     max_body_bytes: int = 1_000_000   # 1 MB
+    req_limit: int = 0                # most translation requests a minute from one client address (0: no limit)
+    cors_origins: tuple[str, ...] = ()  # origins browsers may call from ("*": any; empty: no CORS headers)
+    max_alternatives: int = 3         # most LibreTranslate `alternatives` (LibreTranslate's default limit)
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes"):
@@ -28,5 +31,9 @@ class ServiceSettings:
             raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
         if self.beam is not None and not 1 <= self.beam <= MAX_BEAM:
             raise ValueError(f"beam must be from 1 to {MAX_BEAM}, got {self.beam}")
+        if self.req_limit < 0:
+            raise ValueError(f"req_limit must be >= 0 (0: no limit), got {self.req_limit}")
+        if not 0 <= self.max_alternatives < MAX_BEAM:
+            raise ValueError(f"max_alternatives must be from 0 to {MAX_BEAM - 1}, got {self.max_alternatives}")
         if self.api_key is not None and not self.api_key:
             raise ValueError("api_key must not be empty")

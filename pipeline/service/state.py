@@ -10,6 +10,7 @@ from fastapi import Request
 
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
+from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 
 
@@ -20,11 +21,21 @@ class ServiceState:
         self.translator, self.settings = translator, settings
         self.default_beam = settings.beam or min(int(translator.config.decode.beam_size), MAX_BEAM)
         self.model_info = dict(model_info or {})
-        self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms)
+        n_best = self._n_best_batch if hasattr(translator, "n_best") else None
+        self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms, n_best)
+        self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
         self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
 
     def _translate_batch(self, sentences: list[str], beam: int) -> list[str]:
         return self.translator.translate(sentences, beam=beam, batch_size=self.settings.max_batch)
+
+    def _n_best_batch(self, sentences: list[str], beam: int, n: int) -> list[list[str]]:
+        return self.translator.n_best(sentences, n, beam=beam, batch_size=self.settings.max_batch)
+
+    @property
+    def has_n_best(self) -> bool:
+        """Whether the translator gives n-best lists (`translator.n_best`)."""
+        return self.batcher.n_best is not None
 
     def check_limits(self, sentences: Sequence[str]) -> None:
         """413 for too many sentences or one too long."""
@@ -36,10 +47,11 @@ class ServiceState:
                 raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
                                         f"the limit is {limits.max_chars}")
 
-    async def translate(self, sentences: Sequence[str], beam: int) -> list[str]:
-        """Translations from the batcher, or a 503 once `timeout_s` has passed or while shutting down."""
+    async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1) -> list[Any]:
+        """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first),
+        or a 503 once `timeout_s` has passed or while shutting down."""
         try:
-            future = self.batcher.submit(sentences, beam)
+            future = self.batcher.submit(sentences, beam, n_best)
         except BatcherClosed:
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
         self.waiting += 1

@@ -1,0 +1,259 @@
+"""LibreTranslate's API over the same batcher: `POST /translate` (q, source, target, format,
+alternatives, api_key), `POST /detect`, `GET /languages`, `GET /frontend/settings`.
+
+Field names, status codes and error wording follow LibreTranslate's app.py. Every route also answers
+under `/libretranslate/` (a client's base URL may point there). `POST /translate` is shared with the
+service's own API: `Dispatch` hands a body naming any LibreTranslate field (`q`, `source`, `target`,
+`format`, `alternatives`, `api_key`), and any multipart form, to `/libretranslate/translate`; every
+other body stays with the service's own `{"text": ...}` route.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Request
+from starlette.datastructures import Headers, UploadFile
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pipeline.service.errors import ServiceError, key_matches
+from pipeline.service.html_text import HtmlText
+from pipeline.service.ratelimit import rate_limited
+from pipeline.service.state import ServiceState, service_state
+
+PREFIX = "/libretranslate"
+FIELDS = frozenset({"q", "source", "target", "format", "alternatives", "api_key"})
+SOURCE, TARGET = {"code": "en", "name": "English"}, {"code": "it", "name": "Italian"}
+DETECTED = {"confidence": 100.0, "language": "en"}      # the model reads English only: `auto` means English
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": text, "content": {"application/json": {"example": {"error": example}}}}
+    for code, text, example in [
+        (400, "invalid request", "Invalid request: missing q parameter"),
+        (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
+        (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
+        (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
+        (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")]}
+FORM_BODY = {"requestBody": {"content": {
+    media: {"schema": {"type": "object", "required": ["q", "source", "target"], "properties": {
+        "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+              "description": "text(s) to translate", "example": "Where is the station?"},
+        "source": {"type": "string", "enum": ["en", "auto"], "description": "auto is reported as en"},
+        "target": {"type": "string", "enum": ["it"]},
+        "format": {"type": "string", "enum": ["text", "html"], "default": "text"},
+        "alternatives": {"type": "integer", "default": 0, "description": "extra translations from the beam"},
+        "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"}}}}
+    for media in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")}}}
+
+
+def invalid(message: str) -> ServiceError:
+    return ServiceError(400, message)
+
+
+# -- one path, two APIs --------------------------------------------------------------------------------------
+def is_libretranslate_body(content_type: str, body: bytes) -> bool:
+    """Whether a `POST /translate` body is a LibreTranslate request (see the module docstring)."""
+    media = content_type.split(";")[0].strip().lower()
+    if media == "multipart/form-data":
+        return True
+    try:
+        if media == "application/x-www-form-urlencoded":
+            names = set(parse_qs(body.decode("utf-8"), keep_blank_values=True))
+        elif media == "application/json" or media.endswith("+json"):
+            parsed = json.loads(body)
+            names = set(parsed) if isinstance(parsed, dict) else set()
+        else:
+            return False
+    except ValueError:                    # not UTF-8 or not JSON: the service's own route answers it
+        return False
+    return bool(names & FIELDS)
+
+
+class Dispatch:
+    """ASGI middleware: a LibreTranslate `POST /translate` goes on to `/libretranslate/translate`."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/translate":
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":        # the client left
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if is_libretranslate_body(Headers(scope=scope).get("content-type", ""), body):
+            path = PREFIX + "/translate"
+            scope = {**scope, "path": path, "raw_path": path.encode()}
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def replayed() -> Message:
+            return replay.pop() if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+
+# -- reading a request as LibreTranslate does ---------------------------------------------------------------
+async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
+    """(fields, is_json): a JSON object's fields, or the query string's and the form's (files ignored)."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        try:
+            fields = json.loads(await request.body())
+        except ValueError:
+            raise invalid("Invalid JSON format") from None
+        if not isinstance(fields, dict):
+            raise invalid("Invalid JSON format")
+        return fields, True
+    fields = dict(request.query_params)
+    if media in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        try:
+            form = await request.form()
+        except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
+            raise invalid(f"Invalid request: cannot read the form ({exc})") from None
+        fields.update((name, value) for name, value in form.items() if not isinstance(value, UploadFile))
+    return fields, False
+
+
+def check_key(state: ServiceState, request: Request, fields: dict[str, Any]) -> None:
+    """With --api-key-env, a 403 unless `api_key` (or `Authorization: Bearer <key>`) is the key."""
+    expected = state.settings.api_key
+    if expected is None:
+        return
+    given = fields.get("api_key")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if not given and scheme.lower() == "bearer":
+        given = token.strip()
+    if not given:
+        raise ServiceError(403, "Please contact the server operator to get an API key")
+    if not isinstance(given, str) or not key_matches(given, expected):
+        raise ServiceError(403, "Invalid API key")
+
+
+def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) -> list[str]:
+    """`q` as a list, after LibreTranslate's checks of q, source, target and the limits (400s)."""
+    for name in ("q", "source", "target"):
+        if not fields.get(name):
+            raise invalid(f"Invalid request: missing {name} parameter")
+    q = fields["q"]
+    texts = [q] if isinstance(q, str) else q
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        raise invalid("Invalid request: q must be a string or a list of strings")
+    if not is_json:                       # form bodies: CRLF line ends count as one character, as in LibreTranslate
+        texts = ["\n".join(text.splitlines()) for text in texts]
+    limits = state.settings
+    if isinstance(q, list) and len(texts) > limits.max_sentences:
+        raise invalid(f"Invalid request: request ({len(texts)}) exceeds text limit ({limits.max_sentences})")
+    for text in texts:
+        if len(text) > limits.max_chars:
+            raise invalid(f"Invalid request: request ({len(text)}) exceeds text limit ({limits.max_chars})")
+    return texts
+
+
+def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
+    try:
+        alternatives = max(0, int(fields.get("alternatives") or 0))
+    except (TypeError, ValueError, OverflowError):             # OverflowError: JSON's 1e999
+        raise invalid("Invalid request: alternatives parameter is not a number") from None
+    if alternatives > state.settings.max_alternatives:
+        raise invalid(f"Invalid request: alternatives parameter must be <= {state.settings.max_alternatives}")
+    if alternatives and not state.has_n_best:
+        raise invalid(f"Invalid request: alternatives are not supported by the {type(state.translator).__name__} "
+                      "engine")
+    return alternatives
+
+
+def check_languages(fields: dict[str, Any]) -> str:
+    """The text format, after the source, target and format checks (400s)."""
+    if fields["source"] not in ("en", "auto"):
+        raise invalid(f"{fields['source']} is not supported")
+    if fields["target"] != TARGET["code"]:
+        raise invalid(f"{fields['target']} is not supported")
+    text_format = fields.get("format") or "text"
+    if text_format not in ("text", "html"):
+        raise invalid(f"{text_format} format is not supported")
+    return text_format
+
+
+# -- translating ---------------------------------------------------------------------------------------------
+async def translate_texts(state: ServiceState, texts: list[str],
+                          alternatives: int) -> tuple[list[str], list[list[str]]]:
+    """(translations, alternatives of each): with alternatives, one beam search of beam >= alternatives + 1."""
+    if not alternatives:
+        return await state.translate(texts, state.default_beam), [[] for _ in texts]
+    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1)
+    return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
+
+
+async def translate_html(state: ServiceState, documents: list[str]) -> list[str]:
+    """Each document with its text nodes translated, all nodes of all documents in one batcher job."""
+    try:
+        parsed = [HtmlText(document) for document in documents]
+    except ValueError as exc:
+        raise invalid(f"Invalid request: {exc}") from None
+    nodes = [text for document in parsed for text in document.texts]
+    translations = await state.translate(nodes, state.default_beam) if nodes else []
+    rendered, start = [], 0
+    for document in parsed:
+        rendered.append(document.render(translations[start:start + len(document.texts)]))
+        start += len(document.texts)
+    return rendered
+
+
+translate_router = APIRouter(tags=["LibreTranslate"])
+info_router = APIRouter(tags=["LibreTranslate"])
+
+
+@translate_router.post("/translate", responses=ERRORS, openapi_extra=FORM_BODY,
+                       dependencies=[Depends(rate_limited)])
+async def translate(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+    """LibreTranslate's translate: `{"translatedText": ...}`, a string for a string and a list for a list,
+    with `alternatives` (up to N, from the beam; none for html) and `detectedLanguage` (source `auto`)."""
+    fields, is_json = await read_fields(request)
+    check_key(state, request, fields)
+    texts = requested_texts(state, fields, is_json)
+    alternatives = requested_alternatives(state, fields)
+    text_format = check_languages(fields)
+    if text_format == "html":
+        translated, others = await translate_html(state, texts), [[] for _ in texts]
+    else:
+        translated, others = await translate_texts(state, texts, alternatives)
+    one = isinstance(fields["q"], str)
+    result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
+    if fields["source"] == "auto":
+        result["detectedLanguage"] = dict(DETECTED) if one else [dict(DETECTED) for _ in texts]
+    if alternatives:
+        result["alternatives"] = others[0] if one else others
+    return result
+
+
+@info_router.post("/detect", responses=ERRORS, dependencies=[Depends(rate_limited)])
+async def detect(request: Request, state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
+    """LibreTranslate's detect: the model reads English only, so the answer is always English."""
+    fields, _ = await read_fields(request)
+    check_key(state, request, fields)
+    if not fields.get("q"):
+        raise invalid("Invalid request: missing q parameter")
+    return [dict(DETECTED)]
+
+
+@info_router.get("/languages")
+async def languages() -> list[dict[str, Any]]:
+    """LibreTranslate's languages: English, translated into Italian (public, as in LibreTranslate)."""
+    return [{**SOURCE, "targets": [TARGET["code"]]}, {**TARGET, "targets": []}]
+
+
+@info_router.get("/frontend/settings")
+async def frontend_settings(state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+    """LibreTranslate's settings for its web page and clients: limits, key, the language pair."""
+    keyed = state.settings.api_key is not None
+    return {"charLimit": state.settings.max_chars, "frontendTimeout": int(state.settings.timeout_s * 1000),
+            "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": False,
+            "supportedFilesFormat": [], "language": {"source": SOURCE, "target": TARGET}}

@@ -1,0 +1,319 @@
+"""LibreTranslate's API in the service (issue 16, points 2-3): n-best, HTML, errors, key, CORS, rate
+limit, and real clients (libretranslatepy, httpx) against a uvicorn server on 127.0.0.1."""
+import json
+import socket
+import threading
+import time
+import urllib.error
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from pipeline.service import ServiceSettings, create_app
+from pipeline.service.batcher import Batcher
+from pipeline.service.html_text import HtmlText
+from pipeline.service.libretranslate import is_libretranslate_body
+from pipeline.translator import Translator
+
+SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
+ORIGIN = "https://app.example"
+
+
+@pytest.fixture(scope="module")
+def translator(trained_tiny):
+    return Translator.from_run(trained_tiny.run_dir)
+
+
+@pytest.fixture(scope="module")
+def beam(translator):
+    return translator.config.decode.beam_size
+
+
+@pytest.fixture(scope="module")
+def client(translator):
+    settings = ServiceSettings(max_sentences=4, max_chars=200, max_wait_ms=5, cors_origins=(ORIGIN,))
+    with TestClient(create_app(translator, settings)) as test_client:
+        yield test_client
+
+
+def lt_translate(client, **kwargs):
+    return client.post("/translate", **kwargs)
+
+
+def assert_still_serving(client, translator, beam):
+    response = client.post("/translate", data={"q": "I love you.", "source": "en", "target": "it"})
+    assert response.status_code == 200
+    assert response.json() == {"translatedText": translator.translate(["I love you."], beam=beam)[0]}
+
+
+# -- n-best from the beam --------------------------------------------------------------------------------------
+def test_n_best_lists_start_with_the_translation_and_are_distinct(translator):
+    ranked = translator.n_best(SENTENCES + [""], 3, beam=4)
+    assert [hypotheses[0] for hypotheses in ranked] == translator.translate(SENTENCES + [""], beam=4)
+    for hypotheses in ranked[:3]:
+        assert 1 <= len(hypotheses) <= 3 and len(set(hypotheses)) == len(hypotheses) and all(hypotheses)
+    assert ranked[3] == [""]
+    assert sum(len(hypotheses) for hypotheses in ranked[:3]) > 3          # the beam offers real alternatives
+    ids = translator._source_ids(SENTENCES[:2])
+    limits = translator._step_limits((ids != 0).sum(1))
+    best, ranked_ids = translator._decode(ids, limits, 4, 0.0), translator._decode(ids, limits, 4, 0.0, n_best=3)
+    assert ranked_ids.shape == (2, 3, best.shape[1]) and (ranked_ids[:, 0] == best).all()
+    with pytest.raises(ValueError, match=r"n_best must be from 1 to the beam size \(2\) without sampling, got 3"):
+        translator._decode(ids, limits, 2, 0.0, n_best=3)
+
+
+def test_ctranslate2_n_best_starts_with_its_translation(trained_tiny):
+    pytest.importorskip("ctranslate2")
+    engine = Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
+    ranked = engine.n_best(SENTENCES + [""], 3, beam=4)
+    assert [hypotheses[0] for hypotheses in ranked] == engine.translate(SENTENCES + [""], beam=4)
+    assert all(1 <= len(set(h)) == len(h) <= 3 for h in ranked[:3]) and ranked[3] == [""]
+
+
+# -- pieces without a model -------------------------------------------------------------------------------------
+def test_html_text_nodes_are_replaced_and_markup_kept():
+    markup = ('<!DOCTYPE html><p class="a" id="b">Tom &amp; Mary&nbsp;sing. <b>Hi</b> <br> <!-- a note -->'
+              '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
+              '<img src="c.png" alt="A cat"></p>\n<p>\u00a9 2024</p>')
+    document = HtmlText(markup)
+    assert document.texts == ["Tom & Mary\u00a0sing.", "Hi"]
+    assert document.render(["T <&> M", "Ciao"]) == (
+        '<!DOCTYPE html>\n<p class="a" id="b">T &lt;&amp;&gt; M <b>Ciao</b> <br> <!-- a note -->'
+        '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
+        '<img src="c.png" alt="A cat"></p>\n<p>\u00a9 2024</p>')
+    with pytest.raises(ValueError, match="2 text nodes, got 1 translations"):
+        document.render(["one"])
+
+
+def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
+    calls = []
+
+    def translate(sentences, beam):
+        calls.append(("translate", sentences, beam))
+        return [s.upper() for s in sentences]
+
+    def n_best(sentences, beam, n):
+        calls.append(("n_best", sentences, beam, n))
+        return [[s, s + "!"][:n] for s in sentences]
+
+    batcher = Batcher(translate, max_batch=8, max_wait_ms=200, n_best=n_best).start()
+    futures = [batcher.submit(["a"], 2), batcher.submit(["b"], 2, n_best=2), batcher.submit(["c", "d"], 2),
+               batcher.submit(["e"], 2, n_best=2)]
+    assert [future.result(5) for future in futures] == [["A"], [["b", "b!"]], ["C", "D"], [["e", "e!"]]]
+    batcher.close(5)
+    assert calls == [("translate", ["a", "c", "d"], 2), ("n_best", ["b", "e"], 2, 2)]   # one call per kind
+    with pytest.raises(ValueError, match="this batcher has no n-best function"):
+        Batcher(translate).submit(["a"], 2, n_best=2)
+
+
+@pytest.mark.parametrize("content_type,body,expected", [
+    ("application/x-www-form-urlencoded", b"q=Hi&source=en&target=it", True),
+    ("application/x-www-form-urlencoded", b"source=en", True),              # LibreTranslate's, missing q
+    ("application/x-www-form-urlencoded", b"text=hi", False),               # ours: answered with a 415
+    ("multipart/form-data; boundary=x", b"", True),
+    ("application/json", b'{"q": "Hi"}', True),
+    ("application/json; charset=utf-8", b'{"text": "Hi", "beam": 2}', False),
+    ("application/json", b'["q"]', False),
+    ("application/json", b'{"q": ', False),                                 # not JSON: ours says so
+    ("text/plain", b"q=Hi", False),
+])
+def test_a_body_naming_a_libretranslate_field_is_libretranslate_s(content_type, body, expected):
+    assert is_libretranslate_body(content_type, body) is expected
+
+
+# -- translate: bodies, q as a string or a list, auto, alternatives, html ----------------------------------------
+def test_form_and_json_bodies_give_the_python_api_s_translations(client, translator, beam):
+    expected = translator.translate(SENTENCES, beam=beam)
+    form = lt_translate(client, data={"q": SENTENCES[0], "source": "en", "target": "it", "format": "text"})
+    assert form.status_code == 200 and form.json() == {"translatedText": expected[0]}
+    listed = lt_translate(client, json={"q": SENTENCES, "source": "en", "target": "it"})
+    assert listed.json() == {"translatedText": expected}
+    prefixed = client.post("/libretranslate/translate", json={"q": SENTENCES[1], "source": "en", "target": "it"})
+    assert prefixed.json() == {"translatedText": expected[1]}
+    ours = client.post("/translate", json={"text": SENTENCES[0], "beam": beam})     # the service's own API
+    assert ours.json()["translations"] == expected[:1]
+
+
+def test_auto_is_reported_as_english(client, translator, beam):
+    one = lt_translate(client, json={"q": SENTENCES[0], "source": "auto", "target": "it"}).json()
+    assert one == {"translatedText": translator.translate(SENTENCES[:1], beam=beam)[0],
+                   "detectedLanguage": {"confidence": 100.0, "language": "en"}}
+    listed = lt_translate(client, json={"q": SENTENCES[:2], "source": "auto", "target": "it"}).json()
+    assert listed["detectedLanguage"] == [{"confidence": 100.0, "language": "en"}] * 2
+    assert client.post("/detect", data={"q": "Ciao"}).json() == [{"confidence": 100.0, "language": "en"}]
+
+
+def test_alternatives_come_from_the_beam(client, translator, beam):
+    ranked = translator.n_best(SENTENCES, 3, beam=max(beam, 3))
+    one = lt_translate(client, json={"q": SENTENCES[0], "source": "en", "target": "it", "alternatives": 2}).json()
+    assert one == {"translatedText": ranked[0][0], "alternatives": ranked[0][1:]}
+    form = lt_translate(client, data={"q": SENTENCES[1], "source": "en", "target": "it", "alternatives": "2"})
+    assert form.json() == {"translatedText": ranked[1][0], "alternatives": ranked[1][1:]}
+    many = lt_translate(client, json={"q": SENTENCES, "source": "en", "target": "it", "alternatives": 2}).json()
+    assert many == {"translatedText": [r[0] for r in ranked], "alternatives": [r[1:] for r in ranked]}
+
+
+def test_html_keeps_the_markup(client, translator, beam):
+    nodes = translator.translate(["I love you.", "Tom is my friend."], beam=beam)
+    markup = '<p class="x">I love you. <b>Tom is my friend.</b></p><code>x = 1</code>'
+    response = lt_translate(client, json={"q": [markup], "source": "en", "target": "it", "format": "html",
+                                          "alternatives": 1})
+    assert response.json() == {"translatedText": [f'<p class="x">{nodes[0]} <b>{nodes[1]}</b></p><code>x = 1</code>'],
+                               "alternatives": [[]]}                    # LibreTranslate gives none for html
+
+
+# -- errors: LibreTranslate's status and wording, then the service still serves ----------------------------------
+FORM = {"source": "en", "target": "it"}
+BAD_REQUESTS = [
+    ("missing q (form)", {"data": FORM}, "Invalid request: missing q parameter"),
+    ("empty q (JSON)", {"json": {"q": "", **FORM}}, "Invalid request: missing q parameter"),
+    ("missing source", {"json": {"q": "Hi", "target": "it"}}, "Invalid request: missing source parameter"),
+    ("missing target", {"data": {"q": "Hi", "source": "en"}}, "Invalid request: missing target parameter"),
+    ("source zz", {"json": {"q": "Hi", "source": "zz", "target": "it"}}, "zz is not supported"),
+    ("target zz", {"data": {"q": "Hi", "source": "en", "target": "zz"}}, "zz is not supported"),
+    ("format xml", {"json": {"q": "Hi", **FORM, "format": "xml"}}, "xml format is not supported"),
+    ("alternatives x", {"json": {"q": "Hi", **FORM, "alternatives": "x"}},
+     "Invalid request: alternatives parameter is not a number"),
+    ("alternatives 1e999", {"content": b'{"q": "Hi", "source": "en", "target": "it", "alternatives": 1e999}',
+                            "headers": {"Content-Type": "application/json"}},
+     "Invalid request: alternatives parameter is not a number"),
+    ("alternatives 4", {"json": {"q": "Hi", **FORM, "alternatives": 4}},
+     "Invalid request: alternatives parameter must be <= 3"),
+    ("q a number", {"json": {"q": 3, **FORM}}, "Invalid request: q must be a string or a list of strings"),
+    ("too many texts", {"json": {"q": ["Hi"] * 5, **FORM}}, "Invalid request: request (5) exceeds text limit (4)"),
+    ("text too long", {"data": {"q": "a" * 201, **FORM}}, "Invalid request: request (201) exceeds text limit (200)"),
+    ("JSON array", {"content": b'["Hi"]', "headers": {"Content-Type": "application/json"},
+                    "url": "/libretranslate/translate"}, "Invalid JSON format"),
+    ("invalid JSON", {"content": b'{"q": ', "headers": {"Content-Type": "application/json"},
+                      "url": "/libretranslate/translate"}, "Invalid JSON format"),
+    ("detect without q", {"data": {"api_key": ""}, "url": "/detect"}, "Invalid request: missing q parameter"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", [case[1:] for case in BAD_REQUESTS], ids=[case[0] for case in BAD_REQUESTS])
+def test_bad_request_gets_libretranslate_s_400_and_the_service_keeps_serving(client, translator, beam, kwargs,
+                                                                             message):
+    kwargs = dict(kwargs)
+    response = client.post(kwargs.pop("url", "/translate"), **kwargs)
+    assert response.status_code == 400 and response.json() == {"error": message}
+    assert_still_serving(client, translator, beam)
+
+
+class NoNBest:
+    """A translator without `n_best` (e.g. a custom engine)."""
+
+    def __init__(self, translator):
+        self.config, self.translate = translator.config, translator.translate
+
+
+def test_an_engine_without_n_best_refuses_alternatives_only(translator, beam):
+    with TestClient(create_app(NoNBest(translator))) as test_client:
+        response = lt_translate(test_client, json={"q": "Hi", **FORM, "alternatives": 1})
+        assert response.status_code == 400
+        assert response.json() == {"error": "Invalid request: alternatives are not supported by the NoNBest engine"}
+        assert_still_serving(test_client, translator, beam)
+
+
+def test_api_key_in_the_body_or_as_bearer_else_403(translator, beam):
+    with TestClient(create_app(translator, ServiceSettings(api_key="s3cret"))) as test_client:
+        missing = lt_translate(test_client, json={"q": "Hi", **FORM})
+        assert missing.status_code == 403
+        assert missing.json() == {"error": "Please contact the server operator to get an API key"}
+        for kwargs in ({"json": {"q": "Hi", **FORM, "api_key": "wrong"}}, {"data": {"q": "Hi", **FORM, "api_key": "x"}},
+                       {"json": {"q": "Hi", **FORM}, "headers": {"Authorization": "Bearer wrong"}}):
+            wrong = lt_translate(test_client, **kwargs)
+            assert wrong.status_code == 403 and wrong.json() == {"error": "Invalid API key"}
+        assert test_client.post("/detect", data={"q": "Hi"}).status_code == 403
+        expected = {"translatedText": translator.translate(["Hi"], beam=beam)[0]}
+        assert lt_translate(test_client, data={"q": "Hi", **FORM, "api_key": "s3cret"}).json() == expected
+        assert lt_translate(test_client, json={"q": "Hi", **FORM},
+                            headers={"Authorization": "Bearer s3cret"}).json() == expected
+        assert test_client.get("/languages").status_code == 200                   # public, as in LibreTranslate
+        assert test_client.get("/frontend/settings").json()["keyRequired"] is True
+        assert test_client.post("/translate", json={"text": "Hi"}).status_code == 401    # ours: Bearer only
+
+
+def test_cors_preflight_and_headers_follow_the_allowed_origins(client):
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    allowed = client.options("/translate", headers={"Origin": ORIGIN, **preflight})
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == ORIGIN
+    assert "POST" in allowed.headers["access-control-allow-methods"]
+    refused = client.options("/translate", headers={"Origin": "https://evil.example", **preflight})
+    assert refused.status_code == 400 and refused.json() == {"error": "Disallowed CORS origin"}
+    answer = client.get("/languages", headers={"Origin": ORIGIN})
+    assert answer.headers["access-control-allow-origin"] == ORIGIN
+    other = client.get("/languages", headers={"Origin": "https://evil.example"})
+    assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
+
+
+def test_req_limit_answers_429_slowdown_per_client_address(translator, beam):
+    app = create_app(translator, ServiceSettings(req_limit=2))
+    second = TestClient(app, client=("10.0.0.2", 50000))          # no `with`: shares the first one's batcher
+    with TestClient(app) as first:
+        for _ in range(2):
+            assert lt_translate(first, data={"q": "Hi", **FORM}).status_code == 200
+        for response in (lt_translate(first, json={"q": "Hi", **FORM}), first.post("/translate", json={"text": "Hi"}),
+                         first.post("/detect", data={"q": "Hi"})):
+            assert response.status_code == 429 and response.json() == {"error": "Slowdown: 2 per 1 minute"}
+            assert 1 <= int(response.headers["retry-after"]) <= 60
+        assert first.get("/languages").status_code == 200 and first.get("/health").status_code == 200
+        assert_still_serving(second, translator, beam)                             # another address
+
+
+# -- real clients against uvicorn on 127.0.0.1 ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(translator):
+    """The app with an API key, served by uvicorn in a thread: (base URL, key)."""
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    app = create_app(translator, ServiceSettings(api_key="k3y", max_wait_ms=5))
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uvicorn_server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", "k3y"
+    uvicorn_server.should_exit = True
+    thread.join(10)
+
+
+def test_libretranslatepy_translates_lists_languages_and_detects(server, translator, beam):
+    from libretranslatepy import LibreTranslateAPI
+
+    url, key = server
+    expected = translator.translate(SENTENCES[:1], beam=beam)[0]
+    for base in (url, url + "/libretranslate/"):
+        client = LibreTranslateAPI(base, api_key=key)
+        assert client.translate(SENTENCES[0], "en", "it", timeout=30) == expected
+        assert client.translate(SENTENCES[0], "auto", "it", timeout=30) == expected
+        assert client.languages(timeout=30) == [{"code": "en", "name": "English", "targets": ["it"]},
+                                                {"code": "it", "name": "Italian", "targets": []}]
+        assert client.detect("Where is the station?", timeout=30) == [{"confidence": 100.0, "language": "en"}]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        LibreTranslateAPI(url, api_key="wrong").translate(SENTENCES[0], "en", "it", timeout=30)
+    assert refused.value.code == 403 and json.loads(refused.value.read()) == {"error": "Invalid API key"}
+    with pytest.raises(urllib.error.HTTPError) as unsupported:
+        LibreTranslateAPI(url, api_key=key).translate(SENTENCES[0], "en", "es", timeout=30)
+    assert unsupported.value.code == 400 and json.loads(unsupported.value.read()) == {"error": "es is not supported"}
+
+
+def test_httpx_json_with_and_without_the_api_key(server, translator, beam):
+    url, key = server
+    body = {"q": SENTENCES, "source": "en", "target": "it", "format": "text"}
+    without = httpx.post(url + "/translate", json=body, timeout=30)
+    assert without.status_code == 403
+    assert without.json() == {"error": "Please contact the server operator to get an API key"}
+    expected = translator.translate(SENTENCES, beam=beam)
+    in_body = httpx.post(url + "/translate", json={**body, "api_key": key}, timeout=30)
+    assert in_body.status_code == 200 and in_body.json() == {"translatedText": expected}
+    bearer = httpx.post(url + "/translate", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    assert bearer.json() == {"translatedText": expected}
+    ours = httpx.post(url + "/translate", json={"text": SENTENCES, "beam": beam},
+                      headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    assert ours.json()["translations"] == expected
