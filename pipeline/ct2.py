@@ -352,10 +352,10 @@ class CTranslate2Translator(TextTranslation):
                 bar.update(len(rows))
         return outputs
 
-    def n_best(self, sentences: Sequence[str], n: int, beam: int | None = None,
-               batch_size: int | None = None) -> list[list[str]]:
+    def n_best_sentences(self, sentences: Sequence[str], n: int, beam: int | None = None,
+                         batch_size: int | None = None) -> list[list[str]]:
         """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
-        first, ranked as our decoder ranks them: the first is `translate`'s. Empty input gives `[""]`."""
+        first, ranked as our decoder ranks them: the first is `translate_sentences`'s. Empty input gives `[""]`."""
         decode_cfg = self.config.decode
         beam = max(decode_cfg.beam_size if beam is None else int(beam), n)
         if beam == 1:

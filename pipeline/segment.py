@@ -191,6 +191,21 @@ def translate_texts(texts: Iterable[str], translate_sentences: Callable[[list[st
     return [layout.join(translations) for layout in layouts]
 
 
+def n_best_texts(texts: Iterable[str], n_best_sentences: Callable[[list[str]], list[list[str]]],
+                 count_tokens: CountTokens, max_tokens: int) -> list[list[str]]:
+    """Up to n distinct translations of each text, best first, from the n-best lists of its pieces: the
+    k-th joins each piece's k-th best (its last one where it has fewer), so the first is `translate_texts`'s."""
+    layouts = [segment_text(text, count_tokens, max_tokens) for text in texts]
+    ranked = iter(n_best_sentences([piece for layout in layouts for piece in layout.to_translate]))
+    results = []
+    for layout in layouts:
+        lists = [next(ranked) for _ in layout.to_translate]
+        depth = max((len(hypotheses) for hypotheses in lists), default=1)
+        joined = [layout.join(hypotheses[min(k, len(hypotheses) - 1)] for hypotheses in lists) for k in range(depth)]
+        results.append(list(dict.fromkeys(joined)))
+    return results
+
+
 class TextTranslation:
     """`translate` for texts of any length, over an engine's `translate_sentences` (one sentence per input,
     truncated past the model's limit) and its `vectorizers` and `max_input_length`."""
@@ -217,3 +232,14 @@ class TextTranslation:
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         return translate_texts(texts, lambda pieces: self.translate_sentences(pieces, **options),
                                self.source_tokens, self.max_input_length)
+
+    def n_best_sentences(self, sentences: Sequence[str], n: int, **options) -> list[list[str]]:
+        raise NotImplementedError
+
+    def n_best(self, texts: Iterable[str], n: int, **options) -> list[list[str]]:
+        """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
+        beam); texts are split and rejoined as in `translate`. `options`: beam, batch_size."""
+        if isinstance(texts, str):
+            raise TypeError("n_best takes a list of texts, got one str: pass [text]")
+        return n_best_texts(texts, lambda pieces: self.n_best_sentences(pieces, n, **options),
+                            self.source_tokens, self.max_input_length)

@@ -104,10 +104,10 @@ class Translator(TextTranslation):
                 bar.update(len(rows))
         return outputs
 
-    def n_best(self, sentences: Sequence[str], n: int, beam: int | None = None,
-               batch_size: int | None = None) -> list[list[str]]:
+    def n_best_sentences(self, sentences: Sequence[str], n: int, beam: int | None = None,
+                         batch_size: int | None = None) -> list[list[str]]:
         """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
-        first: the first is `translate`'s. Empty input gives `[""]`."""
+        first: the first is `translate_sentences`'s. Empty input gives `[""]`."""
         beam = max(self.config.decode.beam_size if beam is None else int(beam), n)
         batch_size = batch_size or self.config.decode.batch_size
         cleaned = [clean_side(s) for s in sentences]

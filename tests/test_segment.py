@@ -5,7 +5,7 @@ import warnings
 
 import pytest
 
-from pipeline.segment import Segmented, cut_sentence, segment_text, sentence_spans, translate_texts
+from pipeline.segment import Segmented, cut_sentence, n_best_texts, segment_text, sentence_spans, translate_texts
 
 from conftest import ROOT
 
@@ -119,6 +119,13 @@ def translator(trained_tiny_sp):
     return Translator.from_run(trained_tiny_sp.run_dir)
 
 
+def test_n_best_texts_joins_the_kth_best_of_each_piece_and_reuses_a_short_list_last():
+    def fake(pieces):
+        return [[p.upper(), p.lower()] if p.startswith("W") else [p.upper()] for p in pieces]
+    out = n_best_texts(["Tom is here. We go.", "", "Why?"], fake, words, 20)
+    assert out == [["TOM IS HERE. WE GO.", "TOM IS HERE. we go."], [""], ["WHY?", "why?"]]
+
+
 def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(translator, monkeypatch):
     short = ["Tom is my friend.", "We have to go now.", "I don't know what to do.", "Where is the station?",
              "It's raining."]                                     # each within the model's limit
@@ -171,3 +178,12 @@ def test_service_translates_a_paragraph(translator):
         response = client.post("/translate", json={"text": [PARAGRAPH, "Hi."], "beam": 1})
     assert response.status_code == 200
     assert response.json()["translations"] == translator.translate([PARAGRAPH, "Hi."], beam=1)
+
+
+def test_n_best_of_a_paragraph_starts_with_its_translation(translator):
+    text = "Tom is my friend. We have to go now.\nWhere is the station?"
+    ranked = translator.n_best([text, ""], 3, beam=4)
+    assert ranked[0][0] == translator.translate([text], beam=4)[0]
+    assert len(ranked[0]) == len(set(ranked[0])) and 1 <= len(ranked[0]) <= 3
+    assert all(alternative.count("\n") == 1 for alternative in ranked[0])
+    assert ranked[1] == [""]
