@@ -159,3 +159,28 @@ def test_a_run_without_one_joint_sentencepiece_vocabulary_is_refused_in_one_line
     assert bad_version.returncode == 2
     assert bad_version.stderr == "error: package version '1.x': expected numbers separated by dots, e.g. 1.0\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
+def test_longer_position_tables_keep_the_model_rows_and_continue_them(positional, prepared_tiny, tmp_path):
+    import numpy as np
+
+    from conftest import SMALL_MODEL
+    from pipeline.config import load_config
+    from pipeline.ct2 import transformer_spec
+    from pipeline.layers import pos_enc_matrix
+    from pipeline.model import build_model
+
+    prepared, _ = prepared_tiny
+    config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, f"model.positional={positional}"], str(tmp_path))
+    vectorizers = load_vectorizers(prepared.prepared_dir / "vectorizers.pkl")
+    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    plain, longer = transformer_spec(model, vectorizers), transformer_spec(model, vectorizers, positions=100)
+    for side in ("encoder", "decoder"):
+        own = getattr(plain, side).position_encodings.encodings
+        table = getattr(longer, side).position_encodings.encodings
+        assert len(own) < 100 and table.shape == (100, 32)
+        np.testing.assert_array_equal(table[:len(own)], own)
+        expected = np.repeat(own[-1:], 100 - len(own), axis=0) if positional == "learned" \
+            else pos_enc_matrix(100, 32)[len(own):]
+        np.testing.assert_array_equal(table[len(own):], expected)
