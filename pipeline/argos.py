@@ -10,17 +10,18 @@ A package is a zip holding one folder (Argos extracts it into its package direct
 
 Argos encodes the source with `sentencepiece.model` into pieces, decodes them with CTranslate2 (no source
 BOS/EOS, no target prefix: CTranslate2 starts from the model's `decoder_start_token`, our `<s>`, and stops
-at `</s>`) and joins the output pieces with the same model. Our export's vocabulary is the SentencePiece
-model's pieces, id for id, so this needs one vocabulary for both sides: `data.tokenizer: sentencepiece`
-with `data.joint_vocab_size > 0`. Any other run is refused in one line before anything is converted.
+at `</s>`) and joins the output pieces with the same model. Our SentencePiece vocabulary is the model's pieces,
+id for id, so nothing needs mapping; but Argos has one `sentencepiece.model` for both sides, so the run needs
+one joint vocabulary (`data.tokenizer: sentencepiece`, `data.joint_vocab_size > 0`). Any other run is refused
+in one line before anything is converted.
 
 Argos sets no length limit (CTranslate2's default of 256 output tokens, inputs as long as its sentence splitter
 leaves them) and CTranslate2 raises on a position past the model's table, so the package's model has position
 tables of `ARGOS_POSITIONS` rows (`export_ctranslate2(positions=...)`): the sinusoidal ones continued by their
 formula, learned ones repeating their last row. The first rows, all the pipeline itself uses, are unchanged.
 
-The package holds no sentence splitter: Argos 1.10+ then uses MiniSBD, whose English model it downloads
-once into its own data directory (see README, "Argos Translate").
+The package holds no sentence splitter: Argos 1.11 then splits with MiniSBD, whose English model it downloads on
+first use (offline alternatives: the package's README.md).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from pathlib import Path
 from pipeline.ct2 import EXTRA, export_ctranslate2
 from pipeline.extras import require
 from pipeline.io_utils import atomic_file
-from pipeline.rundir import SUMMARY_FILE, RunDir, check_output_dir
+from pipeline.rundir import RunDir, check_output_dir
 from pipeline.vectorizers import Vectorizers
 
 FROM_CODE, FROM_NAME, TO_CODE, TO_NAME = "en", "English", "it", "Italian"
@@ -132,13 +133,14 @@ the run's `{which}.keras`{steps}): d_model {model.d_model}, {model.encoder_layer
 {model.num_heads} heads, feed-forward {model.ff_dim}, one SentencePiece vocabulary of {len(vectorizers.english):,}
 pieces for both languages, inputs of at most {vectorizers.max_length} pieces.
 
-Install it with Argos Translate (`argospm install` takes index packages only):
+Install it with Argos Translate's Python API (`argospm` installs from Argos's own index only):
 
     python -c "import argostranslate.package as p; p.install_from_path('{package_stem(package_version)}{SUFFIX}')"
-    argos-translate --from en --to it "Where is the station?"
+    argos-translate --from-lang en --to-lang it "Where is the station?"
 
-This package holds no sentence splitter: Argos Translate 1.10 and later split with MiniSBD, whose English
-model (`en.onnx`) it downloads once; offline, put that file into this package's `minisbd/` folder.
+This package holds no sentence splitter: Argos Translate 1.11 splits with MiniSBD, whose English model
+(`en.onnx`) it downloads on first use. Offline, put that file into this package's `minisbd/` folder, or set
+`ARGOS_CHUNK_TYPE=SPACY` and save a spaCy pipeline (e.g. `spacy.blank("en")`, rule-based) as its `spacy/` folder.
 
 ## Training data and credit
 

@@ -172,7 +172,8 @@ def test_longer_position_tables_keep_the_model_rows_and_continue_them(positional
     from pipeline.model import build_model
 
     prepared, _ = prepared_tiny
-    config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, f"model.positional={positional}"], str(tmp_path))
+    config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, f"model.positional={positional}"],
+                         str(tmp_path))
     vectorizers = load_vectorizers(prepared.prepared_dir / "vectorizers.pkl")
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
     plain, longer = transformer_spec(model, vectorizers), transformer_spec(model, vectorizers, positions=100)
