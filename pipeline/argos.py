@@ -89,6 +89,9 @@ def export_argos(run_dir: str | Path, out_dir: str | Path, package_version: str 
     check_joint_sentencepiece(vectorizers, run.path)
     require("ctranslate2", EXTRA)
     out_dir = check_output_dir(out_dir, "Argos package directory")
+    if out_dir.suffix == SUFFIX:
+        raise ArgosExportError(f"Argos package directory {out_dir}: expected a directory, not a {SUFFIX} file name "
+                               f"(the package is written as {stem}{SUFFIX} inside it)")
     target = out_dir / f"{stem}{SUFFIX}"
     with tempfile.TemporaryDirectory(prefix="argos-") as staging:
         root = Path(staging) / stem

@@ -158,6 +158,11 @@ def test_a_run_without_one_joint_sentencepiece_vocabulary_is_refused_in_one_line
     bad_version = run_export("--run", str(trained_tiny.run_dir), "--out", str(tmp_path), "--package-version", "1.x")
     assert bad_version.returncode == 2
     assert bad_version.stderr == "error: package version '1.x': expected numbers separated by dots, e.g. 1.0\n"
+    named_file = tmp_path / "en_it.argosmodel"
+    file_name = run_export("--run", str(trained_tiny.run_dir), "--out", str(named_file))
+    assert file_name.returncode == 2
+    assert file_name.stderr == (f"error: Argos package directory {named_file}: expected a directory, not a .argosmodel "
+                                f"file name (the package is written as {STEM}.argosmodel inside it)\n")
     assert list(tmp_path.iterdir()) == []
 
 
