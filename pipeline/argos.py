@@ -120,21 +120,15 @@ def _zip_folder(root: Path, zip_path: Path) -> None:
 def package_readme(run: RunDir, vectorizers: Vectorizers, package_version: str, quantization: str,
                    which: str) -> str:
     """The package's README.md: the model, how to install it, and the training data's credit."""
-    config = run.load_config()
-    model = config.model
-    steps = ""
-    if run.summary_file.is_file():
-        try:
-            summary = json.loads(run.summary_file.read_text(encoding="utf-8"))
-            steps = f", {int(summary['total_steps']):,} training steps" if "total_steps" in summary else ""
-        except (ValueError, TypeError, UnicodeDecodeError):
-            steps = ""
+    model = run.load_config().model
+    steps = _training_steps(run)
+    steps = f", {steps:,} training steps" if steps is not None else ""
     return f"""# English → Italian ({package_version})
 
 A Transformer trained with ita-nmt-pipeline (Keras 3) and converted to CTranslate2 ({quantization} weights,
 the run's `{which}.keras`{steps}): d_model {model.d_model}, {model.encoder_layers}+{model.decoder_layers} layers,
 {model.num_heads} heads, feed-forward {model.ff_dim}, one SentencePiece vocabulary of {len(vectorizers.english):,}
-pieces for both languages, inputs of at most {vectorizers.max_length} pieces.
+pieces for both languages, trained on sentences of at most {vectorizers.max_length} pieces.
 
 Install it with Argos Translate's Python API (`argospm` installs from Argos's own index only):
 
@@ -152,3 +146,11 @@ Creative Commons Attribution 2.0 France (CC-BY 2.0 FR, https://creativecommons.o
 as selected and distributed by ManyThings.org (https://www.manythings.org/anki/). Each sentence is the work
 of its Tatoeba contributor.
 """
+
+
+def _training_steps(run: RunDir) -> int | None:
+    """The run's total optimizer steps from its training summary, if it has a readable one."""
+    try:
+        return int(json.loads(run.summary_file.read_text(encoding="utf-8"))["total_steps"])
+    except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return None
