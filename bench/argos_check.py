@@ -12,8 +12,9 @@ then, from the repository root with the project's environment:
 It exports the run with `pipeline.argos.export_argos`, installs the `.argosmodel` with
 `argostranslate.package.install_from_path` into a throw-away Argos home, and translates the first N distinct
 validation sentences one by one with `argostranslate.translate.translate(text, "en", "it")`, twice: with
-`ARGOS_BEAM_SIZE=1` against our greedy output, and with Argos's defaults (beam 4, CTranslate2 length penalty
-0.2) against our beam 4 (GNMT alpha from the run's config). Both go through `engine="ctranslate2"`.
+`ARGOS_BEAM_SIZE=1` against our greedy output and with Argos's default beam 4 (CTranslate2 length penalty 0.2)
+against our beam 4 (GNMT alpha from the run's config), both through `engine="ctranslate2"` (float32); each with
+`ARGOS_COMPUTE_TYPE=float32` and with Argos's default `auto` (int8 weights on a CPU with int8 kernels).
 
 Sentence splitting offline: Argos 1.11 splits with MiniSBD by default, which downloads its English model on
 first use and fails without the network. With `ARGOS_CHUNK_TYPE=SPACY` it splits with a spaCy pipeline found
@@ -57,18 +58,40 @@ print(json.dumps(out))
 """
 
 
-def argos_translations(argos_python: str, package: Path, sentences: list[str], beam: int | None) -> dict:
-    """Run the worker in Argos's environment with a fresh Argos home; `beam` None keeps Argos's default."""
+def argos_translations(argos_python: str, package: Path, sentences: list[str], beam: int | None,
+                       compute_type: str | None) -> dict:
+    """Run the worker in Argos's environment with a fresh Argos home; None keeps Argos's default (beam 4,
+    compute type `auto`, which CTranslate2 resolves to int8 on a CPU that has int8 kernels)."""
     with tempfile.TemporaryDirectory(prefix="argos-home-") as home:
         env = {**os.environ, "HOME": home, "ARGOS_PACKAGES_DIR": str(Path(home) / "packages"),
                "ARGOS_CHUNK_TYPE": "SPACY", "PYTHONPATH": ""}
         if beam is not None:
             env["ARGOS_BEAM_SIZE"] = str(beam)
+        if compute_type is not None:
+            env["ARGOS_COMPUTE_TYPE"] = compute_type
         result = subprocess.run([argos_python, "-c", ARGOS_WORKER], input=json.dumps(
             {"package": str(package), "sentences": sentences}), capture_output=True, text=True, env=env, timeout=1800)
     if result.returncode:
         sys.exit(f"argos worker failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.splitlines()[-1])
+
+
+def report(sources: list[str], argos: dict, expected: list[str], beam: int, compute_type: str | None) -> None:
+    """Print the differing sentences on stderr and the agreement as one JSON line."""
+    name = f"beam{beam}_{compute_type or 'auto'}"
+    agree = [a == b for a, b in zip(argos["translations"], expected)]
+    for source, a, b, ok in zip(sources, argos["translations"], expected, agree):
+        if not ok:
+            print(f"[{name}] {source}\n  argos: {a[:200]}\n  ours:  {b[:200]}", file=sys.stderr)
+    split = [n > 1 for n in argos["sentences"]]
+    unsplit = [ok for ok, several in zip(agree, split) if not several]
+    # ours stopped at its length limit (input length + decode.max_extra_length) where Argos went on
+    cut_by_our_limit = sum(not ok and a.startswith(b) for a, b, ok in zip(argos["translations"], expected, agree))
+    emit(f"argos_agreement_{name}", round(100 * sum(agree) / len(agree), 1), "% exact match",
+         sentences=len(agree), argos_version=argos["argos_version"], splitter=argos["splitter"],
+         split_into_several=sum(split), agreement_unsplit=round(100 * sum(unsplit) / max(len(unsplit), 1), 1),
+         cut_by_our_limit=cut_by_our_limit, ours=f"engine=ctranslate2 beam={beam} float32",
+         argos=f"ARGOS_BEAM_SIZE={beam} ARGOS_COMPUTE_TYPE={compute_type or 'auto (default)'}")
 
 
 def main() -> int:
@@ -87,24 +110,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="argos-package-") as out:
         package = export_argos(args.run, out)
         print(f"exported {package.name}; translating {len(sources)} validation sentences", file=sys.stderr)
-        for name, beam, argos_beam in (("greedy", 1, 1), ("beam4", 4, None)):
-            expected = ours.translate(sources, beam=beam)
-            argos = argos_translations(args.argos_python, package, sources, argos_beam)
-            agree = [a == b for a, b in zip(argos["translations"], expected)]
-            split = [n > 1 for n in argos["sentences"]]
-            unsplit_agree = [a for a, s in zip(agree, split) if not s]
-            for source, a, b, ok in zip(sources, argos["translations"], expected, agree):
-                if not ok:
-                    print(f"[{name}] {source}\n  argos: {a[:200]}\n  ours:  {b[:200]}", file=sys.stderr)
-            # ours stopped at its length limit (input length + decode.max_extra_length) where Argos went on
-            cut_by_our_limit = sum(not ok and a.startswith(b) for a, b, ok in zip(argos["translations"], expected,
-                                                                                   agree))
-            emit(f"argos_agreement_{name}", round(100 * sum(agree) / len(agree), 1), "% exact match",
-                 sentences=len(agree), argos_version=argos["argos_version"], splitter=argos["splitter"],
-                 split_into_several=sum(split), agreement_unsplit=round(100 * sum(unsplit_agree)
-                                                                       / max(len(unsplit_agree), 1), 1),
-                 cut_by_our_limit=cut_by_our_limit, ours=f"engine=ctranslate2 beam={beam}",
-                 argos_beam=argos_beam or "default (4)")
+        expected_by_beam = {beam: ours.translate(sources, beam=beam) for beam in (1, 4)}
+        for beam, compute_type in ((1, "float32"), (4, "float32"), (1, None), (4, None)):
+            argos = argos_translations(args.argos_python, package, sources, beam if beam == 1 else None, compute_type)
+            report(sources, argos, expected_by_beam[beam], beam, compute_type)
     return 0
 
 
