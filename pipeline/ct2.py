@@ -66,8 +66,9 @@ def run_export_dir(run_dir: str | Path, which: str = "best") -> Path:
 
 
 def export_ctranslate2(run_dir: str | Path, out_dir: str | Path, quantization: str = "float32",
-                       which: str = "best") -> Path:
-    """Convert `RUN/<which>.keras` into a CTranslate2 model directory at `out_dir` (written atomically)."""
+                       which: str = "best", positions: int | None = None) -> Path:
+    """Convert `RUN/<which>.keras` into a CTranslate2 model directory at `out_dir` (written atomically).
+    `positions`: see `transformer_spec`."""
     if quantization not in QUANTIZATIONS:
         raise CTranslate2ExportError(f"quantization {quantization!r}: expected one of {', '.join(QUANTIZATIONS)}")
     require("ctranslate2", EXTRA)
@@ -75,7 +76,7 @@ def export_ctranslate2(run_dir: str | Path, out_dir: str | Path, quantization: s
     run.load_config()                                   # a readable config travels with the export
     vectorizers = run.load_vectorizers()
     out_dir = check_output_dir(out_dir, "export directory")
-    spec = transformer_spec(run.load_model(which), vectorizers)     # Keras: conversion only
+    spec = transformer_spec(run.load_model(which), vectorizers, positions)     # Keras: conversion only
     spec.validate()
     spec.optimize(quantization=quantization)
     with atomic_directory(out_dir) as tmp:
@@ -90,8 +91,12 @@ def export_ctranslate2(run_dir: str | Path, out_dir: str | Path, quantization: s
     return out_dir
 
 
-def transformer_spec(model, vectorizers: Vectorizers):
-    """A filled, unvalidated `ctranslate2.specs.TransformerSpec` for our `Seq2SeqTransformer`."""
+def transformer_spec(model, vectorizers: Vectorizers, positions: int | None = None):
+    """A filled, unvalidated `ctranslate2.specs.TransformerSpec` for our `Seq2SeqTransformer`.
+
+    `positions`: give each position table at least this many rows (CTranslate2 raises on a position past
+    the table, for callers that set no length limit): a sinusoidal table is continued by its formula, a
+    learned one repeats its last row. None keeps the model's own tables."""
     specs = require("ctranslate2.specs", EXTRA)
     activation = _check_supported(model)
     spec = specs.TransformerSpec.from_config(
@@ -107,8 +112,8 @@ def transformer_spec(model, vectorizers: Vectorizers):
     spec.register_source_vocabulary(list(source.vocabulary))
     spec.register_target_vocabulary(list(target.vocabulary))
 
-    _set_embeddings(spec.encoder, model.source_embedding)
-    _set_embeddings(spec.decoder, model.target_embedding)
+    _set_embeddings(spec.encoder, model.source_embedding, positions)
+    _set_embeddings(spec.decoder, model.target_embedding, positions)
     for layer_spec, block in zip(spec.encoder.layer, model.encoder_blocks):
         _set_attention(layer_spec.self_attention, block.self_attention, block.attention_norm, self_attention=True)
         _set_feed_forward(layer_spec.ffn, block)
@@ -198,13 +203,20 @@ def _set_feed_forward(spec, block) -> None:
     _set_norm(spec.layer_norm, block.ff_norm)
 
 
-def _set_embeddings(spec, embedding) -> None:
+def _set_embeddings(spec, embedding, positions: int | None = None) -> None:
     """Token table, sqrt(d) scaling, and our position table (sinusoidal or learned) given explicitly."""
     embeddings = spec.embeddings[0] if isinstance(spec.embeddings, list) else spec.embeddings
     embeddings.weight = _numpy(embedding.token_embedding.embeddings)
     spec.scale_embeddings = bool(embedding.scale_embeddings)
-    table = embedding.table if embedding.position_embedding is None else embedding.position_embedding.embeddings
-    spec.position_encodings.encodings = _numpy(table)          # (sequence_length, d), float32 as stored
+    learned = embedding.position_embedding is not None
+    table = _numpy(embedding.position_embedding.embeddings if learned else embedding.table)   # (sequence_length, d)
+    if positions is not None and positions > len(table):
+        if learned:
+            table = np.concatenate([table, np.repeat(table[-1:], positions - len(table), axis=0)])
+        else:
+            from pipeline.layers import pos_enc_matrix
+            table = np.concatenate([table, pos_enc_matrix(positions, table.shape[1])[len(table):]])
+    spec.position_encodings.encodings = table
 
 
 def _write_sentencepiece_models(vectorizers: Vectorizers, out_dir: Path) -> None:

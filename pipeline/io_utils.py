@@ -76,3 +76,20 @@ def read_text_lines(path: str | os.PathLike, what: str = "input file") -> list[s
         except UnicodeDecodeError:
             raise ValueError(f"{what} {path} line {number}: not valid UTF-8") from None
     return lines
+
+
+@contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path` for a writer that needs a file name (zip, tar); it replaces
+    `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

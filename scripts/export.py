@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Export a trained run: a TensorFlow SavedModel (strings in, Italian strings out) or a CTranslate2 model."""
+"""Export a trained run: a TensorFlow SavedModel (strings in, Italian strings out), a CTranslate2 model,
+or an Argos Translate package (`.argosmodel`)."""
 import _bootstrap  # noqa: F401
 
 import argparse
@@ -10,17 +11,30 @@ from pipeline.cli import run_main
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
-    parser.add_argument("--out", required=True, help="directory to write")
-    parser.add_argument("--format", choices=("savedmodel", "ctranslate2"), default="savedmodel",
+    parser.add_argument("--out", required=True, help="directory to write (argos: the directory that receives the "
+                                                      ".argosmodel file)")
+    parser.add_argument("--format", choices=("savedmodel", "ctranslate2", "argos"), default="savedmodel",
                         help="export format (default: %(default)s)")
     parser.add_argument("--beam", type=int, help="savedmodel: beam size baked into the graph (default: the run's config)")
     parser.add_argument("--quantization", default="float32",
-                        help="ctranslate2: weight type, float32, int16 or int8 (or another CTranslate2 type; "
-                             "default: %(default)s)")
-    parser.add_argument("--model", choices=("best", "model"), default="best", help="ctranslate2: best or final weights")
+                        help="ctranslate2, argos: weight type, float32, int16 or int8 (or another CTranslate2 "
+                             "type; default: %(default)s)")
+    parser.add_argument("--model", choices=("best", "model"), default="best",
+                        help="ctranslate2, argos: best or final weights")
+    parser.add_argument("--package-version", default="1.0", help="argos: the package's version (default: %(default)s)")
     args = parser.parse_args()
     if args.format == "savedmodel" and args.quantization != "float32":
-        parser.error("--quantization goes with --format ctranslate2")
+        parser.error("--quantization goes with --format ctranslate2 or argos")
+    if args.format != "argos" and args.package_version != "1.0":
+        parser.error("--package-version goes with --format argos")
+
+    if args.format == "argos":
+        from pipeline.argos import export_argos
+
+        out = export_argos(args.run, args.out, args.package_version, quantization=args.quantization, which=args.model)
+        print(f"exported {args.run} to {out} ({args.quantization}); install with "
+              f"argostranslate.package.install_from_path('{out}')")
+        return 0
 
     if args.format == "ctranslate2":
         from pipeline.ct2 import export_ctranslate2

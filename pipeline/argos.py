@@ -1,0 +1,156 @@
+"""Argos Translate packages: `export_argos(run, out)` writes an `.argosmodel` file for Argos Translate and
+LibreTranslate, on top of the CTranslate2 export (`pipeline.ct2`).
+
+A package is a zip holding one folder (Argos extracts it into its package directory as is):
+
+    <stem>/metadata.json        from_code, to_code, their names, package_version, argos_version, type ...
+    <stem>/model/               the CTranslate2 export (as `export_ctranslate2` writes it)
+    <stem>/sentencepiece.model  the run's joint SentencePiece model, for both sides
+    <stem>/README.md            what the model is, how to install it, the training data's credit
+
+Argos encodes the source with `sentencepiece.model` into pieces, decodes them with CTranslate2 (no source
+BOS/EOS, no target prefix: CTranslate2 starts from the model's `decoder_start_token`, our `<s>`, and stops
+at `</s>`) and joins the output pieces with the same model. Our SentencePiece vocabulary is the model's pieces,
+id for id, so nothing needs mapping; but Argos has one `sentencepiece.model` for both sides, so the run needs
+one joint vocabulary (`data.tokenizer: sentencepiece`, `data.joint_vocab_size > 0`). Any other run is refused
+in one line before anything is converted.
+
+Argos sets no length limit (CTranslate2's default of 256 output tokens, inputs as long as its sentence splitter
+leaves them) and CTranslate2 raises on a position past the model's table, so the package's model has position
+tables of `ARGOS_POSITIONS` rows (`export_ctranslate2(positions=...)`): the sinusoidal ones continued by their
+formula, learned ones repeating their last row. The first rows, all the pipeline itself uses, are unchanged.
+
+The package holds no sentence splitter: Argos 1.11 then splits with MiniSBD, whose English model it downloads on
+first use (offline alternatives: the package's README.md).
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+
+from pipeline.ct2 import EXTRA, export_ctranslate2
+from pipeline.extras import require
+from pipeline.io_utils import atomic_file
+from pipeline.rundir import RunDir, check_output_dir
+from pipeline.vectorizers import Vectorizers
+
+FROM_CODE, FROM_NAME, TO_CODE, TO_NAME = "en", "English", "it", "Italian"
+ARGOS_VERSION = "1.11"             # the Argos Translate version the package was checked with
+SUFFIX = ".argosmodel"
+SENTENCEPIECE_FILE = "sentencepiece.model"
+METADATA_FILE = "metadata.json"
+README_FILE = "README.md"
+MODEL_DIR = "model"
+ARGOS_POSITIONS = 1024            # > 256, CTranslate2's default max_decoding_length, which Argos keeps
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)   # fixed timestamps: the same run gives the same package bytes
+_VERSION = re.compile(r"\d+(\.\d+)*")
+
+
+class ArgosExportError(ValueError):
+    """A run that cannot become an Argos package, or a bad option; the message says which and why."""
+
+
+def package_stem(package_version: str) -> str:
+    """The package's file and folder name, e.g. `translate-en_it-ita_nmt-1_0` for version 1.0 (distinct
+    from Argos's own en_it package, which installing ours must not overwrite)."""
+    if not _VERSION.fullmatch(package_version):
+        raise ArgosExportError(f"package version {package_version!r}: expected numbers separated by dots, e.g. 1.0")
+    return f"translate-{FROM_CODE}_{TO_CODE}-ita_nmt-{package_version.replace('.', '_')}"
+
+
+def check_joint_sentencepiece(vectorizers: Vectorizers, run_dir: Path) -> None:
+    """Refuse, in one line, a run whose two sides do not share one SentencePiece model."""
+    kinds = {vectorizers.english.kind, vectorizers.italian.kind}
+    if kinds != {"sentencepiece"} or not vectorizers.joint:
+        has = ("word-level vocabularies" if kinds == {"word"} else "separate SentencePiece vocabularies"
+               if kinds == {"sentencepiece"} else "a word-level and a SentencePiece vocabulary")
+        raise ArgosExportError(f"run {run_dir}: an Argos package needs one joint SentencePiece vocabulary for "
+                               f"both sides (data.tokenizer: sentencepiece, data.joint_vocab_size > 0); this run "
+                               f"has {has}")
+
+
+def package_metadata(package_version: str) -> dict:
+    """Argos's `metadata.json` for an English -> Italian translation package."""
+    return {"package_version": package_version, "argos_version": ARGOS_VERSION, "type": "translate",
+            "code": package_stem(package_version), "name": f"{FROM_NAME} - {TO_NAME} (ita-nmt-pipeline)",
+            "from_code": FROM_CODE, "from_name": FROM_NAME, "to_code": TO_CODE, "to_name": TO_NAME,
+            "links": [], "dependencies": []}
+
+
+def export_argos(run_dir: str | Path, out_dir: str | Path, package_version: str = "1.0",
+                 quantization: str = "float32", which: str = "best") -> Path:
+    """Write `out_dir/<stem>.argosmodel` from `RUN/<which>.keras` (atomically) and return its path."""
+    stem = package_stem(package_version)
+    run = RunDir(run_dir).require()
+    vectorizers = run.load_vectorizers()
+    check_joint_sentencepiece(vectorizers, run.path)
+    require("ctranslate2", EXTRA)
+    out_dir = check_output_dir(out_dir, "Argos package directory")
+    if out_dir.suffix == SUFFIX:
+        raise ArgosExportError(f"Argos package directory {out_dir}: expected a directory, not a {SUFFIX} file name "
+                               f"(the package is written as {stem}{SUFFIX} inside it)")
+    target = out_dir / f"{stem}{SUFFIX}"
+    with tempfile.TemporaryDirectory(prefix="argos-") as staging:
+        root = Path(staging) / stem
+        export_ctranslate2(run.path, root / MODEL_DIR, quantization=quantization, which=which,
+                           positions=ARGOS_POSITIONS)
+        (root / SENTENCEPIECE_FILE).write_bytes(vectorizers.english.model_proto)
+        (root / METADATA_FILE).write_text(json.dumps(package_metadata(package_version), indent=2) + "\n",
+                                          encoding="utf-8")
+        (root / README_FILE).write_text(package_readme(run, vectorizers, package_version, quantization, which),
+                                        encoding="utf-8")
+        with atomic_file(target) as tmp:
+            _zip_folder(root, tmp)
+    return target
+
+
+def _zip_folder(root: Path, zip_path: Path) -> None:
+    """Zip `root` as one top-level folder, files in sorted order with fixed timestamps."""
+    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(f"{root.name}/{path.relative_to(root).as_posix()}", date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, path.read_bytes())
+
+
+def package_readme(run: RunDir, vectorizers: Vectorizers, package_version: str, quantization: str,
+                   which: str) -> str:
+    """The package's README.md: the model, how to install it, and the training data's credit."""
+    model = run.load_config().model
+    steps = _training_steps(run)
+    steps = f", {steps:,} training steps" if steps is not None else ""
+    return f"""# English → Italian ({package_version})
+
+A Transformer trained with ita-nmt-pipeline (Keras 3) and converted to CTranslate2 ({quantization} weights,
+the run's `{which}.keras`{steps}): d_model {model.d_model}, {model.encoder_layers}+{model.decoder_layers} layers,
+{model.num_heads} heads, feed-forward {model.ff_dim}, one SentencePiece vocabulary of {len(vectorizers.english):,}
+pieces for both languages, trained on sentences of at most {vectorizers.max_length} pieces.
+
+Install it with Argos Translate's Python API (`argospm` installs from Argos's own index only):
+
+    python -c "import argostranslate.package as p; p.install_from_path('{package_stem(package_version)}{SUFFIX}')"
+    argos-translate --from-lang en --to-lang it "Where is the station?"
+
+This package holds no sentence splitter: Argos Translate 1.11 splits with MiniSBD, whose English model
+(`en.onnx`) it downloads on first use. Offline, put that file into this package's `minisbd/` folder, or set
+`ARGOS_CHUNK_TYPE=SPACY` and save a spaCy pipeline (e.g. `spacy.blank("en")`, rule-based) as its `spacy/` folder.
+
+## Training data and credit
+
+Trained on English–Italian sentence pairs from the Tatoeba project (https://tatoeba.org), licensed under
+Creative Commons Attribution 2.0 France (CC-BY 2.0 FR, https://creativecommons.org/licenses/by/2.0/fr/),
+as selected and distributed by ManyThings.org (https://www.manythings.org/anki/). Each sentence is the work
+of its Tatoeba contributor.
+"""
+
+
+def _training_steps(run: RunDir) -> int | None:
+    """The run's total optimizer steps from its training summary, if it has a readable one."""
+    try:
+        return int(json.loads(run.summary_file.read_text(encoding="utf-8"))["total_steps"])
+    except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return None
