@@ -43,17 +43,37 @@ def pair_widths(english: np.ndarray, italian: np.ndarray) -> np.ndarray:
 
 
 def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, multiple: int = 4) -> tuple[int, ...]:
-    """At most `buckets` batch widths shared by source and target, ascending.
+    """At most `buckets` batch widths shared by source and target, ascending, that waste the least padding.
 
-    They sit at evenly spaced quantiles of the pairs' widths (each bucket holds a similar share
-    of the sentences), rounded up to `multiple`; the last is the full width, so every pair fits.
+    Widths are multiples of `multiple` (any width when 0 or 1) and the last is the full width, so
+    every pair fits; among those, the set that minimises the padding columns summed over these
+    pairs (each padded to its bucket's width) is found exactly by dynamic programming.
     """
     if not 1 <= buckets <= MAX_BUCKETS:
         raise ValueError(f"buckets must be in 1..{MAX_BUCKETS}, got {buckets}")
     full = max(english.shape[1], italian.shape[1] - 1)
-    widths = pair_widths(english, italian)
-    cuts = np.quantile(widths, np.arange(1, buckets) / buckets, method="higher") if len(widths) else []
-    return tuple(sorted({min(full, max(1, _round_up(int(c), multiple))) for c in cuts} | {full}))
+    counts = np.bincount(np.minimum(pair_widths(english, italian), full), minlength=full + 1).astype(np.float64)
+    step = max(multiple, 1)
+    candidates = [w for w in range(step, full, step)] + [full]
+    rows_upto = np.cumsum(counts)                        # pairs of width <= w
+    width_upto = np.cumsum(counts * np.arange(full + 1))  # their summed widths
+
+    def padding(low: int, high: int) -> float:          # pairs with low < width <= high, padded to high
+        return high * (rows_upto[high] - rows_upto[low]) - (width_upto[high] - width_upto[low])
+
+    # best[k][j]: least padding for widths <= candidates[j] cut by k + 1 boundaries, the last at candidates[j]
+    best, back = [[padding(0, c) for c in candidates]], []
+    for k in range(1, min(buckets, len(candidates))):
+        row, links = [np.inf] * len(candidates), [-1] * len(candidates)
+        for j in range(k, len(candidates)):
+            row[j], links[j] = min((best[-1][i] + padding(candidates[i], candidates[j]), i) for i in range(k - 1, j))
+        best.append(row)
+        back.append(links)
+    bounds, j = [candidates[-1]], len(candidates) - 1
+    for links in reversed(back):
+        j = links[j]
+        bounds.append(candidates[j])
+    return tuple(sorted(set(bounds)))
 
 
 @dataclass(frozen=True)
