@@ -56,8 +56,8 @@ class TrainConfig:
     warmup_steps: int = 4000
     learning_rate_scale: float = 1.0   # multiplies the Noam schedule
     label_smoothing: float = 0.1
-    buckets: int = 8                   # distinct batch widths, shared by source and target (1-12; 1 = no bucketing)
-    bucket_width: int = 4              # widths are multiples of this (0 = exact length quantiles)
+    buckets: int = 8                   # batch widths shared by source and target, least padding (1-12; 1 = one width)
+    bucket_width: int = 1              # batch widths are multiples of this (8 suits GPUs; 0 or 1 = any width)
     early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
     checkpoint_every_steps: int = 500  # 0 = only at epoch ends
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
@@ -107,7 +107,8 @@ CHOICES = {
 POSITIVE = {
     "data.max_length", "data.en_vocab_size", "data.it_vocab_size", "model.d_model",
     "model.num_heads", "model.ff_dim", "model.encoder_layers", "model.decoder_layers",
-    "train.batch_size", "train.accumulate_steps", "train.buckets", "train.epochs", "train.warmup_steps", "train.learning_rate_scale",
+    "train.batch_size", "train.accumulate_steps", "train.buckets", "train.epochs", "train.warmup_steps",
+    "train.learning_rate_scale",
     "decode.beam_size", "decode.batch_size", "data.tokenizer_max_sentences",
 }
 NON_NEGATIVE = {

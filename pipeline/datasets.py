@@ -42,7 +42,7 @@ def pair_widths(english: np.ndarray, italian: np.ndarray) -> np.ndarray:
     return np.maximum(sequence_lengths(english), sequence_lengths(italian) - 1)
 
 
-def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, multiple: int = 4) -> tuple[int, ...]:
+def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, multiple: int = 1) -> tuple[int, ...]:
     """At most `buckets` batch widths shared by source and target, ascending, that waste the least padding.
 
     Widths are multiples of `multiple` (any width when 0 or 1) and the last is the full width, so
@@ -95,7 +95,7 @@ class Batching:
 
     @classmethod
     def for_data(cls, english: np.ndarray, italian: np.ndarray, batch_size: int = 64, batch_tokens: int = 0,
-                 buckets: int = 8, bucket_width: int = 4, accumulate_steps: int = 1) -> "Batching":
+                 buckets: int = 8, bucket_width: int = 1, accumulate_steps: int = 1) -> "Batching":
         """Boundaries from these (training) arrays' lengths; see `bucket_boundaries`."""
         return cls(bucket_boundaries(english, italian, buckets, bucket_width), batch_size, batch_tokens,
                    accumulate_steps)
@@ -178,9 +178,9 @@ def group_weights(italian: np.ndarray, plan: list[np.ndarray], accumulate_steps:
     union of the k batches: exactly what one batch of their union would give.
     """
     tokens = np.array([target_tokens(italian[rows]) for rows in plan], np.float64)
-    groups = tokens.reshape(-1, accumulate_steps)
+    groups = np.pad(tokens, (0, -len(tokens) % accumulate_steps)).reshape(-1, accumulate_steps)
     totals = np.maximum(groups.sum(axis=1, keepdims=True), 1.0)
-    return (accumulate_steps * groups / totals).reshape(-1).astype(np.float32)
+    return (accumulate_steps * groups / totals).reshape(-1)[:len(plan)].astype(np.float32)
 
 
 def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, shape: tuple[int, int, int]):
