@@ -258,3 +258,16 @@ def test_masked_loss_ignores_empty_rows_and_scales_with_the_row_weight(prepared_
     mean = float(loss(y % 50, logits))
     assert float(loss(padded_y % 50, padded_logits)) == pytest.approx(mean, rel=1e-6)
     assert float(loss(y % 50, logits, sample_weight=np.full((4, 1), 2.5, "float32"))) == pytest.approx(2.5 * mean, rel=1e-6)
+
+
+def test_train_with_token_batches_and_accumulation_counts_updates_and_shapes(prepared_tiny, tmp_path, capsys):
+    from pipeline.training import format_summary
+    config = small_config(prepared_tiny, tmp_path, "train.batch_tokens=600", "train.accumulate_steps=2",
+                          "train.buckets=3", "train.epochs=1", "train.max_steps=5", "train.checkpoint_every_steps=0")
+    summary = train(config, verbose=0)
+    assert (summary["total_steps"], summary["updates"]) == (10, 5)
+    assert summary["batch_shapes"] == len(summary["bucket_boundaries"]) == 3
+    assert "3 batch shapes" in format_summary(summary) and np.isfinite(summary["best_val_loss"])
+    state = json.loads((config.run_dir / "checkpoint" / "state.json").read_text())
+    optimizer_steps = keras.saving.load_model(config.run_dir / "checkpoint" / "model.keras").optimizer.iterations
+    assert state["global_step"] == 10 and int(optimizer_steps) == 5
