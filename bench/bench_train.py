@@ -83,17 +83,18 @@ def load_reference():
 class Runner:
     """A compiled model, its endless batch stream, and the tokens and FLOPs of its first n batches."""
 
-    def __init__(self, model, data, tokens, flops, steps: int, precision: str = "float32"):
+    def __init__(self, model, data, tokens, flops, sentences, steps: int, precision: str = "float32"):
         self.model, self.data, self.steps, self.precision = model, data, steps, precision
-        self.tokens, self.flops = tokens, flops
+        self.tokens, self.flops, self.sentences = tokens, flops, sentences
         self.extra: dict = {}
 
-    def round(self) -> tuple[float, float, float]:
-        """(tokens/s, FLOP/s, median seconds per step) over `steps` steps from the stream's start."""
+    def round(self) -> tuple[float, float, float, float]:
+        """(tokens/s, FLOP/s, sentences/s, median seconds per step) over `steps` steps from the stream's start."""
         timer = StepTimer()
         self.model.fit(self.data, steps_per_epoch=self.steps, epochs=1, verbose=0, callbacks=[timer])
         seconds = sum(timer.times)
-        return self.tokens(self.steps) / seconds, self.flops(self.steps) / seconds, median(timer.times)
+        return (self.tokens(self.steps) / seconds, self.flops(self.steps) / seconds,
+                self.sentences(self.steps) / seconds, median(timer.times))
 
 
 def reference_runner(steps: int) -> Runner:
@@ -109,7 +110,7 @@ def reference_runner(steps: int) -> Runner:
     source = np.array([min(len(p[0].split()), SEQ) for p in pairs])
     per_step = BATCH * float(target.mean())
     flops_per_step = BATCH * train_flops(source, target) / len(pairs)
-    return Runner(model, data, lambda n: n * per_step, lambda n: n * flops_per_step, steps)
+    return Runner(model, data, lambda n: n * per_step, lambda n: n * flops_per_step, lambda n: n * BATCH, steps)
 
 
 def prepare_data(workdir: Path):
@@ -147,8 +148,9 @@ def our_runner(workdir: str, arrays, overrides: list[str], base_steps: int) -> R
     target = [(italian[rows][:, 1:] != 0).sum(axis=1) for rows in plan[:steps]]
     tokens = np.cumsum([t.sum() for t in target])
     flops = np.cumsum([train_flops(s, t) for s, t in zip(source, target)])
-    runner = Runner(model, data, lambda n: float(tokens[n - 1]), lambda n: float(flops[n - 1]), steps,
-                    "float32" if precision == "none" else precision)
+    sentences = np.cumsum([len(rows) for rows in plan[:steps]])
+    runner = Runner(model, data, lambda n: float(tokens[n - 1]), lambda n: float(flops[n - 1]),
+                    lambda n: float(sentences[n - 1]), steps, "float32" if precision == "none" else precision)
     runner.extra = {"overrides": overrides, "bucket_boundaries": list(batching.boundaries)}
     runner.round()                    # untimed: compiles every shape these steps use
     keras.mixed_precision.set_global_policy("float32")
@@ -182,11 +184,12 @@ def main() -> None:
                 results[name].append(runner.round())
     figures = {name: [median(column) for column in zip(*rows)] for name, rows in results.items()}
     ref_tps = figures["reference"][0] if "reference" in figures else None
-    for name, (tps, flops, step_s) in figures.items():
+    for name, (tps, flops, sentences, step_s) in figures.items():
         runner = runners[name]
         emit(f"train_throughput_{name}", round(tps), "non-pad target tokens/s", backend=keras.backend.backend(),
              ratio=round(tps / ref_tps, 2) if ref_tps else None, target_ratio=">= 4",
              gflops=round(flops / 1e9, 1), peak_share=round(flops / PEAK_FLOPS[runner.precision], 3),
+             sentences_per_s=round(sentences, 1),
              ms_per_step=round(1000 * step_s, 1), steps_per_round=runner.steps, **runner.extra)
 
 
