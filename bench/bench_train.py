@@ -39,8 +39,8 @@ ARCH = [f"model.d_model={D_MODEL}", "model.num_heads=8", f"model.ff_dim={FF}", f
         f"data.it_vocab_size={TARGET_VOCAB}", "data.valid_fraction=0.01", "data.test_fraction=0.01",
         f"train.batch_size={BATCH}"]
 PEAK_FLOPS = {"float32": 280e9, "mixed_bfloat16": 1144e9}   # this CPU's measured matmul peaks (fp32; bf16 on AMX)
-DEFAULT_VARIANTS = ["sentences64:train.buckets=1", "tokens2048:train.batch_tokens=2048",
-                    "tokens4096:train.batch_tokens=4096"]
+DEFAULT_VARIANTS = ["sentences64:train.batch_size=64", "tokens4096:train.batch_tokens=4096",
+                    "tokens4096-xla:train.batch_tokens=4096,train.jit_compile=true"]
 
 
 def train_flops(source_lengths: np.ndarray, target_lengths: np.ndarray) -> float:
