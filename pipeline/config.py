@@ -183,6 +183,9 @@ def validate(config: Config) -> Config:
                               f"{config.data.tokenizer}, got {getattr(config.data, key)}")
     if config.train.buckets > 12:
         raise ConfigError(f"config key 'train.buckets': at most 12 batch widths, got {config.train.buckets}")
+    if config.train.accumulate_steps > 1 and config.train.distribute != "none":   # weights are per whole batch
+        raise ConfigError(f"config key 'train.accumulate_steps': needs train.distribute=none, got "
+                          f"{config.train.accumulate_steps} with train.distribute={config.train.distribute}")
     if m.share_embeddings and not config.data.joint_vocab_size:
         raise ConfigError("config key 'model.share_embeddings': needs one joint vocabulary "
                           "(set data.joint_vocab_size > 0)")

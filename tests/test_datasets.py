@@ -76,7 +76,9 @@ def test_group_weights_make_micro_batch_means_sum_to_the_union_mean():
     ("train.accumulate_steps=0", "config key 'train.accumulate_steps': must be > 0, got 0"),
     ("train.buckets=13", "config key 'train.buckets': at most 12 batch widths, got 13"),
     ("train.buckets=0", "config key 'train.buckets': must be > 0, got 0"),
+    ("train.accumulate_steps=2 train.distribute=mirrored",
+     "config key 'train.accumulate_steps': needs train.distribute=none, got 2 with train.distribute=mirrored"),
 ])
 def test_batching_keys_are_validated_in_one_line(override, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
-        load_config(ROOT / "configs" / "tiny.yaml", [override])
+        load_config(ROOT / "configs" / "tiny.yaml", override.split())
