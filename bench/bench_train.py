@@ -81,7 +81,8 @@ def load_reference():
 
 
 class Runner:
-    """A compiled model, its endless batch stream, and the tokens and FLOPs of its first n batches."""
+    """A compiled model, its batch stream (`data()` starts it afresh), and the tokens, FLOPs and sentences
+    of its first n batches."""
 
     def __init__(self, model, data, tokens, flops, sentences, steps: int, precision: str = "float32"):
         self.model, self.data, self.steps, self.precision = model, data, steps, precision
@@ -91,7 +92,7 @@ class Runner:
     def round(self) -> tuple[float, float, float, float]:
         """(tokens/s, FLOP/s, sentences/s, median seconds per step) over `steps` steps from the stream's start."""
         timer = StepTimer()
-        self.model.fit(self.data, steps_per_epoch=self.steps, epochs=1, verbose=0, callbacks=[timer])
+        self.model.fit(self.data(), steps_per_epoch=self.steps, epochs=1, verbose=0, callbacks=[timer])
         seconds = sum(timer.times)
         return (self.tokens(self.steps) / seconds, self.flops(self.steps) / seconds,
                 self.sentences(self.steps) / seconds, median(timer.times))
@@ -110,7 +111,7 @@ def reference_runner(steps: int) -> Runner:
     source = np.array([min(len(p[0].split()), SEQ) for p in pairs])
     per_step = BATCH * float(target.mean())
     flops_per_step = BATCH * train_flops(source, target) / len(pairs)
-    return Runner(model, data, lambda n: n * per_step, lambda n: n * flops_per_step, lambda n: n * BATCH, steps)
+    return Runner(model, lambda: data, lambda n: n * per_step, lambda n: n * flops_per_step, lambda n: n * BATCH, steps)
 
 
 def prepare_data(workdir: Path):
@@ -140,10 +141,10 @@ def our_runner(workdir: str, arrays, overrides: list[str], base_steps: int) -> R
     model = compile_model(build_model(config, *vocabulary_sizes(config.prepared_dir / "vectorizers.pkl")), config)
     batching = Batching.from_config(config.train, english, italian)
     plan = batch_plan(english, italian, batching, seed=0, epoch=0)
-    # time about as many tokens as `base_steps` batches of 64 sentences
+    # time about as many sentences as `base_steps` batches of 64 (every round the same batches: epoch 0's first)
     steps = max(4, round(base_steps * BATCH / np.mean([len(rows) for rows in plan])))
     steps = min(steps, len(plan))
-    data = feeder(english, italian, batching, seed=0, first_epoch=0, skip=0, end_epoch=1)
+    data = lambda: feeder(english, italian, batching, seed=0, first_epoch=0, skip=0, end_epoch=1)
     source = [(english[rows] != 0).sum(axis=1) for rows in plan[:steps]]
     target = [(italian[rows][:, 1:] != 0).sum(axis=1) for rows in plan[:steps]]
     tokens = np.cumsum([t.sum() for t in target])
