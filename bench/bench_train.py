@@ -1,11 +1,18 @@
 """Training throughput at the tutorial's architecture, side by side with the reference, one process.
 
 Both train on the first 50,000 pairs of the shared corpus (as the reference's bench-step
-does): 4+4 layers, d_model 128, ff 512, 8 heads, sequence length 20, vocabularies 10k/20k,
-batch 64. The figure is non-padding target tokens per second; each round times `--steps`
-steps after warm-up, and the median over rounds is reported.
+does): 4+4 layers, d_model 128, ff 512, 8 heads, sequence length 20, vocabularies 10k/20k.
+The reference feeds batches of 64 sentences padded to 20; ours runs one or more `--variant`s
+(config overrides: sentence or token batches, XLA, mixed_bfloat16). The figure is non-padding
+target tokens per second; each round times `--steps` steps (scaled by batch size, so every
+variant times about as many tokens) after one untimed pass over the same batches, which
+compiles every batch shape, and the median over rounds is reported. Rounds alternate between
+the reference and the variants, so a busy machine slows all of them alike.
 
-usage: python bench/bench_train.py [--rounds 3] [--steps 20] [--jit]
+Achieved FLOP/s count the model's matmul work on non-padding tokens only (see `train_flops`).
+
+usage: python bench/bench_train.py [--rounds 3] [--steps 40] [--variant NAME:KEY=VALUE,...]...
+       KERAS_BACKEND=jax python bench/bench_train.py --no-reference --variant ...
 """
 from __future__ import annotations
 
@@ -25,11 +32,33 @@ import numpy as np  # noqa: E402
 import keras  # noqa: E402
 
 PAIRS, BATCH, SEQ = 50_000, 64, 20
-ARCH = ["model.d_model=128", "model.num_heads=8", "model.ff_dim=512", "model.encoder_layers=4",
-        "model.decoder_layers=4", "model.dropout=0.1", "model.norm_first=false", "model.tie_embeddings=false",
-        "model.scale_embeddings=false", f"data.max_length={SEQ}", "data.en_vocab_size=10000",
-        "data.it_vocab_size=20000", "data.valid_fraction=0.01", "data.test_fraction=0.01",
-        f"train.batch_size={BATCH}", "train.bucket_width=4"]
+D_MODEL, FF, LAYERS, SOURCE_VOCAB, TARGET_VOCAB = 128, 512, 4, 10_000, 20_000
+ARCH = [f"model.d_model={D_MODEL}", "model.num_heads=8", f"model.ff_dim={FF}", f"model.encoder_layers={LAYERS}",
+        f"model.decoder_layers={LAYERS}", "model.dropout=0.1", "model.norm_first=false", "model.tie_embeddings=false",
+        "model.scale_embeddings=false", f"data.max_length={SEQ}", f"data.en_vocab_size={SOURCE_VOCAB}",
+        f"data.it_vocab_size={TARGET_VOCAB}", "data.valid_fraction=0.01", "data.test_fraction=0.01",
+        f"train.batch_size={BATCH}"]
+PEAK_FLOPS = {"float32": 280e9, "mixed_bfloat16": 1144e9}   # this CPU's measured matmul peaks (fp32; bf16 on AMX)
+DEFAULT_VARIANTS = ["sentences64:train.batch_size=64", "tokens4096:train.batch_tokens=4096",
+                    "tokens4096-xla:train.batch_tokens=4096,train.jit_compile=true"]
+
+
+def train_flops(source_lengths: np.ndarray, target_lengths: np.ndarray) -> float:
+    """Matmul FLOPs of one training step over these sentences (non-padding tokens only).
+
+    Multiply-adds per source token: encoder layers 4d^2 (attention projections) + 2*d*ff
+    (feed-forward), plus the decoder's cross-attention keys and values, 2d^2 per decoder layer;
+    per target token: decoder layers 6d^2 (self-attention 4d^2, cross-attention query and
+    output 2d^2) + 2*d*ff, plus the output projection d*V. Attention scores and their weighted
+    sums add 2*d*Lq*Lk per layer and sentence (encoder Ls*Ls, decoder Lt*Lt and Lt*Ls).
+    FLOPs = 2 per multiply-add, times 3 for forward + backward.
+    """
+    src, tgt = source_lengths.astype(np.float64), target_lengths.astype(np.float64)
+    d = D_MODEL
+    per_source = LAYERS * (4 * d * d + 2 * d * FF) + LAYERS * 2 * d * d
+    per_target = LAYERS * (6 * d * d + 2 * d * FF) + d * TARGET_VOCAB
+    attention = 2 * d * LAYERS * (src * src + tgt * tgt + tgt * src)
+    return 6 * float(src.sum() * per_source + tgt.sum() * per_target + attention.sum())
 
 
 class StepTimer(keras.callbacks.Callback):
@@ -51,8 +80,25 @@ def load_reference():
     return module
 
 
-def reference_runner(workdir: Path):
-    """The reference model and data, plus its mean non-padding target tokens per batch."""
+class Runner:
+    """A compiled model, its batch stream (`data()` starts it afresh), and the tokens, FLOPs and sentences
+    of its first n batches."""
+
+    def __init__(self, model, data, tokens, flops, sentences, steps: int, precision: str = "float32"):
+        self.model, self.data, self.steps, self.precision = model, data, steps, precision
+        self.tokens, self.flops, self.sentences = tokens, flops, sentences
+        self.extra: dict = {}
+
+    def round(self) -> tuple[float, float, float, float]:
+        """(tokens/s, FLOP/s, sentences/s, median seconds per step) over `steps` steps from the stream's start."""
+        timer = StepTimer()
+        self.model.fit(self.data(), steps_per_epoch=self.steps, epochs=1, verbose=0, callbacks=[timer])
+        seconds = sum(timer.times)
+        return (self.tokens(self.steps) / seconds, self.flops(self.steps) / seconds,
+                self.sentences(self.steps) / seconds, median(timer.times))
+
+
+def reference_runner(steps: int) -> Runner:
     ref = load_reference()
     pairs = list(ref.read_pairs(str(SHARED_CORPUS)))[:PAIRS]
     en, it = ref.vectorizers(pairs)
@@ -60,65 +106,92 @@ def reference_runner(workdir: Path):
     model.compile(optimizer=keras.optimizers.Adam(ref.Noam(), 0.9, 0.98, 1e-9), loss=ref.masked_loss,
                   metrics=[ref.masked_acc])
     data = ref.dataset(pairs, en, it).repeat()
-    # target = ids[1:] of SEQ+1 positions: real tokens after [start], truncated at SEQ
-    tokens_per_pair = np.mean([min(len(p[1].split()), SEQ + 1) - 1 for p in pairs])
-    return model, data, lambda steps: steps * BATCH * tokens_per_pair
+    # target = ids[1:] of SEQ+1 positions: real tokens after [start], truncated at SEQ; source truncated at SEQ
+    target = np.array([min(len(p[1].split()), SEQ + 1) - 1 for p in pairs])
+    source = np.array([min(len(p[0].split()), SEQ) for p in pairs])
+    per_step = BATCH * float(target.mean())
+    flops_per_step = BATCH * train_flops(source, target) / len(pairs)
+    return Runner(model, lambda: data, lambda n: n * per_step, lambda n: n * flops_per_step, lambda n: n * BATCH, steps)
 
 
-def our_runner(workdir: Path, jit: bool):
+def prepare_data(workdir: Path):
     from pipeline.config import load_config
-    from pipeline.datasets import batch_plan, load_split, make_dataset
-    from pipeline.model import build_model
+    from pipeline.datasets import load_split
     from pipeline.prepare import prepare
-    from pipeline.training import compile_model
-    from pipeline.vectorizers import vocabulary_sizes
 
     corpus = workdir / "corpus.txt"
     with gzip.open(SHARED_CORPUS, "rt", encoding="utf-8") as source:
         corpus.write_text("".join(line for _, line in zip(range(PAIRS), source)), encoding="utf-8")
-    config = load_config(None, ARCH + [f"train.jit_compile={str(jit).lower()}"], str(workdir))
+    config = load_config(None, ARCH, str(workdir))
     prepare(config, corpus, progress=False)
-    english, italian = load_split(config.prepared_dir, "train")
+    return config.workdir, load_split(config.prepared_dir, "train")
+
+
+def our_runner(workdir: str, arrays, overrides: list[str], base_steps: int) -> Runner:
+    from pipeline.config import load_config
+    from pipeline.datasets import Batching, batch_plan, feeder
+    from pipeline.model import build_model
+    from pipeline.training import compile_model
+    from pipeline.vectorizers import vocabulary_sizes
+
+    config = load_config(None, ARCH + overrides, workdir)
+    english, italian = arrays
+    precision = config.train.mixed_precision
+    keras.mixed_precision.set_global_policy("float32" if precision == "none" else precision)
     model = compile_model(build_model(config, *vocabulary_sizes(config.prepared_dir / "vectorizers.pkl")), config)
-    epochs = range(0, 50)
-    data = make_dataset((english, italian), BATCH, bucket_width=4, seed=0, epochs=epochs)
-    plans = [p for e in epochs for p in batch_plan(english, italian, BATCH, 4, 0, e)]
-    counts = np.cumsum([int((italian[p][:, 1:] != 0).sum()) for p in plans])
-    return model, data, lambda steps: int(counts[steps - 1])   # each fit() starts the dataset afresh
+    batching = Batching.from_config(config.train, english, italian)
+    plan = batch_plan(english, italian, batching, seed=0, epoch=0)
+    # time about as many sentences as `base_steps` batches of 64 (every round the same batches: epoch 0's first)
+    steps = max(4, round(base_steps * BATCH / np.mean([len(rows) for rows in plan])))
+    steps = min(steps, len(plan))
+    data = lambda: feeder(english, italian, batching, seed=0, first_epoch=0, skip=0, end_epoch=1)
+    source = [(english[rows] != 0).sum(axis=1) for rows in plan[:steps]]
+    target = [(italian[rows][:, 1:] != 0).sum(axis=1) for rows in plan[:steps]]
+    tokens = np.cumsum([t.sum() for t in target])
+    flops = np.cumsum([train_flops(s, t) for s, t in zip(source, target)])
+    sentences = np.cumsum([len(rows) for rows in plan[:steps]])
+    runner = Runner(model, data, lambda n: float(tokens[n - 1]), lambda n: float(flops[n - 1]),
+                    lambda n: float(sentences[n - 1]), steps, "float32" if precision == "none" else precision)
+    runner.extra = {"overrides": overrides, "bucket_boundaries": list(batching.boundaries)}
+    runner.round()                    # untimed: compiles every shape these steps use
+    keras.mixed_precision.set_global_policy("float32")
+    return runner
 
 
-def timed_round(model, data, tokens, steps: int, warmup: int) -> float:
-    """Tokens per second over `steps` steps after `warmup` steps."""
-    if warmup:
-        model.fit(data, steps_per_epoch=warmup, epochs=1, verbose=0)
-    timer = StepTimer()
-    model.fit(data, steps_per_epoch=steps, epochs=1, verbose=0, callbacks=[timer])
-    return tokens(steps) / sum(timer.times), median(timer.times)
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    name, _, overrides = text.partition(":")
+    return name, [o for o in overrides.split(",") if o]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--jit", action="store_true", help="XLA for our model")
+    parser.add_argument("--steps", type=int, default=40, help="steps per round at 64 sentences a batch")
+    parser.add_argument("--variant", action="append", help="NAME:section.key=value,... (repeatable)")
+    parser.add_argument("--no-reference", action="store_true", help="ours only (e.g. on the JAX backend)")
     args = parser.parse_args()
+    variants = [parse_variant(v) for v in (args.variant or DEFAULT_VARIANTS)]
     with tempfile.TemporaryDirectory() as tmp:
         keras.utils.set_random_seed(0)
-        ref = reference_runner(Path(tmp))
-        ours = our_runner(Path(tmp), args.jit)
-        results = {"reference": [], "ours": []}
-        warm = {"reference": 5, "ours": 60}      # ours: a trace per bucket shape, reused by later fits
+        runners = {} if args.no_reference else {"reference": reference_runner(args.steps)}
+        if runners:
+            runners["reference"].round()
+        workdir, arrays = prepare_data(Path(tmp))
+        for name, overrides in variants:
+            runners[name] = our_runner(workdir, arrays, overrides, args.steps)
+        results = {name: [] for name in runners}
         for _ in range(args.rounds):
-            for name, runner in (("reference", ref), ("ours", ours)):
-                results[name].append(timed_round(*runner, args.steps, warm[name]))
-                warm[name] = 2
-    ref_tps = median([r[0] for r in results["reference"]])
-    our_tps = median([r[0] for r in results["ours"]])
-    emit("train_throughput_reference", round(ref_tps), "non-pad target tokens/s",
-         ms_per_step=round(1000 * median([r[1] for r in results["reference"]]), 1))
-    emit("train_throughput", round(our_tps), "non-pad target tokens/s", reference=round(ref_tps),
-         ratio=round(our_tps / ref_tps, 2), jit=args.jit, target_ratio=">= 2",
-         ms_per_step=round(1000 * median([r[1] for r in results["ours"]]), 1))
+            for name, runner in runners.items():
+                results[name].append(runner.round())
+    figures = {name: [median(column) for column in zip(*rows)] for name, rows in results.items()}
+    ref_tps = figures["reference"][0] if "reference" in figures else None
+    for name, (tps, flops, sentences, step_s) in figures.items():
+        runner = runners[name]
+        emit(f"train_throughput_{name}", round(tps), "non-pad target tokens/s", backend=keras.backend.backend(),
+             ratio=round(tps / ref_tps, 2) if ref_tps else None, target_ratio=">= 4",
+             gflops=round(flops / 1e9, 1), peak_share=round(flops / PEAK_FLOPS[runner.precision], 3),
+             sentences_per_s=round(sentences, 1),
+             ms_per_step=round(1000 * step_s, 1), steps_per_round=runner.steps, **runner.extra)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,7 @@ def main() -> int:
     args = parser.parse_args()
     runs = [
         ["bench_prepare.py", "--runs", "1" if args.quick else "3"],
-        ["bench_train.py", "--rounds", "2" if args.quick else "3"],
-        ["bench_train.py", "--rounds", "2" if args.quick else "3", "--jit"],
+        ["bench_train.py", "--rounds", "2" if args.quick else "3"],      # sentence and token batches, XLA
         ["bench_decode.py", "--repeats", "1" if args.quick else "3", *(["--run", args.run] if args.run else [])],
         *([["bench_service.py", "--run", args.run, "--seconds", "10" if args.quick else "30"]] if args.run else []),
     ]

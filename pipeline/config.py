@@ -49,12 +49,15 @@ class ModelConfig:
 
 @dataclass
 class TrainConfig:
-    batch_size: int = 64
+    batch_size: int = 64               # sentences per batch (unused when batch_tokens > 0)
+    batch_tokens: int = 0              # > 0: padded tokens per batch, rows x width (wins over batch_size)
+    accumulate_steps: int = 1          # batches per optimizer update (gradient accumulation)
     epochs: int = 10
     warmup_steps: int = 4000
     learning_rate_scale: float = 1.0   # multiplies the Noam schedule
     label_smoothing: float = 0.1
-    bucket_width: int = 4              # group sentences of similar length (0 = no bucketing)
+    buckets: int = 8                   # batch widths shared by source and target, least padding (1-12; 1 = one width)
+    bucket_width: int = 1              # batch widths are multiples of this (8 suits GPUs; 0 or 1 = any width)
     early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
     checkpoint_every_steps: int = 500  # 0 = only at epoch ends
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
@@ -104,11 +107,12 @@ CHOICES = {
 POSITIVE = {
     "data.max_length", "data.en_vocab_size", "data.it_vocab_size", "model.d_model",
     "model.num_heads", "model.ff_dim", "model.encoder_layers", "model.decoder_layers",
-    "train.batch_size", "train.epochs", "train.warmup_steps", "train.learning_rate_scale",
+    "train.batch_size", "train.accumulate_steps", "train.buckets", "train.epochs", "train.warmup_steps",
+    "train.learning_rate_scale",
     "decode.beam_size", "decode.batch_size", "data.tokenizer_max_sentences",
 }
 NON_NEGATIVE = {
-    "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
+    "train.batch_tokens", "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
     "train.max_steps", "train.max_minutes", "decode.length_penalty", "decode.max_extra_length", "seed",
     "data.joint_vocab_size",
 }
@@ -179,6 +183,11 @@ def validate(config: Config) -> Config:
                               f"{config.data.tokenizer}, got {getattr(config.data, key)}")
     if config.train.distribute == "data_parallel" and not config.train.jit_compile:   # op by op, XLA's CPU collectives deadlock
         raise ConfigError("config key 'train.jit_compile': train.distribute=data_parallel needs true, got false")
+    if config.train.buckets > 12:
+        raise ConfigError(f"config key 'train.buckets': at most 12 batch widths, got {config.train.buckets}")
+    if config.train.accumulate_steps > 1 and config.train.distribute != "none":   # weights are per whole batch
+        raise ConfigError(f"config key 'train.accumulate_steps': needs train.distribute=none, got "
+                          f"{config.train.accumulate_steps} with train.distribute={config.train.distribute}")
     if m.share_embeddings and not config.data.joint_vocab_size:
         raise ConfigError("config key 'model.share_embeddings': needs one joint vocabulary "
                           "(set data.joint_vocab_size > 0)")

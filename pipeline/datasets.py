@@ -3,10 +3,12 @@
 The tutorial's `shuffle -> batch -> map -> prefetch -> cache` caches one shuffle order for
 every epoch. Here sentences are vectorised once, and each epoch's order is a fresh seeded
 permutation computed from (seed, epoch): the same batches on every backend, and a resumed
-run can start exactly where a checkpoint left off.
+run can start exactly where a checkpoint left off. Batches have a few fixed shapes (`Batching`:
+shared bucket widths, rows per bucket by sentences or by tokens), so XLA compiles few programs.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,39 +35,162 @@ def sequence_lengths(ids: np.ndarray) -> np.ndarray:
     return (ids != 0).sum(axis=1)
 
 
-def batch_plan(english: np.ndarray, italian: np.ndarray, batch_size: int, bucket_width: int,
-               seed: int, epoch: int) -> list[np.ndarray]:
-    """Row indices of every batch of one epoch: bucketed by length, shuffled by (seed, epoch).
+MAX_BUCKETS = 12        # distinct batch widths (hence, with fixed rows per bucket, XLA compilations) at most
 
-    The number and sizes of batches are the same in every epoch; only their contents and
-    order change.
+
+def pair_widths(english: np.ndarray, italian: np.ndarray) -> np.ndarray:
+    """Columns each pair needs: the longer of its source and its decoder input (target minus one)."""
+    return np.maximum(sequence_lengths(english), sequence_lengths(italian) - 1)
+
+
+def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, multiple: int = 1) -> tuple[int, ...]:
+    """At most `buckets` batch widths shared by source and target, ascending, that waste the least padding.
+
+    Widths are multiples of `multiple` (any width when 0 or 1) and the last is the full width, so
+    every pair fits; among those, the set that minimises the padding columns summed over these
+    pairs (each padded to its bucket's width) is found exactly by dynamic programming.
+    """
+    if not 1 <= buckets <= MAX_BUCKETS:
+        raise ValueError(f"buckets must be in 1..{MAX_BUCKETS}, got {buckets}")
+    full = max(english.shape[1], italian.shape[1] - 1)
+    counts = np.bincount(np.minimum(pair_widths(english, italian), full), minlength=full + 1).astype(np.float64)
+    step = max(multiple, 1)
+    candidates = [w for w in range(step, full, step)] + [full]
+    rows_upto = np.cumsum(counts)                        # pairs of width <= w
+    width_upto = np.cumsum(counts * np.arange(full + 1))  # their summed widths
+
+    def padding(low: int, high: int) -> float:          # pairs with low < width <= high, padded to high
+        return high * (rows_upto[high] - rows_upto[low]) - (width_upto[high] - width_upto[low])
+
+    # best[k][j]: least padding for widths <= candidates[j] cut by k + 1 boundaries, the last at candidates[j]
+    best, back = [[padding(0, c) for c in candidates]], []
+    for k in range(1, min(buckets, len(candidates))):
+        row, links = [np.inf] * len(candidates), [-1] * len(candidates)
+        for j in range(k, len(candidates)):
+            row[j], links[j] = min((best[-1][i] + padding(candidates[i], candidates[j]), i) for i in range(k - 1, j))
+        best.append(row)
+        back.append(links)
+    bounds, j = [candidates[-1]], len(candidates) - 1
+    for links in reversed(back):
+        j = links[j]
+        bounds.append(candidates[j])
+    return tuple(sorted(set(bounds)))
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How the batch plan cuts an epoch into batches of a few fixed shapes.
+
+    Every batch of a bucket has the same shape: `rows(width)` rows (the bucket's last batch is
+    padded with empty rows, which the masked loss and accuracy ignore) and `width` columns on
+    both sides. Rows are `batch_size` sentences, or, when `batch_tokens` > 0 (it wins), as many
+    as fit `batch_tokens` padded tokens of the wider side: rows x width, the OpenNMT-tf and
+    fairseq convention, rounded down to a multiple of 8. With `accumulate_steps` k > 1 an epoch
+    is padded to a multiple of k batches with empty ones, and each batch carries the weight
+    that makes k micro-batches sum to the token mean of their union (`group_weights`).
+    """
+    boundaries: tuple[int, ...]
+    batch_size: int = 64
+    batch_tokens: int = 0
+    accumulate_steps: int = 1
+
+    @classmethod
+    def for_data(cls, english: np.ndarray, italian: np.ndarray, batch_size: int = 64, batch_tokens: int = 0,
+                 buckets: int = 8, bucket_width: int = 1, accumulate_steps: int = 1) -> "Batching":
+        """Boundaries from these (training) arrays' lengths; see `bucket_boundaries`."""
+        return cls(bucket_boundaries(english, italian, buckets, bucket_width), batch_size, batch_tokens,
+                   accumulate_steps)
+
+    @classmethod
+    def from_config(cls, train_config: Any, english: np.ndarray, italian: np.ndarray) -> "Batching":
+        """The batching that `train.*` keys ask for, with boundaries from the training split."""
+        t = train_config
+        return cls.for_data(english, italian, t.batch_size, t.batch_tokens, t.buckets, t.bucket_width,
+                            t.accumulate_steps)
+
+    def rows(self, width: int) -> int:
+        """Rows of every batch whose columns are `width`."""
+        if not self.batch_tokens:
+            return self.batch_size
+        rows = max(1, self.batch_tokens // width)
+        return rows - rows % 8 if rows >= 8 else rows
+
+    def width_of(self, pair_width: int) -> int:
+        """The smallest boundary that holds a pair of this width."""
+        return self.boundaries[min(len(self.boundaries) - 1, int(np.searchsorted(self.boundaries, pair_width)))]
+
+
+def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, epoch: int) -> list[np.ndarray]:
+    """Row indices of every batch of one epoch: bucketed by width, shuffled by (seed, epoch).
+
+    The number and shapes of batches are the same in every epoch; only their contents and
+    order change. Empty batches (no rows) pad the epoch to a multiple of `accumulate_steps`.
     """
     rng = np.random.default_rng([seed, epoch])
-    length = np.maximum(sequence_lengths(english), sequence_lengths(italian))
-    buckets = length // bucket_width if bucket_width else np.zeros_like(length)
+    buckets = _buckets(english, italian, batching)
     batches = []
     for bucket in np.unique(buckets):
+        rows = batching.rows(batching.boundaries[bucket])
         members = rng.permutation(np.flatnonzero(buckets == bucket))
-        batches.extend(members[i:i + batch_size] for i in range(0, len(members), batch_size))
+        batches.extend(members[i:i + rows] for i in range(0, len(members), rows))
     order = rng.permutation(len(batches))
-    return [batches[i] for i in order]
+    filler = [np.zeros(0, np.int64)] * (-len(batches) % batching.accumulate_steps)
+    return [batches[i] for i in order] + filler
+
+
+def steps_per_epoch(english: np.ndarray, italian: np.ndarray, batching: Batching) -> int:
+    """Batches in every epoch of `batch_plan` (without building one)."""
+    buckets, counts = np.unique(_buckets(english, italian, batching), return_counts=True)
+    batches = sum(-(-int(n) // batching.rows(batching.boundaries[b])) for b, n in zip(buckets, counts))
+    return _round_up(batches, batching.accumulate_steps)
+
+
+def _buckets(english: np.ndarray, italian: np.ndarray, batching: Batching) -> np.ndarray:
+    """Each pair's bucket: the index of the smallest boundary that holds it."""
+    last = len(batching.boundaries) - 1
+    return np.minimum(np.searchsorted(batching.boundaries, pair_widths(english, italian)), last)
 
 
 def _round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple if multiple else n
 
 
-def batch_widths(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, pad_multiple: int) -> tuple[int, int]:
-    """Columns to keep for a batch: its longest sentence, rounded up to limit distinct shapes."""
-    en_len = min(english.shape[1], _round_up(int(sequence_lengths(english[rows]).max()), pad_multiple))
-    it_len = min(italian.shape[1], _round_up(int(sequence_lengths(italian[rows]).max()), pad_multiple) + 1)
-    return en_len, it_len
+def batch_shape(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, batching: Batching) -> tuple[int, int, int]:
+    """(rows, source columns, italian columns) of one planned batch: its bucket's fixed shape.
+
+    Italian keeps one column more than the decoder sees ([start] ... and ... [end] are cut from it).
+    """
+    width = batching.width_of(int(pair_widths(english[rows], italian[rows]).max())) if len(rows) else \
+        batching.boundaries[0]
+    return batching.rows(width), min(width, english.shape[1]), min(width, italian.shape[1] - 1) + 1
 
 
-def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, pad_multiple: int):
-    """The rows of one batch, trimmed to `batch_widths`."""
-    en_len, it_len = batch_widths(english, italian, rows, pad_multiple)
-    return format_dataset(english[rows, :en_len], italian[rows, :it_len])
+def batch_shapes(english: np.ndarray, italian: np.ndarray, batching: Batching) -> set[tuple[int, int, int]]:
+    """The distinct (rows, source width, decoder width) shapes of one epoch of these arrays."""
+    plan = batch_plan(english, italian, batching, seed=0, epoch=0)
+    return {(r, en, it - 1) for r, en, it in (batch_shape(english, italian, rows, batching) for rows in plan)}
+
+
+def group_weights(italian: np.ndarray, plan: list[np.ndarray], accumulate_steps: int) -> np.ndarray:
+    """Per-batch loss weights for gradient accumulation: k * tokens(batch) / tokens(its group of k).
+
+    The loss of a batch is its mean over non-padding tokens and the optimizer averages k
+    gradients, so these weights make each update the gradient of the token mean over the
+    union of the k batches: exactly what one batch of their union would give.
+    """
+    tokens = np.array([target_tokens(italian[rows]) for rows in plan], np.float64)
+    groups = np.pad(tokens, (0, -len(tokens) % accumulate_steps)).reshape(-1, accumulate_steps)
+    totals = np.maximum(groups.sum(axis=1, keepdims=True), 1.0)
+    return (accumulate_steps * groups / totals).reshape(-1)[:len(plan)].astype(np.float32)
+
+
+def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, shape: tuple[int, int, int]):
+    """The rows of one batch, trimmed to `shape`'s widths and padded with empty rows to its row count."""
+    n_rows, en_len, it_len = shape
+    en = np.zeros((n_rows, en_len), english.dtype)
+    it = np.zeros((n_rows, it_len), italian.dtype)
+    en[:len(rows)], it[:len(rows)] = english[rows, :en_len], italian[rows, :it_len]
+    return format_dataset(en, it)
 
 
 def target_tokens(italian: np.ndarray) -> int:
@@ -80,58 +205,103 @@ class ArrayBatches(keras.utils.PyDataset):
     serves is shortened by `skip` batches; `len()` is that epoch's length.
     """
 
-    def __init__(self, english: np.ndarray, italian: np.ndarray, batch_size: int, bucket_width: int,
-                 seed: int, first_epoch: int = 0, skip: int = 0, **kwargs):
+    def __init__(self, english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int,
+                 first_epoch: int = 0, skip: int = 0, **kwargs):
         super().__init__(**kwargs)
-        self.english, self.italian = english, italian
-        self.batch_size, self.bucket_width, self.seed = batch_size, bucket_width, seed
-        self.epoch, self.skip = first_epoch, skip
-        self.plan = batch_plan(english, italian, batch_size, bucket_width, seed, first_epoch)
+        self.english, self.italian, self.batching, self.seed = english, italian, batching, seed
+        self.epoch, self.skip, self._begun = first_epoch, skip, False
+        self._plan_epoch(first_epoch)
+
+    def _plan_epoch(self, epoch: int) -> None:
+        self.plan = batch_plan(self.english, self.italian, self.batching, self.seed, epoch)
+        k = self.batching.accumulate_steps
+        self.weights = group_weights(self.italian, self.plan, k) if k > 1 else None
 
     def __len__(self) -> int:
         return len(self.plan) - self.skip
 
     def __getitem__(self, index: int):
-        return gather_batch(self.english, self.italian, self.plan[self.skip + index], self.bucket_width)
+        rows = self.plan[self.skip + index]
+        shape = batch_shape(self.english, self.italian, rows, self.batching)
+        inputs, targets = gather_batch(self.english, self.italian, rows, shape)
+        if self.weights is None:
+            return inputs, targets
+        return inputs, targets, np.full((shape[0], 1), self.weights[self.skip + index], np.float32)
 
-    def on_epoch_end(self) -> None:
-        self.epoch += 1
-        self.skip = 0
-        self.plan = batch_plan(self.english, self.italian, self.batch_size, self.bucket_width, self.seed, self.epoch)
+    def on_epoch_begin(self) -> None:
+        # Each epoch after the first gets its own plan. Not in `on_epoch_end`: Keras's JAX and PyTorch
+        # trainers call that once before training starts, which would skip the first epoch (and a resume's place).
+        if self._begun:
+            self.epoch += 1
+            self.skip = 0
+            self._plan_epoch(self.epoch)
+        self._begun = True
 
 
-def make_dataset(pairs: Any, batch_size: int, vectorizers: Any = None, bucket_width: int = 4, seed: int = 0,
+def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = None, seed: int = 0,
                  epochs: Sequence[int] = (0,), skip: int = 0, shuffle: bool = True):
-    """A tf.data pipeline of `format_dataset` batches.
+    """A tf.data pipeline of `format_dataset` batches (with loss weights when accumulating).
 
     `pairs` is either a list of (english, italian) sentences, vectorised once here with
-    `vectorizers`, or a tuple of prepared id arrays. Batches follow `batch_plan` for each
-    epoch in `epochs` (the first shortened by `skip`); `shuffle=False` keeps corpus order.
+    `vectorizers`, or a tuple of prepared id arrays. `batching` is a `Batching`, or a number of
+    sentences per batch (8 buckets from these pairs' lengths). Batches follow `batch_plan` for
+    each epoch in `epochs` (the first shortened by `skip`); `shuffle=False` keeps corpus order
+    (consecutive sentences, no padding rows).
     """
     import tensorflow as tf
 
     english, italian = _as_id_arrays(pairs, vectorizers)
-    plans = []
+    if isinstance(batching, int):
+        batching = Batching.for_data(english, italian, batch_size=batching)
+    plans, shapes, weights = [], [], []
     for n, epoch in enumerate(epochs):
-        plan = (batch_plan(english, italian, batch_size, bucket_width, seed, epoch) if shuffle else
-                [np.arange(i, min(i + batch_size, len(english))) for i in range(0, len(english), batch_size)])
-        plans.extend(plan[skip:] if n == 0 else plan)
+        if shuffle:
+            plan = batch_plan(english, italian, batching, seed, epoch)
+            shape = [batch_shape(english, italian, rows, batching) for rows in plan]
+        else:
+            size = batching.rows(batching.boundaries[-1])
+            plan = [np.arange(i, min(i + size, len(english))) for i in range(0, len(english), size)]
+            shape = [(len(rows),) + batch_shape(english, italian, rows, batching)[1:] for rows in plan]
+        weight = (group_weights(italian, plan, batching.accumulate_steps) if batching.accumulate_steps > 1
+                  else np.ones(len(plan), np.float32))
+        first = skip if n == 0 else 0
+        plans.extend(plan[first:])
+        shapes.extend(shape[first:])
+        weights.extend(weight[first:])
     if not plans:
         raise ValueError("make_dataset: no batches to serve (empty data or skip past the end)")
-    flat = np.concatenate(plans).astype(np.int64)
-    ends = np.cumsum([len(p) for p in plans])
-    starts = ends - np.array([len(p) for p in plans])
-    en_len, it_len = (np.array(w) for w in zip(*(batch_widths(english, italian, p, bucket_width) for p in plans)))
+    lengths = np.array([len(p) for p in plans])
+    ends = np.cumsum(lengths)
+    n_rows, en_len, it_len = (np.array(column) for column in zip(*shapes))
+    flat_t = tf.constant(np.concatenate(plans).astype(np.int64))
+    english_t, italian_t = tf.constant(english), tf.constant(italian)
 
-    english_t, italian_t, flat_t = tf.constant(english), tf.constant(italian), tf.constant(flat)
+    def gather(start, end, rows, n_en, n_it, weight):
+        index = flat_t[start:end]
+        padding = [[0, rows - (end - start)], [0, 0]]
+        en = tf.pad(tf.gather(english_t, index)[:, :n_en], padding)
+        it = tf.pad(tf.gather(italian_t, index)[:, :n_it], padding)
+        inputs, targets = format_dataset(en, it)
+        if batching.accumulate_steps == 1:
+            return inputs, targets
+        return inputs, targets, tf.fill([rows, 1], weight)
 
-    def gather(start, end, n_en, n_it):
-        rows = flat_t[start:end]
-        return tf.gather(english_t, rows)[:, :n_en], tf.gather(italian_t, rows)[:, :n_it]
+    dataset = tf.data.Dataset.from_tensor_slices((ends - lengths, ends, n_rows, en_len, it_len,
+                                                  np.array(weights, np.float32)))
+    return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(tf.data.AUTOTUNE)
 
-    dataset = tf.data.Dataset.from_tensor_slices((starts, ends, en_len, it_len))
-    return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True) \
-                  .map(format_dataset).prefetch(tf.data.AUTOTUNE)
+
+def feeder(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, first_epoch: int = 0,
+           skip: int = 0, end_epoch: int | None = None):
+    """This backend's feeder of the batch plan: tf.data on TensorFlow, else an `ArrayBatches` PyDataset.
+
+    It serves epochs [first_epoch, end_epoch) (the PyDataset goes on as long as it is asked), the
+    first shortened by `skip` batches; both give the same batches.
+    """
+    if keras.backend.backend() == "tensorflow":
+        end = first_epoch + 1 if end_epoch is None else end_epoch
+        return make_dataset((english, italian), batching, seed=seed, epochs=range(first_epoch, end), skip=skip)
+    return ArrayBatches(english, italian, batching, seed, first_epoch, skip)
 
 
 def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]:

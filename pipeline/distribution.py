@@ -209,7 +209,8 @@ def _with_batch_axis(logs: dict) -> dict:
 def _split_for_replicas(dataset: Any, strategy: Any) -> Any:
     """Cut each global batch of `dataset` by rows into one piece per replica; each worker keeps its pieces.
 
-    Pieces differ by at most one row and keep the batch's width; a worker serves one piece per
+    Each piece carries a loss weight (its rows, 1) so that the replicas' losses add up to the global batch's
+    token mean. Pieces differ by at most one row and keep the batch's width; a worker serves one piece per
     local replica for every global batch, so all workers run the same number of steps.
     """
     import tensorflow as tf
@@ -221,10 +222,15 @@ def _split_for_replicas(dataset: Any, strategy: Any) -> Any:
 
         def pieces(inputs, targets):
             rows = tf.shape(targets)[0]
+            tokens = tf.maximum(tf.math.count_nonzero(targets, dtype=tf.float32), 1.0)
 
             def piece(replica):
                 start, end = replica * rows // total, (replica + 1) * rows // total
-                return tf.nest.map_structure(lambda t: t[start:end], (inputs, targets))
+                inputs_piece, targets_piece = tf.nest.map_structure(lambda t: t[start:end], (inputs, targets))
+                # each replica's token mean, weighted by its share of the global batch's tokens: the replicas'
+                # summed gradients are then exactly the global batch's (a piece may hold only padding rows)
+                share = total * tf.math.count_nonzero(targets_piece, dtype=tf.float32) / tokens
+                return inputs_piece, targets_piece, tf.fill([end - start, 1], share)
             return tf.data.Dataset.range(first, first + local, output_type=tf.int32).map(piece)
         split = dataset.flat_map(pieces)
         if dataset.cardinality() >= 0:      # a known length: Keras then stops validation without a warning

@@ -12,7 +12,7 @@ import importlib.util
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import keras
 from keras import ops
 
 from pipeline.config import Config, save_config
-from pipeline.datasets import ArrayBatches, batch_plan, format_dataset, load_split, make_dataset, target_tokens
+from pipeline.datasets import Batching, batch_shapes, feeder, format_dataset, load_split, steps_per_epoch, target_tokens
 from pipeline.distribution import setup_distribution
 from pipeline.io_utils import atomic_directory, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
@@ -30,8 +30,11 @@ from pipeline.vectorizers import vocabulary_sizes
 
 
 def compile_model(model: keras.Model, config: Config) -> keras.Model:
-    schedule = NoamSchedule(config.model.d_model, config.train.warmup_steps, config.train.learning_rate_scale)
-    model.compile(optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9),
+    k = config.train.accumulate_steps
+    schedule = NoamSchedule(config.model.d_model, config.train.warmup_steps, config.train.learning_rate_scale, k)
+    optimizer = keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
+                                      gradient_accumulation_steps=k if k > 1 else None)
+    model.compile(optimizer=optimizer,
                   loss=MaskedSparseCrossEntropy(config.train.label_smoothing),
                   metrics=[MaskedAccuracy()], jit_compile=config.train.jit_compile)
     return model
@@ -42,7 +45,7 @@ class TrainState:
     """Where training stands; saved with every checkpoint."""
     epoch: int = 0              # epochs completed
     step_in_epoch: int = 0      # batches done in the current epoch
-    global_step: int = 0
+    global_step: int = 0        # batches fed (an optimizer update is every train.accumulate_steps of them)
     best_val_loss: float | None = None
     best_epoch: int | None = None
     bad_epochs: int = 0
@@ -76,9 +79,9 @@ class Checkpointer(keras.callbacks.Callback):
         self._clock = time.perf_counter()
 
     def out_of_budget(self) -> bool:
-        """True once `train.max_steps` or `train.max_minutes` is used up."""
+        """True once `train.max_steps` (optimizer updates) or `train.max_minutes` is used up."""
         t = self.config.train
-        return bool((t.max_steps and self.state.global_step >= t.max_steps)
+        return bool((t.max_steps and self.state.global_step >= t.max_steps * t.accumulate_steps)
                     or (t.max_minutes and self.state.seconds >= 60 * t.max_minutes))
 
     def save_checkpoint(self) -> None:
@@ -149,15 +152,6 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
     return run_dir
 
 
-def _batches(config: Config, english, italian, first_epoch: int, skip: int, epochs: int):
-    """This backend's feeder for epochs [first_epoch, epochs), the first shortened by `skip`."""
-    t = config.train
-    if keras.backend.backend() == "tensorflow":
-        return make_dataset((english, italian), t.batch_size, bucket_width=t.bucket_width, seed=config.seed,
-                            epochs=range(first_epoch, epochs), skip=skip)
-    return ArrayBatches(english, italian, t.batch_size, t.bucket_width, config.seed, first_epoch, skip)
-
-
 def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer) -> list:
     callbacks = [keras.callbacks.TerminateOnNaN(), checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
@@ -196,21 +190,23 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
             print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
     distribution.prepare_model(model, format_dataset(train_en[:2], train_it[:2]))
 
-    steps_per_epoch = len(batch_plan(train_en, train_it, config.train.batch_size, config.train.bucket_width,
-                                     config.seed, 0))
-    tokens_per_step = target_tokens(train_it) / steps_per_epoch
-    valid = distribution.feed(_batches(config, valid_en, valid_it, 0, 0, 1))
-    checkpointer = Checkpointer(run_dir, config, state, steps_per_epoch)
+    batching = Batching.from_config(config.train, train_en, train_it)
+    valid_batching = replace(batching, accumulate_steps=1)
+    epoch_steps = steps_per_epoch(train_en, train_it, batching)
+    tokens_per_step = target_tokens(train_it) / epoch_steps
+    shapes = batch_shapes(train_en, train_it, batching) | batch_shapes(valid_en, valid_it, valid_batching)
+    valid = distribution.feed(feeder(valid_en, valid_it, valid_batching, config.seed))
+    checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
     callbacks = _callbacks(config, run_dir, checkpointer) + distribution.callbacks(config, checkpointer.out_of_budget)
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
-        model.fit(distribution.feed(_batches(config, train_en, train_it, state.epoch, state.step_in_epoch, state.epoch + 1)),
+        model.fit(distribution.feed(feeder(train_en, train_it, batching, config.seed, state.epoch, state.step_in_epoch)),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
-                  steps_per_epoch=steps_per_epoch - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
+                  steps_per_epoch=epoch_steps - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
     if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
-        model.fit(distribution.feed(_batches(config, train_en, train_it, state.epoch, 0, epochs)), validation_data=valid,
-                  epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=steps_per_epoch,
+        model.fit(distribution.feed(feeder(train_en, train_it, batching, config.seed, state.epoch, 0, epochs)),
+                  validation_data=valid, epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=epoch_steps,
                   callbacks=callbacks, verbose=verbose, shuffle=False)
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
@@ -221,6 +217,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     steps = state.global_step - start_step
     best = next((h for h in state.history if h.get("epoch") == state.best_epoch), {})
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
+               "updates": state.global_step // batching.accumulate_steps, "batch_shapes": len(shapes),
+               "bucket_boundaries": list(batching.boundaries),
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
@@ -233,7 +231,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     val = "n/a" if summary["best_val_loss"] is None else f"{summary['best_val_loss']:.4f}"
     acc = "n/a" if summary["best_val_accuracy"] is None else f"{100 * summary['best_val_accuracy']:.2f}%"
     return (f"trained {summary['steps']:,} steps ({summary['total_steps']:,} in all, {summary['epochs']} epochs) "
-            f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s; "
+            f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s, "
+            f"{summary['batch_shapes']} batch shapes; "
             f"best val_loss {val}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}")
 
 

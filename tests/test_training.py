@@ -10,7 +10,7 @@ import pytest
 import keras
 
 from pipeline.config import load_config
-from pipeline.datasets import ArrayBatches, batch_plan, format_dataset, load_split, make_dataset
+from pipeline.datasets import ArrayBatches, Batching, batch_plan, format_dataset, load_split, make_dataset
 from pipeline.model import build_model
 from pipeline.training import compile_model, load_model, train
 
@@ -37,28 +37,32 @@ def test_format_dataset_shifts_targets():
 def test_batch_plan_is_seeded_bucketed_and_covers_every_row(prepared_tiny):
     config, _ = prepared_tiny
     en, it = load_split(config.prepared_dir, "train")
-    plan = batch_plan(en, it, 64, 4, seed=1, epoch=0)
+    batching = Batching.for_data(en, it, batch_size=64, buckets=4, bucket_width=1)
+    plan = batch_plan(en, it, batching, seed=1, epoch=0)
     assert sorted(np.concatenate(plan).tolist()) == list(range(len(en)))
-    assert all(np.array_equal(a, b) for a, b in zip(plan, batch_plan(en, it, 64, 4, seed=1, epoch=0)))
-    other = batch_plan(en, it, 64, 4, seed=1, epoch=1)
+    assert all(np.array_equal(a, b) for a, b in zip(plan, batch_plan(en, it, batching, seed=1, epoch=0)))
+    other = batch_plan(en, it, batching, seed=1, epoch=1)
     assert len(other) == len(plan) and not all(np.array_equal(a, b) for a, b in zip(plan, other))
-    lengths = np.maximum((en != 0).sum(1), (it != 0).sum(1)) // 4
-    assert all(len(set(lengths[rows])) == 1 for rows in plan)
+    widths = np.maximum((en != 0).sum(1), (it != 0).sum(1) - 1)
+    buckets = np.searchsorted(batching.boundaries, widths)
+    assert len(batching.boundaries) == 4 and all(len(set(buckets[rows])) == 1 for rows in plan)
 
 
 def test_tf_data_and_pydataset_serve_the_same_batches_and_skip_exactly(prepared_tiny):
     config, _ = prepared_tiny
     en, it = load_split(config.prepared_dir, "valid")
-    full = list(make_dataset((en, it), 32, bucket_width=4, seed=3, epochs=[2]).as_numpy_iterator())
-    skipped = list(make_dataset((en, it), 32, bucket_width=4, seed=3, epochs=[2], skip=5).as_numpy_iterator())
-    py = ArrayBatches(en, it, 32, 4, seed=3, first_epoch=2, skip=5)
+    batching = Batching.for_data(en, it, batch_size=32, buckets=4, bucket_width=4)
+    full = list(make_dataset((en, it), batching, seed=3, epochs=[2]).as_numpy_iterator())
+    skipped = list(make_dataset((en, it), batching, seed=3, epochs=[2], skip=5).as_numpy_iterator())
+    py = ArrayBatches(en, it, batching, seed=3, first_epoch=2, skip=5)
     assert len(skipped) == len(py) == len(full) - 5
     for (x, y), (px, py_), (fx, fy) in zip(skipped, [py[i] for i in range(len(py))], full[5:]):
         assert np.array_equal(x["encoder_inputs"], px["encoder_inputs"]) and np.array_equal(y, py_)
         assert np.array_equal(x["decoder_inputs"], fx["decoder_inputs"]) and np.array_equal(y, fy)
-    for x, _ in full:   # trimmed to the longest sentence, rounded up to the bucket width
-        width = x["encoder_inputs"].shape[1]
-        assert width == min(20, -(-int((x["encoder_inputs"] != 0).sum(1).max()) // 4) * 4)
+    for x, _ in full:   # trimmed to the bucket boundary that holds the longest pair
+        longest = max((x["encoder_inputs"] != 0).sum(1).max(), (x["decoder_inputs"] != 0).sum(1).max())
+        width = batching.boundaries[np.searchsorted(batching.boundaries, longest)]
+        assert x["encoder_inputs"].shape == (32, min(20, width)) and x["decoder_inputs"].shape == (32, width)
     assert min(x["encoder_inputs"].shape[1] for x, _ in full) < en.shape[1]
 
 
@@ -80,7 +84,7 @@ def test_tiny_model_overfits_64_pairs(prepared_tiny, tmp_path):
     en, it = en[:64], it[:64]
     keras.utils.set_random_seed(0)
     model = compile_model(build_model(config, 6000, 6000), config)
-    data = make_dataset((en, it), 32, bucket_width=0, seed=0, epochs=range(200))
+    data = make_dataset((en, it), Batching.for_data(en, it, batch_size=32, buckets=1), seed=0, epochs=range(200))
     model.fit(data, epochs=200, steps_per_epoch=2, verbose=0)
     results = model.evaluate(make_dataset((en, it), 64, shuffle=False), verbose=0, return_dict=True)
     assert results["masked_accuracy"] >= 0.95, results
@@ -92,6 +96,7 @@ def test_train_writes_a_self_contained_run_that_reloads(prepared_tiny, tmp_path)
     summary = train(config, verbose=0)
     run = config.run_dir
     assert summary["total_steps"] == 30 and summary["best_val_loss"] is not None
+    assert 1 <= summary["batch_shapes"] <= 12 and summary["bucket_boundaries"][-1] == 21
     for name in ("config.yaml", "vectorizers.pkl", "model.keras", "best.keras", "history.json",
                  "train_summary.json", "checkpoint/model.keras", "checkpoint/state.json"):
         assert (run / name).is_file(), name
@@ -192,3 +197,77 @@ def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepare
     assert (state["epoch"], state["step_in_epoch"], state["global_step"]) == (0, 2, 2)
     assert state["history"][-1]["partial"] is True and state["seconds"] >= 30.0
     assert (config.run_dir / "best.keras").is_file()
+
+
+def _train_on(config, initial, batches, optimizer=None):
+    """A fresh model with `initial` weights after one train_on_batch per (inputs, targets, weight) batch."""
+    model = compile_model(build_model(config, 6000, 6000), config)
+    if optimizer is not None:
+        model.compile(optimizer=optimizer, loss=model.loss)
+    model.set_weights(initial)
+    for x, y, w in batches:
+        model.train_on_batch(x, y, sample_weight=w)
+    return model.get_weights()
+
+
+def test_gradient_accumulation_equals_one_batch_of_the_union(prepared_tiny, tmp_path):
+    from pipeline.datasets import batch_shape, gather_batch, group_weights
+    # one embedding matrix (tiny.yaml's sharing), so TensorFlow's gradients are dense on both sides
+    config = small_config(prepared_tiny, tmp_path, "model.dropout=0.0", "model.share_embeddings=true")
+    accumulating = small_config(prepared_tiny, tmp_path, "model.dropout=0.0", "model.share_embeddings=true",
+                                "train.accumulate_steps=3")
+    en, it = load_split(config.prepared_dir, "valid")
+    batching = Batching((21,), batch_size=8, accumulate_steps=3)
+    groups = [[np.arange(0, 8), np.arange(8, 11), np.arange(11, 19)], [np.arange(30, 38), np.arange(40, 46), np.arange(50, 52)]]
+    micro = [rows for group in groups for rows in group]      # different row and token counts; padded to 8 rows
+    weights = group_weights(it, micro, 3)
+    assert not np.allclose(weights, 1.0)
+    micro_batches = [(*gather_batch(en, it, rows, batch_shape(en, it, rows, batching)), np.full((8, 1), w, "float32"))
+                     for rows, w in zip(micro, weights)]
+    plain_batches = [(x, y, None) for x, y, _ in micro_batches]
+    unions = [np.concatenate(group) for group in groups]
+    union_batches = [(*gather_batch(en, it, rows, (len(rows), 20, 22)), None) for rows in unions]
+    keras.utils.set_random_seed(0)
+    initial = build_model(config, 6000, 6000).get_weights()
+
+    def gap(a, b):
+        return max(float(np.abs(x - y).max()) for x, y in zip(a, b))
+
+    sgd = lambda k: keras.optimizers.SGD(0.5, gradient_accumulation_steps=k)   # the update is the gradient itself
+    big = _train_on(config, initial, union_batches[:1], sgd(None))
+    assert gap(big, initial) > 1e-2
+    assert gap(_train_on(accumulating, initial, micro_batches[:3], sgd(3)), big) < 1e-6
+    # the training optimizer (Adam, Noam schedule counted in updates), two updates: equal up to float noise,
+    # which Adam's normalisation magnifies only where a gradient is near zero
+    big = _train_on(config, initial, union_batches)
+    exact = _train_on(accumulating, initial, micro_batches)
+    differs = np.concatenate([np.abs(x - y).ravel() for x, y in zip(exact, big)])
+    assert differs.max() < 2e-4 and np.mean(differs > 1e-6) < 1e-3, (differs.max(), np.mean(differs > 1e-6))
+    assert gap(_train_on(accumulating, initial, plain_batches), big) > 2e-3     # a plain mean of batch means
+
+
+def test_masked_loss_ignores_empty_rows_and_scales_with_the_row_weight(prepared_tiny):
+    from pipeline.objectives import MaskedSparseCrossEntropy
+    config, _ = prepared_tiny
+    en, it = load_split(config.prepared_dir, "valid")
+    y = it[:4, 1:]
+    logits = keras.random.normal((4, y.shape[1], 50), seed=0)
+    padded_y = np.concatenate([y, np.zeros_like(y[:2])])
+    padded_logits = keras.ops.concatenate([logits, keras.random.normal((2, y.shape[1], 50), seed=1)])
+    loss = MaskedSparseCrossEntropy(0.1)
+    mean = float(loss(y % 50, logits))
+    assert float(loss(padded_y % 50, padded_logits)) == pytest.approx(mean, rel=1e-6)
+    assert float(loss(y % 50, logits, sample_weight=np.full((4, 1), 2.5, "float32"))) == pytest.approx(2.5 * mean, rel=1e-6)
+
+
+def test_train_with_token_batches_and_accumulation_counts_updates_and_shapes(prepared_tiny, tmp_path, capsys):
+    from pipeline.training import format_summary
+    config = small_config(prepared_tiny, tmp_path, "train.batch_tokens=600", "train.accumulate_steps=2",
+                          "train.buckets=3", "train.epochs=1", "train.max_steps=5", "train.checkpoint_every_steps=0")
+    summary = train(config, verbose=0)
+    assert (summary["total_steps"], summary["updates"]) == (10, 5)
+    assert summary["batch_shapes"] == len(summary["bucket_boundaries"]) == 3
+    assert "3 batch shapes" in format_summary(summary) and np.isfinite(summary["best_val_loss"])
+    state = json.loads((config.run_dir / "checkpoint" / "state.json").read_text())
+    optimizer_steps = keras.saving.load_model(config.run_dir / "checkpoint" / "model.keras").optimizer.iterations
+    assert state["global_step"] == 10 and int(optimizer_steps) == 5
