@@ -13,23 +13,28 @@ from typing import Any, Sequence
 import numpy as np
 import keras
 
+from pipeline.shards import ShardedIds, open_split
+
 
 def format_dataset(eng, ita):
     """Teacher forcing: the decoder reads ita[:, :-1] and predicts ita[:, 1:]."""
     return {"encoder_inputs": eng, "decoder_inputs": ita[:, :-1]}, ita[:, 1:]
 
 
-def load_split(prepared_dir: str | Path, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The (english, italian) int32 id arrays that prepare wrote for one split."""
+def load_split(prepared_dir: str | Path, name: str) -> tuple[Any, Any]:
+    """The (english, italian) int32 ids that prepare wrote for one split, as lazily read `ShardedIds`
+    (row gathers, `len`, `shape`; `np.asarray` reads all), or arrays from an older `<name>.npz`."""
     path = Path(prepared_dir) / f"{name}.npz"
-    if not path.is_file():
-        raise FileNotFoundError(f"split file {path}: not found; run scripts/prepare.py first")
-    with np.load(path) as arrays:
-        return arrays["english"], arrays["italian"]
+    if path.is_file():
+        with np.load(path) as arrays:
+            return arrays["english"], arrays["italian"]
+    return open_split(prepared_dir, name)
 
 
-def sequence_lengths(ids: np.ndarray) -> np.ndarray:
+def sequence_lengths(ids: Any) -> np.ndarray:
     """Number of non-padding ids per row (padding is id 0, always at the end)."""
+    if isinstance(ids, ShardedIds):
+        return ids.row_lengths()
     return (ids != 0).sum(axis=1)
 
 
@@ -68,9 +73,9 @@ def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, pad
     return format_dataset(english[rows, :en_len], italian[rows, :it_len])
 
 
-def target_tokens(italian: np.ndarray) -> int:
-    """Non-padding target tokens in one pass over `italian` (every token after [start])."""
-    return int((italian[:, 1:] != 0).sum())
+def target_tokens(italian: Any) -> int:
+    """Non-padding target tokens (every token after [start]), from the row lengths."""
+    return int(np.maximum(sequence_lengths(italian) - 1, 0).sum())
 
 
 class ArrayBatches(keras.utils.PyDataset):
@@ -123,11 +128,20 @@ def make_dataset(pairs: Any, batch_size: int, vectorizers: Any = None, bucket_wi
     starts = ends - np.array([len(p) for p in plans])
     en_len, it_len = (np.array(w) for w in zip(*(batch_widths(english, italian, p, bucket_width) for p in plans)))
 
-    english_t, italian_t, flat_t = tf.constant(english), tf.constant(italian), tf.constant(flat)
+    flat_t = tf.constant(flat)
+    if isinstance(english, ShardedIds):      # sharded splits stay on disk: read each batch's rows on demand
+        def gather(start, end, n_en, n_it):
+            en, it = tf.numpy_function(lambda rows: (english[rows], italian[rows]), [flat_t[start:end]],
+                                       (tf.int32, tf.int32), stateful=False)
+            en.set_shape([None, english.shape[1]])
+            it.set_shape([None, italian.shape[1]])
+            return en[:, :n_en], it[:, :n_it]
+    else:
+        english_t, italian_t = tf.constant(english), tf.constant(italian)
 
-    def gather(start, end, n_en, n_it):
-        rows = flat_t[start:end]
-        return tf.gather(english_t, rows)[:, :n_en], tf.gather(italian_t, rows)[:, :n_it]
+        def gather(start, end, n_en, n_it):
+            rows = flat_t[start:end]
+            return tf.gather(english_t, rows)[:, :n_en], tf.gather(italian_t, rows)[:, :n_it]
 
     dataset = tf.data.Dataset.from_tensor_slices((starts, ends, en_len, it_len))
     return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True) \
@@ -135,7 +149,7 @@ def make_dataset(pairs: Any, batch_size: int, vectorizers: Any = None, bucket_wi
 
 
 def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], np.ndarray):
+    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], (np.ndarray, ShardedIds)):
         return pairs
     if vectorizers is None:
         raise ValueError("make_dataset: sentence pairs need `vectorizers` to turn them into ids")
