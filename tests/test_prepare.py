@@ -203,9 +203,10 @@ def _sample_lines(count: int) -> list[bytes]:
 
 def test_line_aligned_files_prepare_like_the_same_pairs_as_tsv(tmp_path, tiny_config_path):
     lines = _sample_lines(3000)
+    columns = [line.rstrip(b"\n").split(b"\t") for line in lines]
     (tmp_path / "pairs.tsv").write_bytes(b"".join(lines))
-    (tmp_path / "train.en").write_bytes(b"".join(line.split(b"\t")[0] + b"\n" for line in lines))
-    (tmp_path / "train.it.gz").write_bytes(gzip.compress(b"".join(line.split(b"\t")[1] + b"\n" for line in lines)))
+    (tmp_path / "train.en").write_bytes(b"".join(c[0] + b"\n" for c in columns))
+    (tmp_path / "train.it.gz").write_bytes(gzip.compress(b"".join(c[1] + b"\n" for c in columns)))
     word = ["data.tokenizer=word", "data.joint_vocab_size=0", "model.share_embeddings=false",
             "data.valid_fraction=0.1", "data.test_fraction=0.1"]
     results = []
