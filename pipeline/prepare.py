@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from array import array
-from itertools import chain
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -195,6 +195,11 @@ class SplitWriters:
             handle.close()
         return {name: writer.close() for name, writer in self.shards.items()}
 
+    def discard(self) -> None:
+        """Close the open files after a failure (the temporary directory is then removed whole)."""
+        for handle in self.tsv.values():
+            handle.close()
+
     def _flush(self, name: str) -> None:
         if not self.pending[name]:
             return
@@ -271,8 +276,10 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
         try:
             for index, pair in enumerate(_valid_pairs(corpus, progress, "prepare 3/3: encode")):
                 writers.add(index, pair)
-        finally:
-            index = writers.close()
+        except BaseException:
+            writers.discard()
+            raise
+        index = writers.close()
         if writers.stats["train"].rows == 0:
             raise ValueError(f"{corpus.label}: every training pair is longer than "
                              f"data.max_length={data.max_length} tokens")
