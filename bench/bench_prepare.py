@@ -21,19 +21,21 @@ from pathlib import Path
 from common import ROOT, SHARED_CORPUS, emit, median
 
 
-def run_once(config: str, inputs: list[Path], workdir: str, overrides: list[str]) -> tuple[float, float]:
-    """One prepare in a fresh process; returns its wall time (s) and peak resident memory (MB)."""
-    with tempfile.TemporaryFile() as errors:
+def run_once(config: str, inputs: list[Path], workdir: str, overrides: list[str]) -> tuple[float, float, str]:
+    """One prepare in a fresh process; returns its wall time (s), peak resident memory (MB) and summary line."""
+    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         child = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "prepare.py"), "--config", config,
                                   "--input", *map(str, inputs), "--workdir", workdir, "--quiet",
-                                  *(f"--set={o}" for o in overrides)], stdout=subprocess.DEVNULL, stderr=errors)
+                                  *(f"--set={o}" for o in overrides)], stdout=output, stderr=errors)
         _, status, usage = os.wait4(child.pid, 0)      # this child's own peak memory
         wall = time.perf_counter() - started
         if status:
             errors.seek(0)
             raise SystemExit(f"prepare failed: {errors.read().decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+        output.seek(0)
+        summary = output.read().decode(errors="replace").strip().splitlines()[-1]
+    return wall, usage.ru_maxrss / 1024, summary
 
 
 def write_copies(corpus: Path, copies: int, directory: Path) -> tuple[list[Path], int]:
@@ -50,10 +52,11 @@ def write_copies(corpus: Path, copies: int, directory: Path) -> tuple[list[Path]
     return paths, copies * len(pairs)
 
 
-def measure(config: str, inputs: list[Path], overrides: list[str], runs: int) -> tuple[list[float], list[float]]:
+def measure(config: str, inputs: list[Path], overrides: list[str], runs: int) -> tuple[list[float], list[float], str]:
+    """Wall times and peak memories of `runs` prepares, and the last one's summary line."""
     with tempfile.TemporaryDirectory() as workdir:
         results = [run_once(config, inputs, workdir, overrides) for _ in range(runs)]
-    return [w for w, _ in results], [p for _, p in results]
+    return [w for w, _, _ in results], [p for _, p, _ in results], results[-1][2]
 
 
 def main() -> None:
@@ -66,7 +69,7 @@ def main() -> None:
     args = parser.parse_args()
     label = {"config": Path(args.config).name, "overrides": args.set}
     if not args.scales:
-        walls, peaks = measure(args.config, [args.corpus], args.set, args.runs)
+        walls, peaks, _ = measure(args.config, [args.corpus], args.set, args.runs)
         emit("prepare_full_corpus_wall", round(median(walls), 2), "s", runs=[round(w, 2) for w in walls],
              target="<= 60", **label)
         emit("prepare_full_corpus_peak_rss", round(median(peaks), 1), "MB", runs=[round(p) for p in peaks],
@@ -76,10 +79,10 @@ def main() -> None:
     for scale in args.scales:
         with tempfile.TemporaryDirectory() as data:
             inputs, pairs = write_copies(args.corpus, scale, Path(data))
-            walls, peaks = measure(args.config, inputs, args.set, args.runs)
+            walls, peaks, summary = measure(args.config, inputs, args.set, args.runs)
         rows.append((scale, pairs, median(walls), median(peaks)))
         emit(f"prepare_x{scale}_wall", round(median(walls), 1), "s", pairs=pairs, runs=[round(w, 1) for w in walls],
-             **label)
+             summary=summary, **label)
         emit(f"prepare_x{scale}_peak_rss", round(median(peaks)), "MB", pairs=pairs, runs=[round(p) for p in peaks],
              target="<= 2560 at 10x", **label)
     base_wall = rows[0][2] / rows[0][1]
