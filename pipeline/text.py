@@ -203,7 +203,9 @@ def _hash64(data: bytes, key: bytes = b"") -> int:
 
 
 def pair_hash(english: str, italian: str) -> int:
-    """A stable 64-bit hash of a cleaned pair, for finding duplicates without keeping the sentences."""
+    """A stable 64-bit hash of a cleaned pair, for finding duplicates without keeping the sentences.
+
+    Two different pairs share a hash with odds of about n^2 / 2^65: one in 3.6 million at 3.2M pairs."""
     return _hash64(f"{english}\t{italian}".encode("utf-8"))
 
 
