@@ -179,11 +179,12 @@ class SplitWriters:
         self.valid_ids: list[tuple[np.ndarray, np.ndarray]] = []
         self.valid_italian: list[str] = []
 
-    def add(self, index: int, pair: tuple[str, str]) -> None:
-        if not self.scan.keep[index]:
+    def add(self, position: int, pair: tuple[str, str]) -> None:
+        """Queue the valid pair at `position` (its index in the `Scan` arrays) unless it is a duplicate."""
+        if not self.scan.keep[position]:
             return
-        name = SPLITS[self.scan.split[index]]
-        self.pending[name].append((index, pair))
+        name = SPLITS[self.scan.split[position]]
+        self.pending[name].append((position, pair))
         if len(self.pending[name]) == ENCODE_BLOCK:
             self._flush(name)
 
@@ -274,18 +275,18 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
     with atomic_directory(config.prepared_dir) as out:
         writers = SplitWriters(out, vectorizers, scan, data.shard_rows)
         try:
-            for index, pair in enumerate(_valid_pairs(corpus, progress, "prepare 3/3: encode")):
-                writers.add(index, pair)
+            for position, pair in enumerate(_valid_pairs(corpus, progress, "prepare 3/3: encode")):
+                writers.add(position, pair)
         except BaseException:
             writers.discard()
             raise
-        index = writers.close()
+        shard_index = writers.close()
         if writers.stats["train"].rows == 0:
             raise ValueError(f"{corpus.label}: every training pair is longer than "
                              f"data.max_length={data.max_length} tokens")
         scan.dropped["too_long"] = writers.too_long
         report = build_report(corpus, data, scan.dropped, writers)
-        atomic_write_bytes(out / SPLITS_INDEX_FILE, index_bytes(index))
+        atomic_write_bytes(out / SPLITS_INDEX_FILE, index_bytes(shard_index))
         atomic_write_bytes(out / VECTORIZERS_FILE, vectorizers_to_bytes(vectorizers))
         report["seconds"] = round(time.perf_counter() - started, 2)
         atomic_write_json(out / "report.json", report)
