@@ -30,6 +30,7 @@ class DataConfig:
     it_vocab_size: int = 12000
     joint_vocab_size: int = 0     # > 0: one vocabulary for both languages (en/it sizes are then unused)
     tokenizer_max_sentences: int = 1_000_000   # at most this many sentences (sampled) train the vocabularies
+    shard_rows: int = 500_000     # rows per prepared .npy shard (each side): bounds prepare's memory
 
 
 @dataclass
@@ -110,6 +111,7 @@ POSITIVE = {
     "train.batch_size", "train.accumulate_steps", "train.buckets", "train.epochs", "train.warmup_steps",
     "train.learning_rate_scale",
     "decode.beam_size", "decode.batch_size", "data.tokenizer_max_sentences",
+    "data.shard_rows",
 }
 NON_NEGATIVE = {
     "train.batch_tokens", "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",

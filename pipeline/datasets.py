@@ -15,23 +15,28 @@ from typing import Any, Sequence
 import numpy as np
 import keras
 
+from pipeline.shards import ShardedIds, open_split
+
 
 def format_dataset(eng, ita):
     """Teacher forcing: the decoder reads ita[:, :-1] and predicts ita[:, 1:]."""
     return {"encoder_inputs": eng, "decoder_inputs": ita[:, :-1]}, ita[:, 1:]
 
 
-def load_split(prepared_dir: str | Path, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The (english, italian) int32 id arrays that prepare wrote for one split."""
+def load_split(prepared_dir: str | Path, name: str) -> tuple[Any, Any]:
+    """The (english, italian) int32 ids that prepare wrote for one split, as lazily read `ShardedIds`
+    (row gathers, `len`, `shape`; `np.asarray` reads all), or arrays from an older `<name>.npz`."""
     path = Path(prepared_dir) / f"{name}.npz"
-    if not path.is_file():
-        raise FileNotFoundError(f"split file {path}: not found; run scripts/prepare.py first")
-    with np.load(path) as arrays:
-        return arrays["english"], arrays["italian"]
+    if path.is_file():
+        with np.load(path) as arrays:
+            return arrays["english"], arrays["italian"]
+    return open_split(prepared_dir, name)
 
 
-def sequence_lengths(ids: np.ndarray) -> np.ndarray:
+def sequence_lengths(ids: Any) -> np.ndarray:
     """Number of non-padding ids per row (padding is id 0, always at the end)."""
+    if isinstance(ids, ShardedIds):
+        return ids.row_lengths()
     return (ids != 0).sum(axis=1)
 
 
@@ -193,9 +198,9 @@ def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, sha
     return format_dataset(en, it)
 
 
-def target_tokens(italian: np.ndarray) -> int:
-    """Non-padding target tokens in one pass over `italian` (every token after [start])."""
-    return int((italian[:, 1:] != 0).sum())
+def target_tokens(italian: Any) -> int:
+    """Non-padding target tokens (every token after [start]), from the row lengths."""
+    return int(np.maximum(sequence_lengths(italian) - 1, 0).sum())
 
 
 class ArrayBatches(keras.utils.PyDataset):
@@ -274,13 +279,23 @@ def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = N
     ends = np.cumsum(lengths)
     n_rows, en_len, it_len = (np.array(column) for column in zip(*shapes))
     flat_t = tf.constant(np.concatenate(plans).astype(np.int64))
-    english_t, italian_t = tf.constant(english), tf.constant(italian)
+    if isinstance(english, ShardedIds):      # sharded splits stay on disk: read each batch's rows on demand
+        def rows_of(index):
+            en, it = tf.numpy_function(lambda rows: (english[rows], italian[rows]), [index], (tf.int32, tf.int32),
+                                       stateful=False)
+            en.set_shape([None, english.shape[1]])
+            it.set_shape([None, italian.shape[1]])
+            return en, it
+    else:
+        english_t, italian_t = tf.constant(english), tf.constant(italian)
+
+        def rows_of(index):
+            return tf.gather(english_t, index), tf.gather(italian_t, index)
 
     def gather(start, end, rows, n_en, n_it, weight):
-        index = flat_t[start:end]
+        en, it = rows_of(flat_t[start:end])
         padding = [[0, rows - (end - start)], [0, 0]]
-        en = tf.pad(tf.gather(english_t, index)[:, :n_en], padding)
-        it = tf.pad(tf.gather(italian_t, index)[:, :n_it], padding)
+        en, it = tf.pad(en[:, :n_en], padding), tf.pad(it[:, :n_it], padding)
         inputs, targets = format_dataset(en, it)
         if batching.accumulate_steps == 1:
             return inputs, targets
@@ -305,7 +320,7 @@ def feeder(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: i
 
 
 def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], np.ndarray):
+    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], (np.ndarray, ShardedIds)):
         return pairs
     if vectorizers is None:
         raise ValueError("make_dataset: sentence pairs need `vectorizers` to turn them into ids")

@@ -1,6 +1,7 @@
 """The run directory: its layout, loading what it holds, and checking paths a user names.
 
-    <workdir>/prepared/  vectorizers.pkl  train.npz  valid.npz  test.npz  valid.tsv  test.tsv  report.json
+    <workdir>/prepared/  vectorizers.pkl  splits.json  {train,valid,test}-NNNNN-{english,italian}.npy
+                         valid.tsv  test.tsv  report.json
     <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  history.json
                          train_summary.json  logs/  checkpoint/{model.keras, state.json}
 
@@ -25,6 +26,12 @@ SUMMARY_FILE = "train_summary.json"
 CHECKPOINT_DIR = "checkpoint"
 LOGS_DIR = "logs"
 MODELS = ("best", "model")     # best.keras (best validation loss) and model.keras (final weights)
+SPLITS_INDEX_FILE = "splits.json"   # prepared/: each split's rows, widths and shard files
+
+
+def shard_file(split: str, index: int, side: str) -> str:
+    """The name of one shard of a prepared split's id array, e.g. `train-00003-english.npy`."""
+    return f"{split}-{index:05d}-{side}.npy"
 
 
 class RunDirectoryError(ValueError):

@@ -1,3 +1,4 @@
+import gzip
 import json
 import subprocess
 import sys
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from pipeline.config import load_config
+from pipeline.datasets import load_split
 from pipeline.prepare import prepare
 from pipeline.vectorizers import load_vectorizers
 
@@ -16,24 +18,26 @@ def test_prepare_writes_whole_outputs(prepared_tiny):
     config, report = prepared_tiny
     out = config.prepared_dir
     assert sorted(p.name for p in out.iterdir()) == [
-        "report.json", "test.npz", "test.tsv", "train.npz", "valid.npz", "valid.tsv", "vectorizers.pkl"]
+        "report.json", "splits.json", "test-00000-english.npy", "test-00000-italian.npy", "test.tsv",
+        "train-00000-english.npy", "train-00000-italian.npy", "valid-00000-english.npy", "valid-00000-italian.npy",
+        "valid.tsv", "vectorizers.pkl"]
     assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"]
     assert report["pairs_kept"] + report["dropped"]["too_long"] == 50000
     assert report["round_trip_valid"]["exact_match_rate"] == 1.0
     assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 800
-    train = np.load(out / "train.npz")
-    assert train["english"].shape == (report["split_sizes"]["train"], config.data.max_length)
-    assert train["italian"].shape[1] == config.data.max_length + 2
+    english, italian = (np.asarray(ids) for ids in load_split(out, "train"))
+    assert english.shape == (report["split_sizes"]["train"], config.data.max_length)
+    assert italian.shape[1] == config.data.max_length + 2
     vectorizers = load_vectorizers(out / "vectorizers.pkl")
     start, end = vectorizers.italian.start_id, vectorizers.italian.end_id
-    assert (train["italian"][:, 0] == start).all() and ((train["italian"] == end).sum(1) == 1).all()
+    assert (italian[:, 0] == start).all() and ((italian == end).sum(1) == 1).all()
 
 
 def test_valid_round_trip_over_the_whole_split(prepared_tiny):
     config, _ = prepared_tiny
     vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
     italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
-    ids = np.load(config.prepared_dir / "valid.npz")["italian"]
+    ids = np.asarray(load_split(config.prepared_dir, "valid")[1])
     in_vocab = [(row, text) for row, text in zip(ids, italian) if not (row == 1).any()]
     assert len(in_vocab) > 200
     assert all(vectorizers.decode_italian(row) == text for row, text in in_vocab)
@@ -94,7 +98,7 @@ def test_sentencepiece_prepare_round_trips_every_validation_sentence(tmp_path, t
     vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
     assert vectorizers.english.kind == "sentencepiece" and len(vectorizers.english) <= 1000
     italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
-    ids = np.load(config.prepared_dir / "valid.npz")["italian"]
+    ids = np.asarray(load_split(config.prepared_dir, "valid")[1])
     assert [vectorizers.decode_italian(row) for row in ids] == italian
 
 
@@ -127,3 +131,108 @@ def test_bad_tokenizer_settings_are_one_line_config_errors():
     assert load_config(None, ["data.tokenizer=word", "data.en_vocab_size=100"]).data.en_vocab_size == 100
     with pytest.raises(ConfigError, match="'model.share_embeddings': needs one joint vocabulary"):
         load_config(None, ["model.share_embeddings=true"])
+
+
+@pytest.fixture(scope="module")
+def prepared_in_shards(tmp_path_factory, tiny_config_path):
+    """The bundled sample prepared like `prepared_tiny` but with shards of 10,000 rows."""
+    config = load_config(tiny_config_path, ["data.shard_rows=10000"], str(tmp_path_factory.mktemp("shards")))
+    return config, prepare(config, progress=False)
+
+
+def test_shards_read_back_equal_to_one_whole_array(prepared_tiny, prepared_in_shards):
+    whole_config, whole_report = prepared_tiny
+    config, report = prepared_in_shards
+    assert {k: v for k, v in report.items() if k != "seconds"} == {k: v for k, v in whole_report.items() if k != "seconds"}
+    index = json.loads((config.prepared_dir / "splits.json").read_text())["splits"]
+    assert [s["rows"] for s in index["train"]["shards"]] == [10000] * 4 + [report["split_sizes"]["train"] - 40000]
+    rng = np.random.default_rng(0)
+    for name in ("train", "valid", "test"):
+        for whole, sharded in zip(load_split(whole_config.prepared_dir, name), load_split(config.prepared_dir, name)):
+            assert all(isinstance(shard, np.memmap) for shard in sharded.shards)       # read lazily, not loaded
+            full = np.asarray(whole)
+            assert sharded.shape == full.shape and np.array_equal(np.asarray(sharded), full)
+            rows = rng.integers(0, len(full), 300)
+            assert np.array_equal(sharded[rows, :7], full[rows, :7])
+            assert np.array_equal(sharded[9990:10010], full[9990:10010]) and np.array_equal(sharded[-1], full[-1])
+            assert np.array_equal(sharded.row_lengths(), (full != 0).sum(axis=1))
+    for name in ("valid.tsv", "test.tsv", "vectorizers.pkl"):
+        assert (config.prepared_dir / name).read_bytes() == (whole_config.prepared_dir / name).read_bytes()
+
+
+def test_training_feeders_read_shards_like_arrays(prepared_in_shards):
+    from pipeline.datasets import ArrayBatches, Batching, make_dataset, target_tokens
+
+    config, _ = prepared_in_shards
+    english, italian = load_split(config.prepared_dir, "train")
+    arrays = np.asarray(english), np.asarray(italian)
+    assert target_tokens(italian) == int((arrays[1][:, 1:] != 0).sum())
+    batching = Batching.for_data(english, italian, batch_size=512, buckets=4)
+    assert batching == Batching.for_data(*arrays, batch_size=512, buckets=4)
+    sharded = ArrayBatches(english, italian, batching, seed=5)
+    whole = ArrayBatches(*arrays, batching, seed=5)
+    assert len(sharded) == len(whole)
+    for i in (0, 7, len(whole) - 1):
+        (x, y), (wx, wy) = sharded[i], whole[i]
+        assert np.array_equal(x["decoder_inputs"], wx["decoder_inputs"]) and np.array_equal(y, wy)
+    from_shards = make_dataset((english, italian), batching, seed=5).take(3).as_numpy_iterator()
+    from_arrays = make_dataset(arrays, batching, seed=5).take(3).as_numpy_iterator()
+    for (x, y), (wx, wy) in zip(from_shards, from_arrays):
+        assert np.array_equal(x["encoder_inputs"], wx["encoder_inputs"]) and np.array_equal(y, wy)
+
+
+def test_missing_or_damaged_shard_is_one_clear_error(prepared_in_shards, tmp_path):
+    import shutil
+
+    config, _ = prepared_in_shards
+    copy = tmp_path / "prepared"
+    shutil.copytree(config.prepared_dir, copy)
+    (copy / "train-00002-italian.npy").unlink()
+    with pytest.raises(FileNotFoundError, match=f"split shard {copy / 'train-00002-italian.npy'}: not found"):
+        load_split(copy, "train")
+    shard = copy / "valid-00000-english.npy"
+    shard.write_bytes(shard.read_bytes()[:-100])
+    with pytest.raises(ValueError, match=f"split shard {shard}: "):
+        load_split(copy, "valid")
+    with pytest.raises(FileNotFoundError, match="split index .*splits.json: not found; run scripts/prepare.py"):
+        load_split(tmp_path, "train")
+
+
+def _sample_lines(count: int) -> list[bytes]:
+    with gzip.open(ROOT / "data" / "ita-eng-sample.txt.gz") as handle:
+        return [handle.readline() for _ in range(count)]
+
+
+def test_line_aligned_files_prepare_like_the_same_pairs_as_tsv(tmp_path, tiny_config_path):
+    lines = _sample_lines(3000)
+    columns = [line.rstrip(b"\n").split(b"\t") for line in lines]
+    (tmp_path / "pairs.tsv").write_bytes(b"".join(lines))
+    (tmp_path / "train.en").write_bytes(b"".join(c[0] + b"\n" for c in columns))
+    (tmp_path / "train.it.gz").write_bytes(gzip.compress(b"".join(c[1] + b"\n" for c in columns)))
+    word = ["data.tokenizer=word", "data.joint_vocab_size=0", "model.share_embeddings=false",
+            "data.valid_fraction=0.1", "data.test_fraction=0.1"]
+    results = []
+    for name, inputs in (("tsv", tmp_path / "pairs.tsv"), ("aligned", [tmp_path / "train.en", tmp_path / "train.it.gz"])):
+        config = load_config(tiny_config_path, word, str(tmp_path / name))
+        report = prepare(config, inputs, progress=False)
+        results.append((config.prepared_dir, {k: v for k, v in report.items() if k not in ("input", "seconds")}))
+    (tsv_dir, tsv_report), (aligned_dir, aligned_report) = results
+    assert aligned_report == tsv_report and tsv_report["pairs_kept"] > 2900
+    assert load_vectorizers(aligned_dir / "vectorizers.pkl").english.vocabulary == \
+        load_vectorizers(tsv_dir / "vectorizers.pkl").english.vocabulary
+    for name in ("splits.json", "train-00000-italian.npy", "valid.tsv", "test.tsv"):
+        assert (aligned_dir / name).read_bytes() == (tsv_dir / name).read_bytes()
+
+
+def test_script_reports_line_count_mismatch_in_one_line(tmp_path):
+    (tmp_path / "a.en").write_text("One.\nTwo.\nThree.\n")
+    (tmp_path / "a.it").write_text("Uno.\nDue.\n")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "prepare.py"), "--config",
+                             str(ROOT / "configs" / "tiny.yaml"), "--input", str(tmp_path / "a.en"),
+                             str(tmp_path / "a.it"), "--workdir", str(tmp_path), "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: line-aligned corpus: {tmp_path / 'a.en'} has 3 lines but {tmp_path / 'a.it'} has 2; "
+        "expected one line per sentence in each"]
+    assert not (tmp_path / "prepared").exists()

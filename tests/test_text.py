@@ -76,3 +76,45 @@ def test_split_is_grouped_by_normalised_english_and_deterministic():
     assert not groups["valid"] & groups["test"]
     assert sorted(np.concatenate(list(first.values()))) == list(range(600))
     assert len(groups["valid"]) == len(groups["test"]) == 10
+
+
+def _write_lines(path, lines, compress=False, newline=b"\n"):
+    data = b"".join(line + newline for line in lines)
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def test_reads_line_aligned_files_and_counts_bad_lines(tmp_path):
+    english = _write_lines(tmp_path / "train.en", [b"Hi.", b"Bad \xff.", b"", b"Run!", b"Hi.", b"  Tab\there. ",
+                                                   b"Bell\x07."], newline=b"\r\n")
+    italian = _write_lines(tmp_path / "train.it.gz", [b"Ciao.", b"Male.", b"", b"", b"Ciao.", "Tab\u00a0qui.".encode(),
+                                                      b"Campana."], compress=True)
+    pairs, dropped = read_pairs([english, italian])
+    assert pairs == [("Hi.", "Ciao."), ("Tab here.", "Tab qui.")]
+    assert {k: v for k, v in dropped.items() if v} == {
+        "not_utf8": 1, "blank_line": 1, "empty_side": 1, "duplicate": 1, "control_characters": 1}
+
+
+@pytest.mark.parametrize("en_lines, it_lines", [(3, 2), (2, 3), (1, 5)])
+def test_line_aligned_files_with_different_line_counts_are_one_error(tmp_path, en_lines, it_lines):
+    english = _write_lines(tmp_path / "a.en", [f"Sentence {i}.".encode() for i in range(en_lines)])
+    italian = _write_lines(tmp_path / "a.it", [f"Frase {i}.".encode() for i in range(it_lines)])
+    with pytest.raises(CorpusError) as info:
+        read_pairs([english, italian])
+    assert str(info.value) == (f"line-aligned corpus: {english} has {en_lines:,} lines but {italian} has "
+                               f"{it_lines:,}; expected one line per sentence in each")
+
+
+def test_three_input_paths_are_refused(tmp_path):
+    with pytest.raises(CorpusError, match="expected one tab-separated file or two line-aligned files"):
+        read_pairs([tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+
+
+def test_hashed_split_does_not_depend_on_corpus_order():
+    english = [f"Sentence {i % 400}." for i in range(2000)]
+    first = split_by_source(english, 0.1, 0.1, seed=3)
+    order = np.random.default_rng(0).permutation(len(english))
+    shuffled = split_by_source([english[i] for i in order], 0.1, 0.1, seed=3)
+    by_sentence = {name: {english[i] for i in index} for name, index in first.items()}
+    assert by_sentence == {name: {english[order[i]] for i in index} for name, index in shuffled.items()}
+    assert len(by_sentence["valid"]) == len(by_sentence["test"]) == 40       # round(0.1 x 400 groups)

@@ -43,7 +43,7 @@ def test_batch_plan_is_seeded_bucketed_and_covers_every_row(prepared_tiny):
     assert all(np.array_equal(a, b) for a, b in zip(plan, batch_plan(en, it, batching, seed=1, epoch=0)))
     other = batch_plan(en, it, batching, seed=1, epoch=1)
     assert len(other) == len(plan) and not all(np.array_equal(a, b) for a, b in zip(plan, other))
-    widths = np.maximum((en != 0).sum(1), (it != 0).sum(1) - 1)
+    widths = np.maximum((np.asarray(en) != 0).sum(1), (np.asarray(it) != 0).sum(1) - 1)
     buckets = np.searchsorted(batching.boundaries, widths)
     assert len(batching.boundaries) == 4 and all(len(set(buckets[rows])) == 1 for rows in plan)
 
