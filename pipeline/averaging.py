@@ -66,7 +66,7 @@ def average_kept_checkpoints(run_dir: str | os.PathLike, last: int | None = None
         raise ValueError(f"run directory {run.path}: cannot average the last {last} checkpoints, only {len(kept)} "
                          f"kept in {run.checkpoint_dir} (steps {', '.join(str(RunDir.kept_step(p)) for p in kept)})")
     files = kept[-last:]
-    model = load_keras_file(run.checkpoint_model, "checkpoint model")     # the architecture and dtype policies
+    model = _architecture(run)
     model.set_weights(average_weights(model, files))
     tmp = out.with_name(f".{out.stem}.tmp.keras")
     try:
@@ -75,3 +75,12 @@ def average_kept_checkpoints(run_dir: str | os.PathLike, last: int | None = None
     finally:
         tmp.unlink(missing_ok=True)
     return AveragingResult(out, [RunDir.kept_step(p) for p in files])
+
+
+def _architecture(run: RunDir):
+    """A model of the run's architecture and dtype policies, from the smallest of its saved models."""
+    for path in (run.model_file("best"), run.model_file("model"), run.checkpoint_model):
+        if path.is_file():
+            return load_keras_file(path, "model file")
+    raise RunDirectoryError(f"run directory {run.path}: no best.keras, model.keras or {run.checkpoint_model.name} "
+                            "to take the architecture from")
