@@ -9,6 +9,7 @@ from typing import Callable
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
+from pipeline.rundir import MODELS
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError,
                                                 IsADirectoryError, PermissionError, MissingExtra)
@@ -29,7 +30,8 @@ def translation_parser(description: str, sampling: bool = False) -> argparse.Arg
     (and with `sampling`, --sample, --temperature, --top-k, --top-p, --seed)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
-    parser.add_argument("--model", choices=("best", "model"), default="best", help="best or final weights")
+    parser.add_argument("--model", choices=MODELS, default="best",
+                        help="best, final or averaged weights (scripts/average.py)")
     parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
     parser.add_argument("--batch-size", type=int, help="sentences decoded together")
     parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras",

@@ -61,6 +61,8 @@ class TrainConfig:
     bucket_width: int = 1              # batch widths are multiples of this (8 suits GPUs; 0 or 1 = any width)
     early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
     checkpoint_every_steps: int = 500  # 0 = only at epoch ends
+    keep_checkpoints: int = 5          # keep the weights of the last N checkpoints for averaging (0 = none)
+    average_last: int = 0              # after training, average the last N kept checkpoints into averaged.keras
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
     max_minutes: float = 0.0           # stop after this much training time, summed over resumes (0 = no limit)
     mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
@@ -116,7 +118,7 @@ POSITIVE = {
 NON_NEGATIVE = {
     "train.batch_tokens", "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
     "train.max_steps", "train.max_minutes", "decode.length_penalty", "decode.max_extra_length", "seed",
-    "data.joint_vocab_size",
+    "data.joint_vocab_size", "train.keep_checkpoints", "train.average_last",
 }
 FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing"}
 
@@ -190,6 +192,9 @@ def validate(config: Config) -> Config:
     if config.train.accumulate_steps > 1 and config.train.distribute != "none":   # weights are per whole batch
         raise ConfigError(f"config key 'train.accumulate_steps': needs train.distribute=none, got "
                           f"{config.train.accumulate_steps} with train.distribute={config.train.distribute}")
+    if config.train.average_last > config.train.keep_checkpoints:
+        raise ConfigError(f"config key 'train.average_last': must be <= train.keep_checkpoints="
+                          f"{config.train.keep_checkpoints}, got {config.train.average_last}")
     if m.share_embeddings and not config.data.joint_vocab_size:
         raise ConfigError("config key 'model.share_embeddings': needs one joint vocabulary "
                           "(set data.joint_vocab_size > 0)")

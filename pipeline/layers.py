@@ -1,7 +1,9 @@
 """Transformer building blocks in backend-neutral Keras 3 (`keras.ops` only, no `tf.*`).
 
 Masks are explicit: padding masks of shape (batch, length), True for real tokens, are
-turned into attention masks by `attention_mask()`, which also adds the causal part.
+turned into key masks by `attention_mask()`; decoder self-attention adds the causal part.
+Attention runs through `keras.ops.dot_product_attention`, which each backend may fuse (cuDNN or
+flash attention on GPU); the explicit einsum path remains where the weights are wanted (plots).
 Every layer builds all of its sublayers in `build()`, so `.keras` files reload on any backend.
 """
 from __future__ import annotations
@@ -28,19 +30,20 @@ def pos_enc_matrix(length: int, depth: int, n: int = 10000) -> np.ndarray:
     return table
 
 
-def attention_mask(query_mask, key_mask, causal: bool = False, query_offset=0):
-    """Combine padding masks (batch, q) and (batch, k) [and causality] into (batch, q, k) booleans.
+def attention_mask(query_mask, key_mask):
+    """Padding masks (batch, q) and (batch, k) -> (batch, 1, k) booleans, True where a key may be attended to.
 
-    Query padding is ignored (those rows are discarded by the loss); key padding and, if
-    `causal`, keys after the query position (shifted by `query_offset` when decoding) are masked.
+    Query padding is ignored (those rows are discarded by the loss); the causal part is added by
+    the attention itself (`causal=True`, see `causal_mask`).
     """
-    mask = ops.expand_dims(ops.cast(key_mask, "bool"), 1)                 # (batch, 1, k)
-    if causal:
-        q_len, k_len = ops.shape(query_mask)[1], ops.shape(key_mask)[1]
-        rows = ops.expand_dims(ops.arange(q_len) + query_offset, 1)       # (q, 1)
-        cols = ops.expand_dims(ops.arange(k_len), 0)                      # (1, k)
-        mask = ops.logical_and(mask, ops.expand_dims(cols <= rows, 0))    # (batch, q, k)
-    return mask
+    return ops.expand_dims(ops.cast(key_mask, "bool"), 1)
+
+
+def causal_mask(q_len, k_len):
+    """(q, k) booleans: query i may see keys 0 .. i."""
+    rows = ops.expand_dims(ops.arange(q_len), 1)                          # (q, 1)
+    cols = ops.expand_dims(ops.arange(k_len), 0)                          # (1, k)
+    return cols <= rows
 
 
 class _ConsumesMask:
@@ -108,7 +111,11 @@ class PositionalEmbedding(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(PACKAGE)
 class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
-    """Scaled dot-product attention with an explicit boolean mask and an optional key/value cache."""
+    """Scaled dot-product attention with an explicit boolean mask and an optional key/value cache.
+
+    `dropout` is attention-weight dropout, applied only on the explicit path (when the weights are
+    returned): the fused `keras.ops.dot_product_attention` has none, and the model trains without it
+    (dropout still acts on the embeddings, every sublayer output and the feed-forward)."""
 
     def __init__(self, num_heads: int, key_dim: int, dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
@@ -136,21 +143,35 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         """Keys and values of `source`, (batch, len, heads, dk) each; computed once for a cache."""
         return self._split_heads(self.key_dense(source)), self._split_heads(self.value_dense(source))
 
-    def attend(self, query, key, value, mask, training=None, return_scores=False):
-        q = self._split_heads(self.query_dense(query)) * ops.cast(1.0 / math.sqrt(self.key_dim), query.dtype)
-        scores = ops.einsum("bqhd,bkhd->bhqk", q, key)                     # (batch, heads, q, k)
-        scores = ops.cast(scores, "float32")                               # softmax in float32 under mixed precision
-        scores = ops.where(ops.expand_dims(mask, 1), scores, -1e9)
-        weights = ops.softmax(scores, axis=-1)
-        dropped = self.dropout_layer(ops.cast(weights, query.dtype), training=training)
-        context = ops.einsum("bhqk,bkhd->bqhd", dropped, value)            # (batch, q, heads, dk)
+    def attend(self, query, key, value, mask, training=None, return_scores=False, causal=False):
+        """`query` (batch, q, d) attends to projected `key`/`value` (batch, k, heads, dk) where the boolean
+        `mask` (batch, q or 1, k) is True, and with `causal` only to keys at or before its own position
+        (q == k). With `return_scores`, also the weights (batch, heads, q, k), from the explicit path."""
+        q = self._split_heads(self.query_dense(query))                     # (batch, q, heads, dk)
+        if return_scores:
+            context, weights = self._explicit_attention(q, key, value, mask, causal, training)
+        else:
+            context = ops.dot_product_attention(q, key, value, mask=ops.expand_dims(mask, 1),
+                                                scale=1.0 / math.sqrt(self.key_dim), is_causal=causal)
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
         output = self.output_dense(ops.reshape(context, (batch, length, self.num_heads * self.key_dim)))
         return (output, weights) if return_scores else output
 
-    def call(self, query, source, mask, training=None, return_scores=False):
+    def _explicit_attention(self, q, key, value, mask, causal, training):
+        """Einsum and softmax: (context (batch, q, heads, dk), float32 weights (batch, heads, q, k))."""
+        if causal:
+            mask = ops.logical_and(mask, causal_mask(ops.shape(q)[1], ops.shape(key)[1]))
+        q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
+        scores = ops.einsum("bqhd,bkhd->bhqk", q, key)                     # (batch, heads, q, k)
+        scores = ops.cast(scores, "float32")                               # softmax in float32 under mixed precision
+        scores = ops.where(ops.expand_dims(mask, 1), scores, -1e9)
+        weights = ops.softmax(scores, axis=-1)
+        dropped = self.dropout_layer(ops.cast(weights, q.dtype), training=training)
+        return ops.einsum("bhqk,bkhd->bqhd", dropped, value), weights
+
+    def call(self, query, source, mask, training=None, return_scores=False, causal=False):
         key, value = self.project_key_value(source)
-        return self.attend(query, key, value, mask, training, return_scores)
+        return self.attend(query, key, value, mask, training, return_scores, causal)
 
     def call_cached(self, query, cache, index, mask):
         """Self-attention for one new position: write its key/value at `index`, attend to the cache.
@@ -269,13 +290,15 @@ class TransformerDecoderBlock(_Residual, keras.layers.Layer):
     def call(self, x, encoder_output, target_mask, source_mask, training=None, return_attention=False):
         """(batch, tgt, d) -> (batch, tgt, d); with `return_attention`, also the cross-attention
         weights (batch, heads, tgt, src)."""
-        self_mask = attention_mask(target_mask, target_mask, causal=True)  # (batch, tgt, tgt)
+        self_mask = attention_mask(target_mask, target_mask)              # (batch, 1, tgt), causal below
         cross_mask = attention_mask(target_mask, source_mask)              # (batch, 1, src)
-        x = self.residual(x, self.self_norm,
-                          lambda y: self.self_attention(y, y, self_mask, training=training), training)
+        x = self.residual(x, self.self_norm, lambda y: self.self_attention(y, y, self_mask, training=training,
+                                                                           causal=True), training)
         weights = []
 
         def cross(y):
+            if not return_attention:
+                return self.cross_attention(y, encoder_output, cross_mask, training=training)
             output, scores = self.cross_attention(y, encoder_output, cross_mask, training=training,
                                                   return_scores=True)
             weights.append(scores)

@@ -2,8 +2,8 @@
 
     <workdir>/prepared/  vectorizers.pkl  splits.json  {train,valid,test}-NNNNN-{english,italian}.npy
                          valid.tsv  test.tsv  report.json
-    <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  history.json
-                         train_summary.json  logs/  checkpoint/{model.keras, state.json}
+    <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  [averaged.keras]  history.json
+                         train_summary.json  logs/  checkpoint/{model.keras, state.json, step-NNNNNNNN.weights.h5...}
 
 Training writes it; the translator, evaluation, export and plots read it. Nothing here imports Keras
 until a model is loaded.
@@ -11,6 +11,7 @@ until a model is loaded.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ HISTORY_FILE = "history.json"
 SUMMARY_FILE = "train_summary.json"
 CHECKPOINT_DIR = "checkpoint"
 LOGS_DIR = "logs"
-MODELS = ("best", "model")     # best.keras (best validation loss) and model.keras (final weights)
+MODELS = ("best", "model", "averaged")   # best validation loss, final weights, mean of the last kept checkpoints
+KEPT_CHECKPOINT = re.compile(r"step-(\d+)\.weights\.h5")
 SPLITS_INDEX_FILE = "splits.json"   # prepared/: each split's rows, widths and shard files
 
 
@@ -78,6 +80,26 @@ class RunDir:
     def checkpoint_state(self) -> Path:
         return self.checkpoint_dir / "state.json"
 
+    def kept_checkpoint(self, step: int) -> Path:
+        """The weights kept from the checkpoint at `step` (see `train.keep_checkpoints`)."""
+        return self.checkpoint_dir / f"step-{step:08d}.weights.h5"
+
+    def kept_checkpoints(self) -> list[Path]:
+        """The kept checkpoint weights, oldest first."""
+        if not self.checkpoint_dir.is_dir():
+            return []
+        found = [(int(m.group(1)), p) for p in self.checkpoint_dir.iterdir()
+                 if (m := KEPT_CHECKPOINT.fullmatch(p.name))]
+        return [path for _, path in sorted(found)]
+
+    @staticmethod
+    def kept_step(path: Path) -> int:
+        """The training step a kept checkpoint file was written at."""
+        match = KEPT_CHECKPOINT.fullmatch(path.name)
+        if not match:
+            raise ValueError(f"kept checkpoint {path}: expected a name like step-00001000.weights.h5")
+        return int(match.group(1))
+
     @property
     def logs_dir(self) -> Path:
         return self.path / LOGS_DIR
@@ -110,7 +132,7 @@ class RunDir:
         return load_vectorizers(self.vectorizers_file)
 
     def load_model(self, which: str = "best"):
-        """The trained Keras model (`best` or final `model`), without its optimizer."""
+        """The trained Keras model (`best`, final `model` or `averaged`), without its optimizer."""
         return load_keras_file(self.model_file(which), "model file")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -19,6 +20,7 @@ from typing import Any
 import keras
 from keras import ops
 
+from pipeline.averaging import average_kept_checkpoints
 from pipeline.config import Config, save_config
 from pipeline.datasets import Batching, batch_shapes, feeder, format_dataset, load_split, steps_per_epoch, target_tokens
 from pipeline.distribution import setup_distribution
@@ -90,6 +92,22 @@ class Checkpointer(keras.callbacks.Callback):
         with atomic_directory(run.checkpoint_dir) as tmp:
             self.model.save(tmp / run.checkpoint_model.name)
             atomic_write_json(tmp / "state.json", asdict(self.state))
+            self._keep_weights(run, tmp)
+
+    def _keep_weights(self, run: RunDir, tmp: Path) -> None:
+        """Carry the newest `train.keep_checkpoints` - 1 kept weights files into the new checkpoint
+        directory `tmp` (hard links: no copying) and add this step's; older ones go with the old directory."""
+        keep = self.config.train.keep_checkpoints
+        if not keep:
+            return
+        current = run.kept_checkpoint(self.state.global_step)
+        older = [path for path in run.kept_checkpoints() if path.name != current.name][-(keep - 1):] if keep > 1 else []
+        for path in older:
+            try:
+                os.link(path, tmp / path.name)
+            except OSError:          # a file system without hard links
+                shutil.copyfile(path, tmp / path.name)
+        inference_copy(self.model).save_weights(tmp / current.name)    # the model's weights only: no optimizer
 
     def on_train_batch_end(self, batch, logs=None):
         self.state.global_step += 1
@@ -127,7 +145,7 @@ class Checkpointer(keras.callbacks.Callback):
 
 # keys that only set how long training goes on or how often it saves: a resumed run may change them
 RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
-                     "train.early_stopping_patience"}
+                     "train.early_stopping_patience", "train.keep_checkpoints", "train.average_last"}
 
 
 def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
@@ -211,6 +229,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
     inference_copy(model).save(run.model_file("model"))
+    if config.train.average_last:
+        print(average_kept_checkpoints(run_dir, config.train.average_last, at_most=True).describe())
     if not run.model_file("best").exists():
         shutil.copyfile(run.model_file("model"), run.model_file("best"))
     atomic_write_json(run.history_file, state.history)

@@ -14,7 +14,7 @@ def main() -> int:
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
     parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
-    parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>[-ct2].json); "
+    parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>[-<model>][-ct2].json); "
                                       "hypotheses are written beside it as <name>.hyp.txt")
     args = parser.parse_args()
     if bool(args.src) != bool(args.ref):
@@ -36,7 +36,7 @@ def main() -> int:
     translator = Translator.from_run(args.run, args.model, engine=args.engine)
     report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size,
                                   length_penalty=args.length_penalty)
-    suffix = "-ct2" if args.engine == "ctranslate2" else ""
+    suffix = ("" if args.model == "best" else f"-{args.model}") + ("-ct2" if args.engine == "ctranslate2" else "")
     out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}{suffix}.json"
     report = {"run": str(args.run), "model": args.model, "engine": args.engine, **report}
     hyp_path = write_report(report, hypotheses, out)

@@ -6,6 +6,7 @@ import _bootstrap  # noqa: F401
 import argparse
 
 from pipeline.cli import run_main
+from pipeline.rundir import MODELS
 
 
 def main() -> int:
@@ -19,8 +20,8 @@ def main() -> int:
     parser.add_argument("--quantization", default="float32",
                         help="ctranslate2, argos: weight type, float32, int16 or int8 (or another CTranslate2 "
                              "type; default: %(default)s)")
-    parser.add_argument("--model", choices=("best", "model"), default="best",
-                        help="ctranslate2, argos: best or final weights")
+    parser.add_argument("--model", choices=MODELS, default="best",
+                        help="ctranslate2, argos: best, final or averaged weights (default: %(default)s)")
     parser.add_argument("--package-version", default="1.0", help="argos: the package's version (default: %(default)s)")
     args = parser.parse_args()
     if args.format == "savedmodel" and args.quantization != "float32":

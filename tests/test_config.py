@@ -31,6 +31,8 @@ def test_shipped_configs_load(tiny_config_path):
     ("model: 3\n", "config key 'model': expected a mapping"),
     ("model: [1\n", "not valid YAML"),
     ("data:\n  valid_fraction: 0.6\n  test_fraction: 0.5\n", "'data.valid_fraction' + 'data.test_fraction' must be < 1"),
+    ("train:\n  keep_checkpoints: 2\n  average_last: 3\n",
+     "config key 'train.average_last': must be <= train.keep_checkpoints=2, got 3"),
 ])
 def test_bad_configs_are_refused_with_the_key(tmp_path, text, message):
     with pytest.raises(ConfigError) as info:

@@ -15,7 +15,9 @@ def test_run_dir_layout(tmp_path):
     assert run.config_file == tmp_path / "config.yaml" and run.vectorizers_file == tmp_path / "vectorizers.pkl"
     assert run.model_file("best") == tmp_path / "best.keras" and run.model_file("model") == tmp_path / "model.keras"
     assert run.checkpoint_state == tmp_path / "checkpoint" / "state.json"
-    with pytest.raises(ValueError, match="model must be one of best, model, got 'last'"):
+    assert run.model_file("averaged") == tmp_path / "averaged.keras"
+    assert run.kept_checkpoint(1500) == tmp_path / "checkpoint" / "step-00001500.weights.h5"
+    with pytest.raises(ValueError, match="model must be one of best, model, averaged, got 'last'"):
         run.model_file("last")
 
 

@@ -92,14 +92,16 @@ def test_tiny_model_overfits_64_pairs(prepared_tiny, tmp_path):
 
 def test_train_writes_a_self_contained_run_that_reloads(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path, "train.epochs=2", "train.max_steps=30",
-                          "train.checkpoint_every_steps=10")
+                          "train.checkpoint_every_steps=10", "train.keep_checkpoints=2", "train.average_last=2")
     summary = train(config, verbose=0)
     run = config.run_dir
     assert summary["total_steps"] == 30 and summary["best_val_loss"] is not None
     assert 1 <= summary["batch_shapes"] <= 12 and summary["bucket_boundaries"][-1] == 21
-    for name in ("config.yaml", "vectorizers.pkl", "model.keras", "best.keras", "history.json",
-                 "train_summary.json", "checkpoint/model.keras", "checkpoint/state.json"):
+    for name in ("config.yaml", "vectorizers.pkl", "model.keras", "best.keras", "averaged.keras", "history.json",
+                 "train_summary.json", "checkpoint/model.keras", "checkpoint/state.json",
+                 "checkpoint/step-00000020.weights.h5", "checkpoint/step-00000030.weights.h5"):
         assert (run / name).is_file(), name
+    assert len(list((run / "checkpoint").glob("*.weights.h5"))) == 2
     assert any((run / "logs").rglob("*tfevents*"))
     history = json.loads((run / "history.json").read_text())
     assert history[0]["epoch"] == 1 and {"loss", "val_loss", "val_masked_accuracy"} <= set(history[0])

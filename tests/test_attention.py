@@ -1,0 +1,85 @@
+"""The fused attention path (`keras.ops.dot_product_attention`) equals the explicit einsum path, masks included."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+CASES = ("encoder_self", "decoder_self", "cross")
+
+
+def attention_case(case: str, dtype: str = "float32"):
+    """A MultiHeadAttention layer and (query, source, mask, causal) for one kind of attention, with padding."""
+    import keras
+
+    from pipeline.layers import MultiHeadAttention, attention_mask
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    layer = MultiHeadAttention(4, 8, dropout=0.3, dtype=dtype)
+    query = rng.normal(size=(3, 6, 32)).astype("float32")
+    target_mask = np.array([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4], bool)
+    source = query if case != "cross" else rng.normal(size=(3, 9, 32)).astype("float32")
+    source_mask = target_mask if case != "cross" else np.array([[1] * 9, [1] * 5 + [0] * 4, [1] + [0] * 8], bool)
+    layer.build(query.shape, source.shape)
+    return layer, query, source, attention_mask(target_mask, source_mask), case == "decoder_self"
+
+
+def max_differences(dtype: str = "float32") -> dict[str, dict[str, float]]:
+    """Per case: largest |fused - explicit| and |fused - fused without the mask| (which must be large)."""
+    from keras import ops
+
+    out = {}
+    for case in CASES:
+        layer, query, source, mask, causal = attention_case(case, dtype)
+        fused = ops.convert_to_numpy(ops.cast(layer(query, source, mask, causal=causal), "float32"))
+        explicit, weights = layer(query, source, mask, causal=causal, return_scores=True)
+        explicit = ops.convert_to_numpy(ops.cast(explicit, "float32"))
+        unmasked = ops.convert_to_numpy(ops.cast(layer(query, source, ops.ones_like(mask)), "float32"))
+        out[case] = {"fused_vs_explicit": float(np.abs(fused - explicit).max()),
+                     "mask_matters": float(np.abs(fused - unmasked).max()),
+                     "weights_shape": list(weights.shape)}
+    return out
+
+
+def test_fused_attention_equals_the_explicit_path_with_padding_and_causal_masks():
+    differences = max_differences()
+    for case in CASES:
+        assert differences[case]["fused_vs_explicit"] < 1e-5, (case, differences[case])
+        assert differences[case]["mask_matters"] > 1e-2, (case, differences[case])   # the masks are in play
+    assert differences["cross"]["weights_shape"] == [3, 4, 6, 9]
+
+
+def test_fused_causal_attention_ignores_later_and_padded_keys():
+    from keras import ops
+
+    layer, query, source, mask, _ = attention_case("decoder_self")
+    changed = query.copy()
+    changed[:, 3:] += 5.0               # later positions (and, in rows 1 and 2, padded ones) change
+    a = ops.convert_to_numpy(layer(query, query, mask, causal=True))
+    b = ops.convert_to_numpy(layer(changed, changed, mask, causal=True))
+    assert np.allclose(a[:, :3], b[:, :3], atol=1e-5) and not np.allclose(a[0, 3:], b[0, 3:], atol=1e-2)
+
+
+def test_mixed_bfloat16_fused_attention_stays_close_to_the_explicit_path():
+    differences = max_differences("mixed_bfloat16")
+    for case in CASES:
+        assert differences[case]["fused_vs_explicit"] < 5e-2, (case, differences[case])
+
+
+def test_fused_attention_equals_the_explicit_path_on_jax():
+    pytest.importorskip("jax")
+    code = ("import json, sys; sys.path.insert(0, 'tests'); from test_attention import max_differences; "
+            "print(json.dumps(max_differences()))")
+    env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    differences = json.loads(result.stdout.strip().splitlines()[-1])
+    for case in CASES:
+        assert differences[case]["fused_vs_explicit"] < 1e-5, (case, differences[case])
+        assert differences[case]["mask_matters"] > 1e-2, (case, differences[case])

@@ -1,0 +1,116 @@
+"""Kept checkpoints (`train.keep_checkpoints`) and checkpoint averaging (`scripts/average.py`)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from pipeline.averaging import average_kept_checkpoints, average_weights
+from pipeline.config import load_config
+from pipeline.datasets import load_split
+from pipeline.model import build_model
+from pipeline.rundir import RunDir, RunDirectoryError
+from pipeline.training import Checkpointer, TrainState, compile_model
+
+from conftest import ROOT, SMALL_MODEL
+
+
+def small_config(prepared_tiny, tmp_path, *extra):
+    config, _ = prepared_tiny
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    os.symlink(config.prepared_dir, workdir / "prepared")
+    return load_config(ROOT / "configs" / "tiny.yaml", SMALL_MODEL + list(extra), str(workdir))
+
+
+def random_weights(model, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=w.shape).astype(w.dtype) for w in model.get_weights()]
+
+
+@pytest.mark.parametrize("keep", [3, 0])
+def test_checkpointer_keeps_the_weights_of_the_last_n_checkpoints(prepared_tiny, tmp_path, keep):
+    config = small_config(prepared_tiny, tmp_path, "train.checkpoint_every_steps=1", f"train.keep_checkpoints={keep}")
+    config.run_dir.mkdir(parents=True)
+    model = compile_model(build_model(config, 300, 300), config)
+    callback = Checkpointer(config.run_dir, config, TrainState())
+    callback.set_model(model)
+    bias = model.output_bias
+    for step in range(1, 6):
+        bias.assign(np.full(bias.shape, step, "float32"))    # each checkpoint's weights tell its step
+        callback.on_train_batch_end(step - 1)
+    run = RunDir(config.run_dir)
+    kept = run.kept_checkpoints()
+    assert [p.name for p in kept] == [f"step-0000000{s}.weights.h5" for s in (3, 4, 5)][:keep]
+    assert sorted(p.name for p in run.checkpoint_dir.iterdir()) == sorted(
+        ["model.keras", "state.json"] + [p.name for p in kept])
+    copy = build_model(config, 300, 300)
+    for path in kept:
+        copy.load_weights(path)
+        assert np.all(copy.output_bias.numpy() == RunDir.kept_step(path))
+
+
+def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
+    config = small_config(prepared_tiny, tmp_path)
+    model = build_model(config, 300, 300)
+    sets = [random_weights(model, seed) for seed in range(3)]
+    files = []
+    for i, weights in enumerate(sets):
+        model.set_weights(weights)
+        files.append(tmp_path / f"step-{i:08d}.weights.h5")
+        model.save_weights(files[-1])
+    for n in (2, 3):
+        averaged = average_weights(model, files[:n])
+        assert len(averaged) == len(sets[0])
+        for got, *parts in zip(averaged, *sets[:n]):
+            expected = (sum(p.astype(np.float64) for p in parts) / n).astype(np.float32)
+            assert got.dtype == np.float32 and np.array_equal(got, expected)
+    assert not np.allclose(averaged[0], sets[2][0])      # not simply the newest
+
+
+def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_path):
+    from pipeline.translator import Translator
+
+    run = RunDir(shutil.copytree(trained_tiny.run_dir, tmp_path / "run"))
+    assert [RunDir.kept_step(p) for p in run.kept_checkpoints()] == [250]   # default train.keep_checkpoints
+    model = keras.saving.load_model(run.checkpoint_model, compile=False)
+    newest = model.get_weights()
+    rng = np.random.default_rng(0)
+    for step in (100, 200):         # two earlier checkpoints: the newest weights, perturbed
+        model.set_weights([w + rng.normal(scale=0.01, size=w.shape).astype(w.dtype) for w in newest])
+        model.save_weights(run.kept_checkpoint(step))
+    files = run.kept_checkpoints()
+    expected = average_weights(model, files)
+
+    result = average_kept_checkpoints(run.path, 3)
+    assert result.path == run.model_file("averaged") and result.steps == [100, 200, 250]
+    averaged = keras.saving.load_model(result.path)
+    assert all(np.array_equal(a, b) for a, b in zip(averaged.get_weights(), expected))
+    en, it = load_split(trained_tiny.prepared_dir, "valid")
+    logits = np.asarray(averaged({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]}))
+    assert logits.shape == (4, it.shape[1] - 1, averaged.target_vocab_size) and np.isfinite(logits).all()
+    translation, = Translator.from_run(run.path, "averaged").translate(["I love you."], beam=1)
+    assert isinstance(translation, str) and translation
+
+    with pytest.raises(ValueError, match=r"cannot average the last 4 checkpoints, only 3 kept .*\(steps 100, 200, 250\)"):
+        average_kept_checkpoints(run.path, 4)
+    other = build_model(load_config(ROOT / "configs" / "tiny.yaml", SMALL_MODEL + ["model.d_model=64"]), 300, 300)
+    other.save_weights(run.kept_checkpoint(300))
+    with pytest.raises(ValueError, match=r"kept checkpoint .*step-00000300.weights.h5: does not fit the run's model"):
+        average_kept_checkpoints(run.path, 2)
+    with pytest.raises(RunDirectoryError, match=f"run directory {tmp_path / 'nothing'}: not found"):
+        average_kept_checkpoints(tmp_path / "nothing")
+
+
+def test_average_script_errors_in_one_line(trained_tiny, tmp_path):
+    run = shutil.copytree(trained_tiny.run_dir, tmp_path / "run")
+    for path in RunDir(run).kept_checkpoints():
+        path.unlink()
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "average.py"), "--run", str(run), "--last", "2"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"error: run directory {run}: no kept checkpoints in {run / 'checkpoint'} "
+                                     "(train.keep_checkpoints was 0, or the run predates it)")
