@@ -44,7 +44,7 @@ from pipeline.extras import require
 from pipeline.io_utils import atomic_directory, atomic_write_json
 from pipeline.rundir import CONFIG_FILE, VECTORIZERS_FILE, RunDir, check_output_dir
 from pipeline.segment import TextTranslation
-from pipeline.text import clean_side
+from pipeline.text import nonblank
 from pipeline.vectorizers import Vectorizers, load_vectorizers
 
 EXTRA = "ctranslate2"
@@ -340,9 +340,8 @@ class CTranslate2Translator(TextTranslation):
         batch_size = batch_size or decode_cfg.batch_size
         if beam < 1:
             raise ValueError(f"beam must be >= 1, got {beam}")
-        cleaned = [clean_side(s) for s in sentences]
+        cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
-        todo = [i for i, s in enumerate(cleaned) if s]
         if not todo:
             return outputs
         ids = self._source_ids([cleaned[i] for i in todo])
@@ -373,9 +372,8 @@ class CTranslate2Translator(TextTranslation):
         if beam == 1:
             return [[text] for text in self.translate(sentences, beam=1, batch_size=batch_size)]
         batch_size = batch_size or decode_cfg.batch_size
-        cleaned = [clean_side(s) for s in sentences]
+        cleaned, todo = nonblank(sentences)
         outputs: list[list[str]] = [[""] for _ in cleaned]
-        todo = [i for i, s in enumerate(cleaned) if s]
         if not todo:
             return outputs
         ids = self._source_ids([cleaned[i] for i in todo])

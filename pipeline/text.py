@@ -16,7 +16,7 @@ import unicodedata
 import zipfile
 from collections import Counter
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -79,13 +79,7 @@ def parse_line(raw: bytes) -> tuple[str, str] | str:
     columns = line.split("\t")
     if len(columns) not in (2, 3):  # English, Italian[, attribution]
         return "wrong_column_count"
-    english, italian = columns[0], columns[1]
-    if _CONTROL.search(english) or _CONTROL.search(italian):
-        return "control_characters"
-    english, italian = clean_side(english), clean_side(italian)
-    if not english or not italian:
-        return "empty_side"
-    return english, italian
+    return checked_pair(columns[0], columns[1])
 
 
 def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
@@ -102,6 +96,17 @@ def parse_aligned(raw_english: bytes, raw_italian: bytes) -> tuple[str, str] | s
     english, italian = english.rstrip("\n").rstrip("\r"), italian.rstrip("\n").rstrip("\r")
     if not english.strip() and not italian.strip():
         return "blank_line"
+    return checked_pair(english, italian)
+
+
+def nonblank(sentences: Iterable[str]) -> tuple[list[str], list[int]]:
+    """Sentences cleaned as a translator cleans them (`clean_side`), and the indices of those left non-empty."""
+    cleaned = [clean_side(sentence) for sentence in sentences]
+    return cleaned, [i for i, sentence in enumerate(cleaned) if sentence]
+
+
+def checked_pair(english: str, italian: str) -> tuple[str, str] | str:
+    """Both sides of a pair cleaned (`clean_side`), or why the pair is dropped."""
     if _CONTROL.search(english) or _CONTROL.search(italian):
         return "control_characters"
     english, italian = clean_side(english), clean_side(italian)

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from pipeline.config import Config
 from pipeline.rundir import RunDir, RunDirectoryError, load_run_config  # noqa: F401  (re-exported)
 from pipeline.segment import TextTranslation
-from pipeline.text import clean_side
+from pipeline.text import clean_side, nonblank
 from pipeline.vectorizers import Vectorizers
 
 
@@ -83,9 +83,8 @@ class Translator(TextTranslation):
         batch_size = batch_size or decode_cfg.batch_size
         if beam < 1:
             raise ValueError(f"beam must be >= 1, got {beam}")
-        cleaned = [clean_side(s) for s in sentences]
+        cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
-        todo = [i for i, s in enumerate(cleaned) if s]
         if not todo:
             return outputs
         ids = self._source_ids([cleaned[i] for i in todo])
@@ -110,9 +109,8 @@ class Translator(TextTranslation):
         first: the first is `translate_sentences`'s. Empty input gives `[""]`."""
         beam = max(self.config.decode.beam_size if beam is None else int(beam), n)
         batch_size = batch_size or self.config.decode.batch_size
-        cleaned = [clean_side(s) for s in sentences]
+        cleaned, todo = nonblank(sentences)
         outputs: list[list[str]] = [[""] for _ in cleaned]
-        todo = [i for i, s in enumerate(cleaned) if s]
         if not todo:
             return outputs
         ids = self._source_ids([cleaned[i] for i in todo])
