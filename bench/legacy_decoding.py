@@ -136,28 +136,6 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     return ops.take(tokens, ops.cast(best, "int32"), axis=0)[:, 1:]
 
 
-def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int,
-                          banned_id: int | None = None) -> np.ndarray:
-    """The tutorials' slow loop: re-run the whole decoder on the prefix at every step (test reference).
-
-    Like `beam_search`, the last allowed token is [end].
-    """
-    batch = source_ids.shape[0]
-    tokens = np.zeros((batch, max_steps + 1), dtype="int32")
-    tokens[:, 0] = start_id
-    done = np.zeros(batch, dtype=bool)
-    for t in range(max_steps):
-        logits = np.array(model({"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]},
-                                training=False))
-        if banned_id is not None:
-            logits[..., banned_id] = -np.inf
-        nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)
-        tokens[:, t + 1] = np.where(done, 0, nxt)
-        done |= nxt == end_id
-        if done.all():
-            break
-    return tokens[:, 1:]
-
 
 def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False,
                     banned_id: int | None = None) -> Callable:

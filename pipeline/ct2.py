@@ -33,7 +33,6 @@ import math
 import os
 import shutil
 import sys
-import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -308,18 +307,9 @@ class CTranslate2Translator(TextTranslation):
         """Most output tokens, [end] included: the decoder's position table holds [start] and these."""
         return int(self.settings["position_table"]) - 1
 
-    def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
-        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
-        too_long = int((ids[:, -1] != 0).sum())
-        if too_long:
-            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
-                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
-        return ids[:, :-1]
-
     def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
         """Most output tokens per sentence ([end] included), as `Translator._step_limits`, within the table."""
-        limits = np.full(len(lengths), max_length) if max_length else lengths + self.config.decode.max_extra_length
-        return np.minimum(limits, self.position_limit)
+        return np.minimum(super()._step_limits(lengths, max_length), self.position_limit)
 
     def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
                             batch_size: int | None = None, length_penalty: float | None = None,
@@ -334,12 +324,7 @@ class CTranslate2Translator(TextTranslation):
         """
         if sample or any(v is not None for v in (temperature, top_k, top_p, seed)):
             raise ValueError("sample, temperature, top_k, top_p and seed need engine 'keras', not 'ctranslate2'")
-        decode_cfg = self.config.decode
-        beam = decode_cfg.beam_size if beam is None else int(beam)
-        alpha = decode_cfg.length_penalty if length_penalty is None else float(length_penalty)
-        batch_size = batch_size or decode_cfg.batch_size
-        if beam < 1:
-            raise ValueError(f"beam must be >= 1, got {beam}")
+        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
         cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
         if not todo:
@@ -367,11 +352,10 @@ class CTranslate2Translator(TextTranslation):
                          batch_size: int | None = None) -> list[list[str]]:
         """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
         first, ranked as our decoder ranks them: the first is `translate_sentences`'s. Empty input gives `[""]`."""
-        decode_cfg = self.config.decode
-        beam = max(decode_cfg.beam_size if beam is None else int(beam), n)
+        beam, alpha, batch_size = self.decode_settings(beam, None, batch_size)
+        beam = max(beam, n)
         if beam == 1:
-            return [[text] for text in self.translate(sentences, beam=1, batch_size=batch_size)]
-        batch_size = batch_size or decode_cfg.batch_size
+            return [[text] for text in self.translate_sentences(sentences, beam=1, batch_size=batch_size)]
         cleaned, todo = nonblank(sentences)
         outputs: list[list[str]] = [[""] for _ in cleaned]
         if not todo:
@@ -382,8 +366,8 @@ class CTranslate2Translator(TextTranslation):
         for limit in np.unique(limits[limits > 1]):          # a limit of 1 leaves room for [end] only: ""
             rows = np.flatnonzero(limits == limit)
             tokens = [[self.vectorizers.english.vocabulary[i] for i in ids[r, :lengths[r]]] for r in rows]
-            pending = self._submit(tokens, int(limit) - 1, beam, decode_cfg.length_penalty, batch_size)
-            ranked = self._ranked(tokens, [p.result() for p in pending], decode_cfg.length_penalty, batch_size)
+            pending = self._submit(tokens, int(limit) - 1, beam, alpha, batch_size)
+            ranked = self._ranked(tokens, [p.result() for p in pending], alpha, batch_size)
             for row, hypotheses in zip(rows, ranked):
                 texts = [self._detokenize(h) for h in hypotheses[:n]]
                 outputs[todo[row]] = list(dict.fromkeys(t for t in texts if t)) or [""]

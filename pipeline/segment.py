@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import bisect
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 import regex
 
 from pipeline.text import clean_side
@@ -207,14 +209,41 @@ def n_best_texts(texts: Iterable[str], n_best_sentences: Callable[[list[str]], l
 
 
 class TextTranslation:
-    """`translate` for texts of any length, over an engine's `translate_sentences` (one sentence per input,
-    truncated past the model's limit) and its `vectorizers` and `max_input_length`."""
+    """What both engines share: `translate` (and `n_best`) for texts of any length over the engine's
+    `translate_sentences` (one sentence per input, truncated past the model's limit), plus the source ids,
+    length limits and decoding settings those sentence-level methods start from."""
 
     vectorizers: Any
+    config: Any
     max_input_length: int
 
     def translate_sentences(self, sentences: Iterable[str], **options) -> list[str]:
         raise NotImplementedError
+
+    def decode_settings(self, beam: int | None, length_penalty: float | None, batch_size: int | None,
+                        sample: bool = False) -> tuple[int, float, int]:
+        """(beam, alpha, batch size): the arguments given, else the run's `decode` settings (beam 1 when sampling)."""
+        decode = self.config.decode
+        beam = (1 if sample else decode.beam_size) if beam is None else int(beam)
+        if beam < 1:
+            raise ValueError(f"beam must be >= 1, got {beam}")
+        alpha = decode.length_penalty if length_penalty is None else float(length_penalty)
+        return beam, alpha, batch_size or decode.batch_size
+
+    def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
+        """(sentences, max_input_length) source ids; longer sentences are truncated, with one warning."""
+        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
+        too_long = int((ids[:, -1] != 0).sum())
+        if too_long:
+            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
+                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
+        return ids[:, :-1]
+
+    def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
+        """Most output tokens per sentence: `max_length`, or the source length plus `decode.max_extra_length`."""
+        if max_length:
+            return np.full(len(lengths), max_length)
+        return lengths + self.config.decode.max_extra_length
 
     def source_tokens(self, text: str) -> int:
         """How many source tokens the model sees for `text` (cleaned as the engines clean it)."""

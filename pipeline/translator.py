@@ -1,7 +1,6 @@
 """Load a run directory and translate: `Translator.from_run(run_dir).translate([...])`."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
@@ -58,14 +57,6 @@ class Translator(TextTranslation):
     def max_input_length(self) -> int:
         return self.vectorizers.max_length
 
-    def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
-        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
-        too_long = int((ids[:, -1] != 0).sum())
-        if too_long:
-            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
-                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
-        return ids[:, :-1]
-
     def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
                             batch_size: int | None = None, length_penalty: float | None = None,
                             progress: bool = False, sample: bool = False, temperature: float | None = None,
@@ -77,12 +68,7 @@ class Translator(TextTranslation):
         `sample=True` draws each translation from the model instead of searching for the most likely
         one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
         """
-        decode_cfg = self.config.decode
-        beam = (1 if sample else decode_cfg.beam_size) if beam is None else int(beam)
-        alpha = decode_cfg.length_penalty if length_penalty is None else float(length_penalty)
-        batch_size = batch_size or decode_cfg.batch_size
-        if beam < 1:
-            raise ValueError(f"beam must be >= 1, got {beam}")
+        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
         cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
         if not todo:
@@ -107,8 +93,8 @@ class Translator(TextTranslation):
                          batch_size: int | None = None) -> list[list[str]]:
         """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
         first: the first is `translate_sentences`'s. Empty input gives `[""]`."""
-        beam = max(self.config.decode.beam_size if beam is None else int(beam), n)
-        batch_size = batch_size or self.config.decode.batch_size
+        beam, alpha, batch_size = self.decode_settings(beam, None, batch_size)
+        beam = max(beam, n)
         cleaned, todo = nonblank(sentences)
         outputs: list[list[str]] = [[""] for _ in cleaned]
         if not todo:
@@ -117,19 +103,13 @@ class Translator(TextTranslation):
         for start in range(0, len(todo), batch_size):
             rows = slice(start, start + batch_size)
             lengths = (ids[rows] != 0).sum(1)
-            ranked = self._decode(ids[rows, :max(int(lengths.max()), 1)], self._step_limits(lengths), beam,
-                                  self.config.decode.length_penalty, n_best=n)
+            ranked = self._decode(ids[rows, :max(int(lengths.max()), 1)], self._step_limits(lengths), beam, alpha,
+                                  n_best=n)
             ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
             for index, hypotheses in zip(todo[rows], ranked):
                 texts = [self.vectorizers.decode_italian(h) for h in hypotheses]
                 outputs[index] = list(dict.fromkeys(t for t in texts if t)) or [""]
         return outputs
-
-    def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
-        """Most output tokens per sentence: `max_length`, or the source length plus `decode.max_extra_length`."""
-        if max_length:
-            return np.full(len(lengths), max_length)
-        return lengths + self.config.decode.max_extra_length
 
     def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
         """Translate one sentence and return its cross-attention with the tokens on both sides."""
