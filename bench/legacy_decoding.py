@@ -44,7 +44,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
     encoder_output, source_mask = model.encode(source_ids, training=False)
     cache = model.init_cache(encoder_output, source_mask, cache_length)   # cross keys/values once per sentence
     if beams > 1:   # then each beam gets its own row: (batch * beams, ...)
-        cache = keras.tree.map_structure(lambda t: ops.repeat(t, beams, axis=0), cache)
+        cache = model.expand_cache(cache, beams)     # (the model's cache layout, shared with today's decoder)
     rows = batch * beams
     tokens = ops.concatenate([ops.full((rows, 1), start_id, dtype="int32"),
                               ops.zeros((rows, cache_length - 1), dtype="int32")], axis=1)
@@ -118,7 +118,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         frozen = ops.take(frozen, parent, axis=0)
         lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(frozen), "int32")
         if beams > 1:
-            cache = {**cache, "self": [ops.take(layer, parent, axis=0) for layer in cache["self"]]}
+            cache = model.reorder_cache(cache, parent)
         tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))
         finished = ops.logical_or(finished, token == end_id)
         return index + 1, tokens, scores, finished, lengths, cache

@@ -77,6 +77,7 @@ class DecodeConfig:
     batch_size: int = 64
     max_extra_length: int = 10         # output may be this many tokens longer than the input
     ban_unk: bool = True               # never output [UNK]: take the best in-vocabulary word instead
+    jit_compile: bool = True           # TensorFlow: compile decoding with XLA (JAX always compiles it)
 
 
 @dataclass

@@ -173,15 +173,47 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         key, value = self.project_key_value(source)
         return self.attend(query, key, value, mask, training, return_scores, causal)
 
-    def call_cached(self, query, cache, index, mask):
-        """Self-attention for one new position: write its key/value at `index`, attend to the cache.
+    def project_key_value_heads(self, source):
+        """Keys and values of `source` in the cache's layout: keys (batch, heads, dk, len), values (batch,
+        heads, len, dk), so that both products of `attend_cached` are plain batched matmuls."""
+        key, value = self.project_key_value(source)
+        return ops.transpose(key, (0, 2, 3, 1)), ops.transpose(value, (0, 2, 1, 3))
 
-        cache: (batch, 2, max_len, heads, dk). Returns (output, updated cache).
+    def _by_sentence(self, x, sentences):
+        """(rows, 1, heads * dk), a sentence's hypotheses in consecutive rows -> (sentences, heads, hypotheses, dk)."""
+        return ops.transpose(ops.reshape(x, (sentences, -1, self.num_heads, self.key_dim)), (0, 2, 1, 3))
+
+    def attend_cached(self, query, keys, values, mask):
+        """One position per hypothesis: `query` (rows, 1, d), rows = sentences x hypotheses, attends to its
+        sentence's `keys` (sentences, heads, dk, positions) and `values` (sentences, heads, positions, dk)
+        where the boolean `mask` (sentences or 1, hypotheses or 1, positions) is True -> (rows, 1, d).
+
+        Explicit rather than fused: in this layout both products are plain batched matmuls over
+        (sentences, heads), so no step copies or transposes a cache (XLA on CPU otherwise does, every step).
         """
-        key, value = self.project_key_value(query)                           # (batch, 1, heads, dk)
-        new_kv = ops.stack([key, value], axis=1)                             # (batch, 2, 1, heads, dk)
-        cache = ops.slice_update(cache, (0, 0, index, 0, 0), ops.cast(new_kv, cache.dtype))
-        return self.attend(query, cache[:, 0], cache[:, 1], mask), cache
+        q = self._by_sentence(self.query_dense(query), ops.shape(values)[0])            # (s, heads, hyp, dk)
+        q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
+        scores = ops.cast(ops.matmul(q, keys), "float32")                                # (s, heads, hyp, positions)
+        weights = ops.softmax(ops.where(ops.expand_dims(mask, 1), scores, -1e9), axis=-1)
+        context = ops.matmul(ops.cast(weights, values.dtype), values)                    # (s, heads, hyp, dk)
+        context = ops.transpose(context, (0, 2, 1, 3))                                   # (s, hyp, heads, dk)
+        return self.output_dense(ops.reshape(context, (-1, 1, self.num_heads * self.key_dim)))
+
+    def call_cached(self, query, cache, index, mask):
+        """Self-attention for one new position per hypothesis: write its key and value at `index` in its
+        own slot, then attend over its sentence's cache where `mask` (sentences, hypotheses, positions) is True.
+
+        cache: (keys (sentences, heads, dk, max_len * hypotheses), values (sentences, heads, max_len *
+        hypotheses, dk)); position p of slot k is entry p * hypotheses + k, so a step writes one block.
+        Returns (output, cache).
+        """
+        keys, values = cache
+        sentences, hypotheses = ops.shape(values)[0], ops.shape(query)[0] // ops.shape(values)[0]
+        key = ops.transpose(self._by_sentence(self.key_dense(query), sentences), (0, 1, 3, 2))   # (s, h, dk, hyp)
+        value = self._by_sentence(self.value_dense(query), sentences)                             # (s, h, hyp, dk)
+        keys = ops.slice_update(keys, (0, 0, 0, index * hypotheses), ops.cast(key, keys.dtype))
+        values = ops.slice_update(values, (0, 0, index * hypotheses, 0), ops.cast(value, values.dtype))
+        return self.attend_cached(query, keys, values, mask), (keys, values)
 
     def compute_output_shape(self, query_shape, source_shape=None, mask_shape=None):
         return query_shape
@@ -308,20 +340,19 @@ class TransformerDecoderBlock(_Residual, keras.layers.Layer):
         x = self.residual(x, self.ff_norm, lambda y: self.feed_forward(y, training=training), training)
         return (x, weights[0]) if return_attention else x
 
-    def call_cached(self, x, self_cache, index, cross_key, cross_value, cross_mask):
-        """One decoding step (x: (batch, 1, d)) using this layer's cache; returns (x, cache)."""
-        positions = ops.shape(self_cache)[2]
-        valid = ops.expand_dims(ops.arange(positions) <= index, 0)           # (1, max_len)
-        self_mask = ops.expand_dims(ops.broadcast_to(valid, (ops.shape(x)[0], positions)), 1)
+    def call_cached(self, x, self_cache, self_mask, index, cross_key, cross_value, cross_mask):
+        """One decoding step (x: (rows, 1, d)) using this layer's cache (see `Seq2SeqTransformer.init_cache`);
+        returns (x, cache)."""
         attend_self = lambda y: self.self_attention.call_cached(y, self_cache, index, self_mask)
+        attend_cross = lambda y: self.cross_attention.attend_cached(y, cross_key, cross_value, cross_mask)
         if self.norm_first:
             attended, self_cache = attend_self(self.self_norm(x))
             x = x + attended
-            x = x + self.cross_attention.attend(self.cross_norm(x), cross_key, cross_value, cross_mask)
+            x = x + attend_cross(self.cross_norm(x))
             return x + self.feed_forward(self.ff_norm(x)), self_cache
         attended, self_cache = attend_self(x)
         x = self.self_norm(x + attended)
-        x = self.cross_norm(x + self.cross_attention.attend(x, cross_key, cross_value, cross_mask))
+        x = self.cross_norm(x + attend_cross(x))
         return self.ff_norm(x + self.feed_forward(x)), self_cache
 
     def compute_output_shape(self, input_shape, *args, **kwargs):

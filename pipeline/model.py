@@ -110,28 +110,62 @@ class Seq2SeqTransformer(keras.Model):
 
     # -- incremental decoding -------------------------------------------------------------
     def init_cache(self, encoder_output, source_mask, max_length) -> dict[str, Any]:
-        """Cross-attention keys/values (computed once) and empty self-attention caches.
+        """Cross-attention keys/values (computed once per sentence) and empty self-attention caches, for
+        one hypothesis per sentence (`expand_cache` makes several, for beam search).
 
-        One (batch, 2, max_length, heads, key_dim) cache per decoder layer, kept apart so
-        that a step rewrites only what it must.
+        Caches are per sentence, laid out for the cached step's matmuls (see `MultiHeadAttention.call_cached`):
+        - "self": one (keys, values) pair per decoder layer, keys (sentences, heads, key_dim, max_length x
+          hypotheses) and values (sentences, heads, max_length x hypotheses, key_dim); each hypothesis
+          writes its new position in its own slot;
+        - "slots": (rows, max_length) int32, rows = sentences x hypotheses: for each earlier position of
+          the row's hypothesis, the slot that holds it. Beam search reorders these (`reorder_cache`),
+          never the keys and values;
+        - "cross_key", "cross_value": per layer, in the same layout over the source; "cross_mask".
         """
-        batch = ops.shape(encoder_output)[0]
-        heads, key_dim = self.num_heads, self.d_model // self.num_heads
-        cross = [block.cross_attention.project_key_value(encoder_output) for block in self.decoder_blocks]
-        shape = (batch, 2, max_length, heads, key_dim)
-        return {"self": [ops.zeros(shape, dtype=encoder_output.dtype) for _ in self.decoder_blocks],
+        sentences = ops.shape(encoder_output)[0]
+        heads, key_dim, dtype = self.num_heads, self.d_model // self.num_heads, encoder_output.dtype
+        cross = [block.cross_attention.project_key_value_heads(encoder_output) for block in self.decoder_blocks]
+        return {"self": [(ops.zeros((sentences, heads, key_dim, max_length), dtype=dtype),
+                          ops.zeros((sentences, heads, max_length, key_dim), dtype=dtype))
+                         for _ in self.decoder_blocks],
+                "slots": ops.zeros((sentences, max_length), "int32"),
                 "cross_key": [k for k, _ in cross], "cross_value": [v for _, v in cross],
                 "cross_mask": ops.expand_dims(source_mask, 1)}
 
+    @staticmethod
+    def expand_cache(cache, hypotheses: int) -> dict[str, Any]:
+        """From one hypothesis per sentence to `hypotheses`, each continuing the history of the first."""
+        def widen(t, axis):     # entry p becomes p * hypotheses: new slots are empty
+            t = ops.expand_dims(t, axis + 1)
+            t = ops.concatenate([t] + [ops.zeros_like(t)] * (hypotheses - 1), axis=axis + 1)
+            shape = ops.shape(t)
+            return ops.reshape(t, (*shape[:axis], shape[axis] * hypotheses, *shape[axis + 2:]))
+        return {**cache, "self": [(widen(keys, 3), widen(values, 2)) for keys, values in cache["self"]],
+                "slots": ops.repeat(cache["slots"], hypotheses, axis=0)}
+
+    @staticmethod
+    def reorder_cache(cache, parent) -> dict[str, Any]:
+        """Row r continues the hypothesis of row parent[r] (of the same sentence): its slots, (rows,) int32."""
+        return {**cache, "slots": ops.take(cache["slots"], parent, axis=0)}
+
     def decode_step_states(self, token_ids, index, cache):
-        """One step without the output projection: token ids (batch,) at `index` -> (states (batch, d), cache)."""
-        x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (batch, 1, d)
+        """One step without the output projection: token ids (rows,) at `index` -> (states (rows, d), cache)."""
+        x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (rows, 1, d)
+        rows, positions = ops.shape(cache["slots"])
+        sentences = ops.shape(cache["cross_value"][0])[0]
+        hypotheses = rows // sentences
+        own = ops.arange(rows, dtype="int32") % hypotheses                       # (rows,) each row's slot
+        slots = ops.slice_update(cache["slots"], (0, index), ops.expand_dims(own, 1))
+        # a row sees entry (p, k) where its history's position p lies in slot k, for p up to `index`
+        seen = ops.logical_and(ops.expand_dims(slots, 2) == ops.arange(hypotheses, dtype="int32"),
+                               ops.expand_dims(ops.arange(positions) <= index, 1))   # (rows, positions, hyp)
+        self_mask = ops.reshape(seen, (sentences, hypotheses, positions * hypotheses))
         layer_caches = []
         for block, layer_cache, key, value in zip(self.decoder_blocks, cache["self"], cache["cross_key"],
                                                   cache["cross_value"]):
-            x, layer_cache = block.call_cached(x, layer_cache, index, key, value, cache["cross_mask"])
+            x, layer_cache = block.call_cached(x, layer_cache, self_mask, index, key, value, cache["cross_mask"])
             layer_caches.append(layer_cache)
-        return x[:, 0], {**cache, "self": layer_caches}
+        return x[:, 0], {**cache, "self": layer_caches, "slots": slots}
 
     def decode_step(self, token_ids, index, cache):
         """One step: token ids (batch,) at position `index` -> (float32 logits (batch, vocab), new cache)."""

@@ -29,7 +29,9 @@ class Translator(TextTranslation):
     `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
     """
 
-    def __init__(self, model, vectorizers: Vectorizers, config: Config):
+    def __init__(self, model, vectorizers: Vectorizers, config: Config, jit_compile: bool | None = None):
+        """`jit_compile` (TensorFlow: XLA, one program per batch shape, else graph mode, one trace for
+        every batch size) defaults to the run's `decode.jit_compile`; JAX always compiles."""
         from pipeline.decoding import compile_decoder     # Keras: only this engine needs it
 
         self.model, self.vectorizers, self.config = model, vectorizers, config
@@ -37,21 +39,23 @@ class Translator(TextTranslation):
         self.vocabulary = target.vocabulary
         self.start_id, self.end_id = target.start_id, target.end_id
         self.banned_id = target.unk_id if config.decode.ban_unk else None
-        self._decode = compile_decoder(model, self.start_id, self.end_id, banned_id=self.banned_id)
+        jit_compile = config.decode.jit_compile if jit_compile is None else jit_compile
+        self._decode = compile_decoder(model, self.start_id, self.end_id, jit_compile, banned_id=self.banned_id)
 
     @classmethod
     def from_run(cls, run_dir: str | Path, which: str = "best", engine: str = "keras", **engine_options):
         """A translator for a run. `engine="ctranslate2"` returns a `pipeline.ct2.CTranslate2Translator`
-        (same `translate`; `engine_options`: compute_type, threads, device), converting the run once."""
+        (same `translate`; `engine_options`: compute_type, threads, device), converting the run once;
+        the Keras engine takes `jit_compile` (see `Translator`)."""
         if engine == "ctranslate2":
             from pipeline.ct2 import CTranslate2Translator
             return CTranslate2Translator.from_run(run_dir, which, **engine_options)
-        if engine != "keras" or engine_options:
-            raise ValueError(f"engine {engine!r} with options {sorted(engine_options)}: expected 'keras' (no options) "
-                             "or 'ctranslate2'")
+        if engine != "keras" or set(engine_options) - {"jit_compile"}:
+            raise ValueError(f"engine {engine!r} with options {sorted(engine_options)}: expected 'keras' (option: "
+                             "jit_compile) or 'ctranslate2'")
         run = RunDir(run_dir).require()
         config, vectorizers = run.load_config(), run.load_vectorizers()
-        return cls(run.load_model(which), vectorizers, config)
+        return cls(run.load_model(which), vectorizers, config, **engine_options)
 
     @property
     def max_input_length(self) -> int:

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from pipeline.datasets import load_split
-from pipeline.decoding import BeamSearch, Greedy, compile_decoder, decode_loop, full_recompute_greedy
+from pipeline.decoding import (BeamSearch, Greedy, compile_decoder, decode_loop, full_recompute_greedy,
+                               top_k_by_chunks)
 from pipeline.translator import RunDirectoryError, Translator
 from pipeline.vectorizers import VectorizerFileError
 
@@ -67,6 +68,23 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
 BACKENDS = ["tensorflow"] + [pytest.param(name, marks=pytest.mark.skipif(importlib.util.find_spec(name) is None,
                                                                          reason=f"{name} is not installed"))
                              for name in ("jax", "torch")]
+
+
+@pytest.mark.parametrize("vocab, k", [(8000, 4), (1003, 5), (70, 2), (64, 3)])
+def test_top_k_by_chunks_equals_top_k_ties_included(vocab, k):
+    from keras import ops
+
+    rng = np.random.default_rng(vocab)
+    scores = rng.normal(size=(40, vocab)).astype("float32").round(1)        # many exact ties
+    scores[:, :3] = -1e9                                                       # masked ids, as decoding has them
+    scores[1] = 0.5                                                            # a row of nothing but ties
+    scores[2, :] = -1e9
+    scores[2, vocab - 1] = 3.0                                                 # one finite score, in the last chunk
+    values, ids = (np.asarray(x) for x in top_k_by_chunks(ops.convert_to_tensor(scores), k))
+    want_values, want_ids = (np.asarray(x) for x in ops.top_k(ops.convert_to_tensor(scores), k=k))
+    assert np.array_equal(values, want_values)
+    assert np.array_equal(ids, want_ids)
+    assert ids.dtype == np.int32 and list(ids[1]) == list(range(k))
 
 
 @pytest.fixture(scope="module")

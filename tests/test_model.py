@@ -143,6 +143,32 @@ def test_cached_decoding_equals_full_decoder(norm_first, tie):
         assert np.allclose(np.asarray(step), full[:, t], atol=1e-4), t
 
 
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_hypotheses_follow_their_reordered_histories(norm_first):
+    """Beam search's cache: several hypotheses per sentence, reordered every step (`reorder_cache`
+    moves only their slot tables), each step's logits equal the full decoder on the row's own history."""
+    model, rng, hypotheses = tiny_model(norm_first), np.random.default_rng(11), 3
+    en, _ = batch(rng)
+    sentences, steps = en.shape[0], 6
+    encoder_output, source_mask = model.encode(en)
+    cache = model.init_cache(encoder_output, source_mask, steps)
+    _, cache = model.decode_step(ops.convert_to_tensor(np.full(sentences, 2, "int32")), 0, cache)  # once per sentence
+    cache = model.expand_cache(cache, hypotheses)
+    histories = [[2] for _ in range(sentences * hypotheses)]
+    rows_source = np.repeat(en, hypotheses, axis=0)
+    for t in range(1, steps):
+        tokens = rng.integers(3, VOCAB_IT, size=sentences * hypotheses).astype("int32")
+        step, cache = model.decode_step(ops.convert_to_tensor(tokens), t, cache)
+        histories = [h + [int(x)] for h, x in zip(histories, tokens)]
+        full = logits(model, rows_source, np.array(histories, dtype="int32"))[:, -1]
+        assert np.allclose(np.asarray(step), full, atol=1e-4), t
+        parent = (np.arange(sentences)[:, None] * hypotheses
+                  + rng.integers(0, hypotheses, size=(sentences, hypotheses))).reshape(-1).astype("int32")
+        parent[0] = 1 if parent[0] == 0 else 0          # rows do change hypothesis at every step
+        cache = model.reorder_cache(cache, ops.convert_to_tensor(parent))
+        histories = [list(histories[p]) for p in parent]
+
+
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
 def test_model_keras_file_round_trip(tmp_path, positional):
     model = tiny_model(positional=positional, dropout=0.1)

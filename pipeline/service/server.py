@@ -66,7 +66,10 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     if not _is_loopback(host) and settings.api_key is None:
         print(f"warning: serving on {host} without --api-key-env: anyone who can reach it can use it",
               file=sys.stderr)
-    translator = Translator.from_run(run_dir, which, engine=engine)
+    # Keras on TensorFlow serves in graph mode: one trace serves every batch size that dynamic batching
+    # makes, where XLA would compile each batch shape (seconds) on its first request
+    options = {"jit_compile": False} if engine == "keras" else {}
+    translator = Translator.from_run(run_dir, which, engine=engine, **options)
     app = create_app(translator, settings, {"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine})
     beams = sorted({1, app.state.service.default_beam})
     print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)
