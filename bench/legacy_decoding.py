@@ -1,5 +1,9 @@
 """Cached greedy and beam-search decoding in `keras.ops` (one `while_loop`, every backend).
 
+The benchmark's baseline: the decoder as it was before issue 11, loop and cached step alike (the
+step's per-row key/value cache, copied on every beam reorder, is kept here so the baseline stays fixed
+while the model's own cache changes).
+
 The encoder runs once; cross-attention keys/values are computed once; each step feeds
 one new token through the decoder and writes its keys/values into a fixed-size cache.
 Greedy is beam search with one beam: both share `beam_search`'s loop, and differ only in
@@ -14,6 +18,50 @@ import keras
 from keras import ops
 
 NEG_INF = -1e9
+
+
+# -- the model's cached step before issue 11 ---------------------------------------------------------
+def init_cache(model, encoder_output, source_mask, max_length) -> dict[str, Any]:
+    """Cross keys/values once; one (batch, 2, max_length, heads, key_dim) self cache per decoder layer."""
+    batch = ops.shape(encoder_output)[0]
+    heads, key_dim = model.num_heads, model.d_model // model.num_heads
+    cross = [block.cross_attention.project_key_value(encoder_output) for block in model.decoder_blocks]
+    shape = (batch, 2, max_length, heads, key_dim)
+    return {"self": [ops.zeros(shape, dtype=encoder_output.dtype) for _ in model.decoder_blocks],
+            "cross_key": [k for k, _ in cross], "cross_value": [v for _, v in cross],
+            "cross_mask": ops.expand_dims(source_mask, 1)}
+
+
+def _self_attention_cached(attention, query, cache, index, mask):
+    key, value = attention.project_key_value(query)                           # (batch, 1, heads, dk)
+    cache = ops.slice_update(cache, (0, 0, index, 0, 0), ops.cast(ops.stack([key, value], axis=1), cache.dtype))
+    return attention.attend(query, cache[:, 0], cache[:, 1], mask), cache
+
+
+def _block_cached(block, x, self_cache, index, cross_key, cross_value, cross_mask):
+    positions = ops.shape(self_cache)[2]
+    valid = ops.expand_dims(ops.arange(positions) <= index, 0)                # (1, max_len)
+    self_mask = ops.expand_dims(ops.broadcast_to(valid, (ops.shape(x)[0], positions)), 1)
+    attend_self = lambda y: _self_attention_cached(block.self_attention, y, self_cache, index, self_mask)
+    if block.norm_first:
+        attended, self_cache = attend_self(block.self_norm(x))
+        x = x + attended
+        x = x + block.cross_attention.attend(block.cross_norm(x), cross_key, cross_value, cross_mask)
+        return x + block.feed_forward(block.ff_norm(x)), self_cache
+    attended, self_cache = attend_self(x)
+    x = block.self_norm(x + attended)
+    x = block.cross_norm(x + block.cross_attention.attend(x, cross_key, cross_value, cross_mask))
+    return block.ff_norm(x + block.feed_forward(x)), self_cache
+
+
+def decode_step_states(model, token_ids, index, cache):
+    x = model.target_embedding(ops.expand_dims(token_ids, 1), start=index)     # (batch, 1, d)
+    layer_caches = []
+    for block, layer_cache, key, value in zip(model.decoder_blocks, cache["self"], cache["cross_key"],
+                                              cache["cross_value"]):
+        x, layer_cache = _block_cached(block, x, layer_cache, index, key, value, cache["cross_mask"])
+        layer_caches.append(layer_cache)
+    return x[:, 0], {**cache, "self": layer_caches}
 
 
 def _length_penalty(length, alpha: float):
@@ -42,9 +90,9 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         if keras.backend.backend() != "tensorflow":   # eager shapes must be Python ints
             cache_length = int(ops.convert_to_numpy(cache_length))
     encoder_output, source_mask = model.encode(source_ids, training=False)
-    cache = model.init_cache(encoder_output, source_mask, cache_length)   # cross keys/values once per sentence
+    cache = init_cache(model, encoder_output, source_mask, cache_length)   # cross keys/values once per sentence
     if beams > 1:   # then each beam gets its own row: (batch * beams, ...)
-        cache = model.expand_cache(cache, beams)     # (the model's cache layout, shared with today's decoder)
+        cache = keras.tree.map_structure(lambda t: ops.repeat(t, beams, axis=0), cache)
     rows = batch * beams
     tokens = ops.concatenate([ops.full((rows, 1), start_id, dtype="int32"),
                               ops.zeros((rows, cache_length - 1), dtype="int32")], axis=1)
@@ -93,7 +141,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
 
     def body(index, tokens, scores, finished, lengths, cache):
         last = ops.take_along_axis(tokens, ops.full((rows, 1), index, dtype="int32"), axis=1)[:, 0]
-        states, cache = model.decode_step_states(last, index, cache)        # (rows, d)
+        states, cache = decode_step_states(model, last, index, cache)        # (rows, d)
         # Only live hypotheses of unfinished sentences are projected onto the vocabulary (the
         # largest cost of a step); the others (finished, done or empty) stay as they are.
         done = ops.repeat(sentence_done(scores, finished, lengths), beams, axis=0)
@@ -118,7 +166,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_steps, beams:
         frozen = ops.take(frozen, parent, axis=0)
         lengths = ops.take(lengths, parent, axis=0) + ops.cast(ops.logical_not(frozen), "int32")
         if beams > 1:
-            cache = model.reorder_cache(cache, parent)
+            cache = {**cache, "self": [ops.take(layer, parent, axis=0) for layer in cache["self"]]}
         tokens = ops.slice_update(tokens, (0, index + 1), ops.expand_dims(token, 1))
         finished = ops.logical_or(finished, token == end_id)
         return index + 1, tokens, scores, finished, lengths, cache
