@@ -34,10 +34,9 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_directory, atomic_write_json
@@ -311,42 +310,25 @@ class CTranslate2Translator(TextTranslation):
         """Most output tokens per sentence ([end] included), as `Translator._step_limits`, within the table."""
         return np.minimum(super()._step_limits(lengths, max_length), self.position_limit)
 
-    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                            batch_size: int | None = None, length_penalty: float | None = None,
-                            progress: bool = False, sample: bool = False, temperature: float | None = None,
-                            top_k: int | None = None, top_p: float | None = None,
-                            seed: int | None = None) -> list[str]:
-        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
-        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
-
-        Sentences are decoded in groups that share a length limit, so each sentence gets its own
-        limit exactly (CTranslate2's `max_decoding_length` is per call). Sampling is our decoder's only.
-        """
+    def _check_sampling(self, sample, temperature, top_k, top_p, seed) -> None:
         if sample or any(v is not None for v in (temperature, top_k, top_p, seed)):
             raise ValueError("sample, temperature, top_k, top_p and seed need engine 'keras', not 'ctranslate2'")
-        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
-        cleaned, todo = nonblank(sentences)
-        outputs = [""] * len(cleaned)
-        if not todo:
-            return outputs
-        ids = self._source_ids([cleaned[i] for i in todo])
-        lengths = (ids != 0).sum(1)
-        limits = self._step_limits(lengths, max_length)
+
+    def _translate_ids(self, ids, lengths, limits, beam, alpha, batch_size, sampling):
+        """Sentences are decoded in groups that share a length limit, so each sentence gets its own
+        limit exactly (CTranslate2's `max_decoding_length` is per call); every group is queued at once,
+        so that all workers stay busy."""
         source_vocabulary = self.vectorizers.english.vocabulary
-        groups = []       # every group is queued at once, so that all workers stay busy
-        for limit in np.unique(limits):
+        short = np.flatnonzero(limits <= 1)
+        yield short, [""] * len(short)                       # a limit of 1 leaves room for [end] only
+        groups = []
+        for limit in np.unique(limits[limits > 1]):
             rows = np.flatnonzero(limits == limit)
-            if limit > 1:      # a limit of 1 leaves room for [end] only
-                tokens = [[source_vocabulary[i] for i in ids[r, :lengths[r]]] for r in rows]
-                groups.append((rows, tokens, self._submit(tokens, int(limit) - 1, beam, alpha, batch_size)))
-        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
-            bar.update(len(cleaned) - sum(len(rows) for rows, _, _ in groups))
-            for rows, tokens, pending in groups:
-                results = [p.result() for p in pending]
-                for row, hypothesis in zip(rows, self._best(tokens, results, beam, alpha, batch_size)):
-                    outputs[todo[row]] = self._detokenize(hypothesis)
-                bar.update(len(rows))
-        return outputs
+            tokens = [[source_vocabulary[i] for i in ids[r, :lengths[r]]] for r in rows]
+            groups.append((rows, tokens, self._submit(tokens, int(limit) - 1, beam, alpha, batch_size)))
+        for rows, tokens, pending in groups:
+            results = [p.result() for p in pending]
+            yield rows, [self._detokenize(h) for h in self._best(tokens, results, beam, alpha, batch_size)]
 
     def n_best_sentences(self, sentences: Sequence[str], n: int, beam: int | None = None,
                          batch_size: int | None = None) -> list[list[str]]:

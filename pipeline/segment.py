@@ -25,8 +25,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import regex
+from tqdm.auto import tqdm
 
-from pipeline.text import clean_side
+from pipeline.text import clean_side, nonblank
 
 SPLITTER_LANGUAGE = "en"
 MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
@@ -217,7 +218,42 @@ class TextTranslation:
     config: Any
     max_input_length: int
 
-    def translate_sentences(self, sentences: Iterable[str], **options) -> list[str]:
+    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
+                            batch_size: int | None = None, length_penalty: float | None = None,
+                            progress: bool = False, sample: bool = False, temperature: float | None = None,
+                            top_k: int | None = None, top_p: float | None = None,
+                            seed: int | None = None) -> list[str]:
+        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
+        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
+
+        `sample=True` draws each translation from the model instead of searching for the most likely
+        one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
+        """
+        self._check_sampling(sample, temperature, top_k, top_p, seed)
+        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
+        cleaned, todo = nonblank(sentences)
+        outputs = [""] * len(cleaned)
+        if not todo:
+            return outputs
+        ids = self._source_ids([cleaned[i] for i in todo])
+        lengths = (ids != 0).sum(1)
+        limits = self._step_limits(lengths, max_length)
+        sampling = dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
+            bar.update(len(cleaned) - len(todo))
+            for rows, texts in self._translate_ids(ids, lengths, limits, beam, alpha, batch_size, sampling):
+                for row, text in zip(rows, texts):
+                    outputs[todo[row]] = text
+                bar.update(len(rows))
+        return outputs
+
+    def _check_sampling(self, sample: bool, temperature, top_k, top_p, seed) -> None:
+        """Raise ValueError where the engine cannot decode with these sampling options."""
+
+    def _translate_ids(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, beam: int, alpha: float,
+                       batch_size: int, sampling: dict[str, Any]) -> Iterable[tuple[Sequence[int], list[str]]]:
+        """The engine's part of `translate_sentences`: source ids (sentences, max_input_length), their
+        lengths and step limits -> (rows, their translations) pairs, every row once, as they are done."""
         raise NotImplementedError
 
     def decode_settings(self, beam: int | None, length_penalty: float | None, batch_size: int | None,

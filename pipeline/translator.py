@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from pipeline.config import Config
 from pipeline.rundir import RunDir, RunDirectoryError, load_run_config  # noqa: F401  (re-exported)
@@ -61,37 +60,16 @@ class Translator(TextTranslation):
     def max_input_length(self) -> int:
         return self.vectorizers.max_length
 
-    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                            batch_size: int | None = None, length_penalty: float | None = None,
-                            progress: bool = False, sample: bool = False, temperature: float | None = None,
-                            top_k: int | None = None, top_p: float | None = None,
-                            seed: int | None = None) -> list[str]:
-        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
-        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
-
-        `sample=True` draws each translation from the model instead of searching for the most likely
-        one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
-        """
-        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
-        cleaned, todo = nonblank(sentences)
-        outputs = [""] * len(cleaned)
-        if not todo:
-            return outputs
-        ids = self._source_ids([cleaned[i] for i in todo])
-        lengths = (ids != 0).sum(1)
-        order = np.argsort(-lengths, kind="stable")      # similar lengths together: less padding
-        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
-            bar.update(len(cleaned) - len(todo))
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                width = max(int(lengths[rows].max()), 1)
-                result = self._decode(ids[rows, :width], self._step_limits(lengths[rows], max_length), beam, alpha,
-                                      sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
-                                      seed=None if seed is None else (seed, start))
-                for row, target in zip(rows, result):
-                    outputs[todo[row]] = self.vectorizers.decode_italian(target)
-                bar.update(len(rows))
-        return outputs
+    def _translate_ids(self, ids, lengths, limits, beam, alpha, batch_size, sampling):
+        """Longest first, `batch_size` sentences per decoder call (similar lengths together: less padding)."""
+        seed = sampling.pop("seed")
+        order = np.argsort(-lengths, kind="stable")
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = max(int(lengths[rows].max()), 1)
+            result = self._decode(ids[rows, :width], limits[rows], beam, alpha,
+                                  seed=None if seed is None else (seed, start), **sampling)
+            yield rows, [self.vectorizers.decode_italian(target) for target in result]
 
     def n_best_sentences(self, sentences: Sequence[str], n: int, beam: int | None = None,
                          batch_size: int | None = None) -> list[list[str]]:
