@@ -207,14 +207,15 @@ class ArrayBatches(keras.utils.PyDataset):
     """The batch plan as a PyDataset for any backend (no TensorFlow needed).
 
     `first_epoch` and `skip` position it where a checkpoint left off: the first epoch it
-    serves is shortened by `skip` batches; `len()` is that epoch's length.
+    serves is shortened by `skip` batches; `len()` is that epoch's length. With `reshuffle=False`
+    (validation data) every pass serves the first epoch's batches again.
     """
 
     def __init__(self, english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int,
-                 first_epoch: int = 0, skip: int = 0, **kwargs):
+                 first_epoch: int = 0, skip: int = 0, reshuffle: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.english, self.italian, self.batching, self.seed = english, italian, batching, seed
-        self.epoch, self.skip, self._begun = first_epoch, skip, False
+        self.epoch, self.skip, self._begun, self.reshuffle = first_epoch, skip, False, reshuffle
         self._plan_epoch(first_epoch)
 
     def _plan_epoch(self, epoch: int) -> None:
@@ -236,7 +237,7 @@ class ArrayBatches(keras.utils.PyDataset):
     def on_epoch_begin(self) -> None:
         # Each epoch after the first gets its own plan. Not in `on_epoch_end`: Keras's JAX and PyTorch
         # trainers call that once before training starts, which would skip the first epoch (and a resume's place).
-        if self._begun:
+        if self._begun and self.reshuffle:
             self.epoch += 1
             self.skip = 0
             self._plan_epoch(self.epoch)
@@ -307,16 +308,17 @@ def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = N
 
 
 def feeder(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, first_epoch: int = 0,
-           skip: int = 0, end_epoch: int | None = None):
+           skip: int = 0, end_epoch: int | None = None, fixed: bool = False):
     """This backend's feeder of the batch plan: tf.data on TensorFlow, else an `ArrayBatches` PyDataset.
 
     It serves epochs [first_epoch, end_epoch) (the PyDataset goes on as long as it is asked), the
-    first shortened by `skip` batches; both give the same batches.
+    first shortened by `skip` batches; both give the same batches. `fixed` (validation data): the
+    same batches on every pass, as Keras evaluates it after each epoch.
     """
     if keras.backend.backend() == "tensorflow":
         end = first_epoch + 1 if end_epoch is None else end_epoch
         return make_dataset((english, italian), batching, seed=seed, epochs=range(first_epoch, end), skip=skip)
-    return ArrayBatches(english, italian, batching, seed, first_epoch, skip)
+    return ArrayBatches(english, italian, batching, seed, first_epoch, skip, reshuffle=not fixed)
 
 
 def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -213,7 +213,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     epoch_steps = steps_per_epoch(train_en, train_it, batching)
     tokens_per_step = target_tokens(train_it) / epoch_steps
     shapes = batch_shapes(train_en, train_it, batching) | batch_shapes(valid_en, valid_it, valid_batching)
-    valid = distribution.feed(feeder(valid_en, valid_it, valid_batching, config.seed))
+    valid = distribution.feed(feeder(valid_en, valid_it, valid_batching, config.seed, fixed=True))
     checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
     callbacks = _callbacks(config, run_dir, checkpointer) + distribution.callbacks(config, checkpointer.out_of_budget)
     epochs, start_step = config.train.epochs, state.global_step
@@ -229,7 +229,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
     inference_copy(model).save(run.model_file("model"))
-    if config.train.average_last:
+    if config.train.average_last and distribution.is_chief:      # other workers write to scratch only
         print(average_kept_checkpoints(run_dir, config.train.average_last, at_most=True).describe())
     if not run.model_file("best").exists():
         shutil.copyfile(run.model_file("model"), run.model_file("best"))

@@ -99,3 +99,17 @@ def test_pydataset_serves_its_first_epoch_and_skip_through_keras_epoch_iterator(
         for (x, y), rows in zip(served, plan[skip:]):
             shape = batch_shape(en, it, rows, batching)
             assert np.array_equal(y, gather_batch(en, it, rows, shape)[1])
+
+
+def test_validation_feeder_serves_the_same_batches_every_pass(arrays):
+    """Keras re-begins the validation data after each epoch: a `fixed` feeder must not re-plan it
+    (a new grouping would move val_loss, and with it best.keras, with the weights unchanged)."""
+    _, (en, it) = arrays
+    batching = Batching.for_data(en, it, batch_size=64, buckets=3)
+    fixed, training = (ArrayBatches(en, it, batching, seed=7, reshuffle=r) for r in (False, True))
+    first = [fixed[i][1] for i in range(len(fixed))]
+    for dataset in (fixed, training):
+        dataset.on_epoch_begin()
+        dataset.on_epoch_begin()                        # a second pass
+    assert all(np.array_equal(a, fixed[i][1]) for i, a in enumerate(first))
+    assert not all(np.array_equal(a, training[i][1]) for i, a in enumerate(first[:len(training)]))
