@@ -189,7 +189,7 @@ def main() -> None:
         runner = runners[name]
         emit(f"train_throughput_{name}", round(tps), "non-pad target tokens/s", backend=keras.backend.backend(),
              ratio=round(tps / ref_tps, 2) if ref_tps else None, target_ratio=">= 4",
-             gflops=round(flops / 1e9, 1), peak_share=round(flops / PEAK_FLOPS[runner.precision], 3),
+             gflops=round(flops / 1e9, 1), peak_share=round(flops / PEAK_FLOPS[runner.precision], 3) if runner.precision in PEAK_FLOPS else None,
              sentences_per_s=round(sentences, 1),
              ms_per_step=round(1000 * step_s, 1), steps_per_round=runner.steps, **runner.extra)
 
