@@ -109,6 +109,12 @@ class PositionalEmbedding(keras.layers.Layer):
                 "scale_embeddings": self.scale_embeddings, "dropout": self.dropout}
 
 
+def _masked_softmax(scores, mask):
+    """Attention weights from scores (batch, heads, q, k) where `mask` (batch, q, k; broadcastable) is True;
+    float32, also under mixed precision."""
+    return ops.softmax(ops.where(ops.expand_dims(mask, 1), ops.cast(scores, "float32"), -1e9), axis=-1)
+
+
 @keras.saving.register_keras_serializable(PACKAGE)
 class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
     """Scaled dot-product attention with an explicit boolean mask and an optional key/value cache.
@@ -162,10 +168,7 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         if causal:
             mask = ops.logical_and(mask, causal_mask(ops.shape(q)[1], ops.shape(key)[1]))
         q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
-        scores = ops.einsum("bqhd,bkhd->bhqk", q, key)                     # (batch, heads, q, k)
-        scores = ops.cast(scores, "float32")                               # softmax in float32 under mixed precision
-        scores = ops.where(ops.expand_dims(mask, 1), scores, -1e9)
-        weights = ops.softmax(scores, axis=-1)
+        weights = _masked_softmax(ops.einsum("bqhd,bkhd->bhqk", q, key), mask)   # (batch, heads, q, k)
         dropped = self.dropout_layer(ops.cast(weights, q.dtype), training=training)
         return ops.einsum("bhqk,bkhd->bqhd", dropped, value), weights
 
@@ -193,8 +196,7 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         """
         q = self._by_sentence(self.query_dense(query), ops.shape(values)[0])            # (s, heads, hyp, dk)
         q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
-        scores = ops.cast(ops.matmul(q, keys), "float32")                                # (s, heads, hyp, positions)
-        weights = ops.softmax(ops.where(ops.expand_dims(mask, 1), scores, -1e9), axis=-1)
+        weights = _masked_softmax(ops.matmul(q, keys), mask)                             # (s, heads, hyp, positions)
         context = ops.matmul(ops.cast(weights, values.dtype), values)                    # (s, heads, hyp, dk)
         context = ops.transpose(context, (0, 2, 1, 3))                                   # (s, hyp, heads, dk)
         return self.output_dense(ops.reshape(context, (-1, 1, self.num_heads * self.key_dim)))
@@ -208,7 +210,7 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         Returns (output, cache).
         """
         keys, values = cache
-        sentences, hypotheses = ops.shape(values)[0], ops.shape(query)[0] // ops.shape(values)[0]
+        sentences, hypotheses = ops.shape(values)[0], ops.shape(mask)[1]                         # hypotheses: an int
         key = ops.transpose(self._by_sentence(self.key_dense(query), sentences), (0, 1, 3, 2))   # (s, h, dk, hyp)
         value = self._by_sentence(self.value_dense(query), sentences)                             # (s, h, hyp, dk)
         keys = ops.slice_update(keys, (0, 0, 0, index * hypotheses), ops.cast(key, keys.dtype))

@@ -153,7 +153,7 @@ class Seq2SeqTransformer(keras.Model):
         x = self.target_embedding(ops.expand_dims(token_ids, 1), start=index)   # (rows, 1, d)
         rows, positions = ops.shape(cache["slots"])
         sentences = ops.shape(cache["cross_value"][0])[0]
-        hypotheses = rows // sentences
+        hypotheses = ops.shape(cache["self"][0][1])[2] // positions     # a Python int even where rows are not
         own = ops.arange(rows, dtype="int32") % hypotheses                       # (rows,) each row's slot
         slots = ops.slice_update(cache["slots"], (0, index), ops.expand_dims(own, 1))
         # a row sees entry (p, k) where its history's position p lies in slot k, for p up to `index`
