@@ -2,6 +2,7 @@
 
 usage: python bench/bench_prepare.py [--runs 3] [--config configs/base.yaml] [--set data.tokenizer=word]
        python bench/bench_prepare.py --scales 1 4 10 [--runs 1]   # scaling: k distinct copies as train.en/train.it
+       python bench/bench_prepare.py --mix --config configs/cpu60.yaml   # the config's data.corpora, all of them
 
 With --scales, copy c of the corpus appends " c" to both sides (copy 0 is the corpus itself), so the k x
 corpus has k times as many distinct pairs and English sentences; the copies are written as two
@@ -26,7 +27,7 @@ def run_once(config: str, inputs: list[Path], workdir: str, overrides: list[str]
     with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
         started = time.perf_counter()
         child = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "prepare.py"), "--config", config,
-                                  "--input", *map(str, inputs), "--workdir", workdir, "--quiet",
+                                  *(["--input", *map(str, inputs)] if inputs else []), "--workdir", workdir, "--quiet",
                                   *(f"--set={o}" for o in overrides)], stdout=output, stderr=errors)
         _, status, usage = os.wait4(child.pid, 0)      # this child's own peak memory
         wall = time.perf_counter() - started
@@ -66,8 +67,16 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="config override")
     parser.add_argument("--scales", type=int, nargs="+", metavar="K", help="corpus sizes, in copies of the corpus")
     parser.add_argument("--corpus", type=Path, default=SHARED_CORPUS, help="tab-separated .gz corpus (default: shared)")
+    parser.add_argument("--mix", action="store_true", help="prepare the config's data.corpora instead of --corpus")
     args = parser.parse_args()
     label = {"config": Path(args.config).name, "overrides": args.set}
+    if args.mix:
+        walls, peaks, summary = measure(args.config, [], args.set, args.runs)
+        emit("prepare_corpora_wall", round(median(walls), 2), "s", runs=[round(w, 2) for w in walls],
+             target="<= 120", summary=summary, **label)
+        emit("prepare_corpora_peak_rss", round(median(peaks), 1), "MB", runs=[round(p) for p in peaks],
+             target="<= 2560", **label)
+        return
     if not args.scales:
         walls, peaks, _ = measure(args.config, [args.corpus], args.set, args.runs)
         emit("prepare_full_corpus_wall", round(median(walls), 2), "s", runs=[round(w, 2) for w in walls],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.io_utils import atomic_file
 from pipeline.rundir import RunDir, RunDirectoryError, check_output_file, load_keras_file
 
 
@@ -68,12 +69,8 @@ def average_kept_checkpoints(run_dir: str | os.PathLike, last: int | None = None
     files = kept[-last:]
     model = _architecture(run)
     model.set_weights(average_weights(model, files))
-    tmp = out.with_name(f".{out.stem}.tmp.keras")
-    try:
+    with atomic_file(out, suffix=".keras") as tmp:
         model.save(tmp)
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
     return AveragingResult(out, [RunDir.kept_step(p) for p in files])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,21 @@ class ConfigError(ValueError):
 
 
 @dataclass
+class CorpusConfig:
+    """One training corpus of `data.corpora`: a file prepare reads (or two line-aligned files) and its weight."""
+    path: str | list = ""          # ita.txt(.gz), ita-eng.zip, a .tsv(.gz), or [train.en, train.it]
+    weight: float = 1.0            # expected passes over this corpus's training pairs per epoch (see datasets.Mixture)
+    name: str = ""                 # how reports, splits and metrics name it (default: the file name's stem)
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.path] if isinstance(self.path, str) else list(self.path)
+
+
+@dataclass
 class DataConfig:
+    corpora: list = field(default_factory=list)   # [CorpusConfig, ...]; empty: prepare's --input or the bundled sample
+    exclude: list = field(default_factory=list)   # files of held-out sentences: pairs with either side equal to a line go
     max_length: int = 20          # tokens per side after punctuation splitting; longer pairs are dropped
     valid_fraction: float = 0.05  # share of distinct English sentences held out for validation
     test_fraction: float = 0.05   # share held out for the test split
@@ -31,6 +46,7 @@ class DataConfig:
     joint_vocab_size: int = 0     # > 0: one vocabulary for both languages (en/it sizes are then unused)
     tokenizer_max_sentences: int = 1_000_000   # at most this many sentences (sampled) train the vocabularies
     shard_rows: int = 500_000     # rows per prepared .npy shard (each side): bounds prepare's memory
+    too_long_warning: float = 0.01   # prepare warns when data.max_length drops more than this share of a corpus
 
 
 @dataclass
@@ -56,6 +72,7 @@ class TrainConfig:
     epochs: int = 10
     warmup_steps: int = 4000
     learning_rate_scale: float = 1.0   # multiplies the Noam schedule
+    peak_learning_rate: float = 0.0    # > 0: the same warm-up/inverse-sqrt shape, peaking at this rate (scale unused)
     label_smoothing: float = 0.1
     buckets: int = 8                   # batch widths shared by source and target, least padding (1-12; 1 = one width)
     bucket_width: int = 1              # batch widths are multiples of this (8 suits GPUs; 0 or 1 = any width)
@@ -68,6 +85,14 @@ class TrainConfig:
     mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
     jit_compile: bool = False          # XLA
     distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow) | data_parallel (JAX)
+    final_bleu_sentences: int = 1000   # after training, sacreBLEU on at most this many valid sentences per corpus (0 = off)
+
+
+@dataclass
+class FinetuneConfig:
+    """The schedule of `train --init-from RUN`: a fresh optimizer, a short warm-up and a lower peak rate."""
+    warmup_steps: int = 200
+    peak_learning_rate: float = 3.0e-4
 
 
 @dataclass
@@ -88,6 +113,7 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
+    finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -114,14 +140,39 @@ POSITIVE = {
     "train.batch_size", "train.accumulate_steps", "train.buckets", "train.epochs", "train.warmup_steps",
     "train.learning_rate_scale",
     "decode.beam_size", "decode.batch_size", "data.tokenizer_max_sentences",
-    "data.shard_rows",
+    "data.shard_rows", "finetune.warmup_steps", "finetune.peak_learning_rate",
 }
 NON_NEGATIVE = {
     "train.batch_tokens", "train.bucket_width", "train.early_stopping_patience", "train.checkpoint_every_steps",
     "train.max_steps", "train.max_minutes", "decode.length_penalty", "decode.max_extra_length", "seed",
-    "data.joint_vocab_size", "train.keep_checkpoints", "train.average_last",
+    "data.joint_vocab_size", "train.keep_checkpoints", "train.average_last", "train.peak_learning_rate",
+    "train.final_bleu_sentences",
 }
-FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing"}
+FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing",
+             "data.too_long_warning"}
+
+
+def default_corpus_name(paths: list[str]) -> str:
+    """A corpus's name when the config gives none: its (first) file name up to the first dot."""
+    return Path(paths[0]).name.split(".")[0] or "corpus"
+
+
+def _validate_corpora(data: DataConfig) -> None:
+    """Weights >= 0 with one > 0, and unique names (the file stem when none is given) usable in file names."""
+    for i, corpus in enumerate(data.corpora):
+        corpus.name = corpus.name or default_corpus_name(corpus.paths)
+        if not CORPUS_NAME.fullmatch(corpus.name):
+            raise ConfigError(f"config key 'data.corpora[{i}].name': expected letters, digits, '_', '.' or '-' "
+                              f"(at most 64, starting with a letter or digit), got {corpus.name!r}")
+        if corpus.weight < 0:
+            raise ConfigError(f"config key 'data.corpora[{i}].weight': must be >= 0, got {corpus.weight!r}")
+    names = [c.name for c in data.corpora]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"config key 'data.corpora': names must differ, got {', '.join(twice)} more than once "
+                          "(give each corpus a name)")
+    if data.corpora and not any(c.weight > 0 for c in data.corpora):
+        raise ConfigError("config key 'data.corpora': at least one corpus needs a weight > 0")
 
 
 def _coerce(key: str, value: Any, kind: type) -> Any:
@@ -140,6 +191,31 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
     return value
 
 
+LIST_ITEMS = {"data.corpora": CorpusConfig, "data.exclude": str}   # what each list-valued key holds
+CORPUS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _build_list(key: str, value: Any) -> list:
+    """A list-valued key: a list (or one item) of `LIST_ITEMS[key]`; a corpus may be given as its path alone."""
+    item = LIST_ITEMS[key]
+    values = value if isinstance(value, list) else [value]
+    out = []
+    for i, entry in enumerate(values):
+        where = f"{key}[{i}]"
+        if item is CorpusConfig:
+            if isinstance(entry, (str, list)):
+                entry = {"path": entry}
+            corpus = _build(CorpusConfig, entry, where + ".")
+            paths = corpus.paths
+            if not 1 <= len(paths) <= 2 or not all(isinstance(p, str) and p for p in paths):
+                raise ConfigError(f"config key '{where}.path': expected a file, or a list of two line-aligned files "
+                                  f"(English, Italian), got {corpus.path!r}")
+            out.append(corpus)
+        else:
+            out.append(_coerce(where, entry, item))
+    return out
+
+
 def _build(cls: type, values: dict[str, Any], prefix: str) -> Any:
     """Instantiate dataclass `cls` from `values`, refusing unknown keys and wrong types."""
     if not isinstance(values, dict):
@@ -153,6 +229,13 @@ def _build(cls: type, values: dict[str, Any], prefix: str) -> Any:
         kind = hints[key]
         if dataclasses.is_dataclass(kind):
             kwargs[key] = _build(kind, value, f"{prefix}{key}.")
+        elif prefix + key in LIST_ITEMS:
+            kwargs[key] = _build_list(prefix + key, value)
+        elif cls is CorpusConfig and key == "path":
+            if not isinstance(value, (str, list)):
+                raise ConfigError(f"config key '{prefix}{key}': expected a file name or a list of two, "
+                                  f"got {type(value).__name__} {value!r}")
+            kwargs[key] = value
         else:
             kwargs[key] = _coerce(prefix + key, value, kind)
     return cls(**kwargs)
@@ -173,6 +256,7 @@ def validate(config: Config) -> Config:
     for key in FRACTIONS:
         if not 0.0 <= flat[key] < 1.0:
             raise ConfigError(f"config key '{key}': must be in [0, 1), got {flat[key]!r}")
+    _validate_corpora(config.data)
     if config.data.valid_fraction + config.data.test_fraction >= 1.0:
         raise ConfigError("config keys 'data.valid_fraction' + 'data.test_fraction' must be < 1, got "
                           f"{config.data.valid_fraction + config.data.test_fraction}")
@@ -224,9 +308,18 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.strip().split("."), value
 
 
+def _merge(base: dict[str, Any], tree: dict[str, Any]) -> dict[str, Any]:
+    """`tree` over `base`, section by section (a copy; neither is changed)."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for key, value in tree.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def load_config(path: str | os.PathLike | None = None, overrides: list[str] = (),
-                workdir: str | None = None) -> Config:
-    """Load defaults <- YAML file <- `section.key=value` overrides <- workdir, then validate."""
+                workdir: str | None = None, base: dict[str, Any] | None = None) -> Config:
+    """Load defaults <- `base` (e.g. what a fine-tuned run inherits) <- YAML file <- `section.key=value`
+    overrides <- workdir, then validate."""
     tree: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
@@ -240,6 +333,8 @@ def load_config(path: str | os.PathLike | None = None, overrides: list[str] = ()
             raise ConfigError(f"config file {path}{where}: not valid YAML") from None
         if not isinstance(tree, dict):
             raise ConfigError(f"config file {path}: expected a mapping of sections, got {type(tree).__name__}")
+    if base:
+        tree = _merge(base, tree)
     for item in overrides:
         keys, value = parse_override(item)
         node = tree

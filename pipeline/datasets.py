@@ -5,6 +5,9 @@ every epoch. Here sentences are vectorised once, and each epoch's order is a fre
 permutation computed from (seed, epoch): the same batches on every backend, and a resumed
 run can start exactly where a checkpoint left off. Batches have a few fixed shapes (`Batching`:
 shared bucket widths, rows per bucket by sentences or by tokens), so XLA compiles few programs.
+
+Several corpora are mixed by weight in the plan itself (`Batching.mixture`): an epoch draws row
+indices, never copies of the data.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import keras
 
-from pipeline.shards import ShardedIds, open_split
+from pipeline.shards import ShardedIds, corpus_rows, open_split
 
 
 def format_dataset(eng, ita):
@@ -31,6 +34,14 @@ def load_split(prepared_dir: str | Path, name: str) -> tuple[Any, Any]:
         with np.load(path) as arrays:
             return arrays["english"], arrays["italian"]
     return open_split(prepared_dir, name)
+
+
+def split_corpora(prepared_dir: str | Path, name: str, rows: int) -> list[tuple[str, int, int]]:
+    """(corpus, first row, end row) of each corpus in a prepared split (`shards.corpus_rows`); one corpus,
+    "all", for data from an older `<name>.npz`."""
+    if (Path(prepared_dir) / f"{name}.npz").is_file():
+        return [("all", 0, rows)]
+    return corpus_rows(prepared_dir, name)
 
 
 def sequence_lengths(ids: Any) -> np.ndarray:
@@ -98,20 +109,23 @@ class Batching:
     batch_size: int = 64
     batch_tokens: int = 0
     accumulate_steps: int = 1
+    mixture: tuple[tuple[int, int, float], ...] = ()     # (first row, end row, weight) per corpus; () = every row once
 
     @classmethod
     def for_data(cls, english: np.ndarray, italian: np.ndarray, batch_size: int = 64, batch_tokens: int = 0,
-                 buckets: int = 8, bucket_width: int = 1, accumulate_steps: int = 1) -> "Batching":
+                 buckets: int = 8, bucket_width: int = 1, accumulate_steps: int = 1,
+                 mixture: tuple[tuple[int, int, float], ...] = ()) -> "Batching":
         """Boundaries from these (training) arrays' lengths; see `bucket_boundaries`."""
         return cls(bucket_boundaries(english, italian, buckets, bucket_width), batch_size, batch_tokens,
-                   accumulate_steps)
+                   accumulate_steps, mixture)
 
     @classmethod
-    def from_config(cls, train_config: Any, english: np.ndarray, italian: np.ndarray) -> "Batching":
+    def from_config(cls, train_config: Any, english: np.ndarray, italian: np.ndarray,
+                    mixture: tuple[tuple[int, int, float], ...] = ()) -> "Batching":
         """The batching that `train.*` keys ask for, with boundaries from the training split."""
         t = train_config
         return cls.for_data(english, italian, t.batch_size, t.batch_tokens, t.buckets, t.bucket_width,
-                            t.accumulate_steps)
+                            t.accumulate_steps, mixture)
 
     def rows(self, width: int) -> int:
         """Rows of every batch whose columns are `width`."""
@@ -120,9 +134,60 @@ class Batching:
         rows = max(1, self.batch_tokens // width)
         return rows - rows % 8 if rows >= 8 else rows
 
+    def bucket_of(self, pair_widths):
+        """The index of the smallest boundary that holds each pair width (the last for wider ones)."""
+        return np.minimum(np.searchsorted(self.boundaries, pair_widths), len(self.boundaries) - 1)
+
     def width_of(self, pair_width: int) -> int:
         """The smallest boundary that holds a pair of this width."""
-        return self.boundaries[min(len(self.boundaries) - 1, int(np.searchsorted(self.boundaries, pair_width)))]
+        return self.boundaries[int(self.bucket_of(pair_width))]
+
+
+def mixture(corpora: list[tuple[str, int, int]], weights: dict[str, float]) -> tuple[tuple[int, int, float], ...]:
+    """`Batching.mixture` for a split's corpora (`shards.corpus_rows`) and their weights by name; () when
+    every weight is 1 (every row once, the plan of a single corpus)."""
+    missing = [name for name, _, _ in corpora if name not in weights]
+    if missing:
+        raise ValueError(f"no weight for corpus {', '.join(missing)} (the config's data.corpora names "
+                         f"{', '.join(weights) or 'none'})")
+    if all(weights[name] == 1.0 for name, _, _ in corpora):
+        return ()
+    return tuple((start, stop, float(weights[name])) for name, start, stop in corpora)
+
+
+def draw_rows(rows: np.ndarray, weight: float, rng: np.random.Generator) -> np.ndarray:
+    """round(weight x len(rows)) draws from `rows`: each row floor of that / len(rows) times, plus a
+    seeded sample without replacement for the remainder (indices only: nothing is copied)."""
+    if not len(rows):
+        return rows
+    whole, rest = divmod(int(round(weight * len(rows))), len(rows))
+    extra = rng.choice(rows, rest, replace=False) if rest else rows[:0]
+    return np.concatenate([np.tile(rows, whole), extra])
+
+
+def _epoch_members(buckets: np.ndarray, batching: Batching, rng: np.random.Generator) -> dict[int, np.ndarray]:
+    """Each bucket's rows for one epoch: every row once, or with a mixture, `draw_rows` of each
+    (corpus, bucket) cell, so every epoch has the same rows per bucket, hence the same batches."""
+    members = {}
+    for bucket in np.unique(buckets):
+        if not batching.mixture:
+            members[bucket] = np.flatnonzero(buckets == bucket)
+            continue
+        members[bucket] = np.concatenate([
+            draw_rows(start + np.flatnonzero(buckets[start:stop] == bucket), weight, rng)
+            for start, stop, weight in batching.mixture])
+    return members
+
+
+def _bucket_sizes(buckets: np.ndarray, batching: Batching) -> dict[int, int]:
+    """Rows per bucket in every epoch (see `_epoch_members`)."""
+    sizes = {}
+    for bucket in np.unique(buckets):
+        if not batching.mixture:
+            sizes[bucket] = int((buckets == bucket).sum())
+        else:
+            sizes[bucket] = sum(int(round(w * int((buckets[a:b] == bucket).sum()))) for a, b, w in batching.mixture)
+    return sizes
 
 
 def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, epoch: int) -> list[np.ndarray]:
@@ -130,13 +195,21 @@ def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, see
 
     The number and shapes of batches are the same in every epoch; only their contents and
     order change. Empty batches (no rows) pad the epoch to a multiple of `accumulate_steps`.
+
+    With `batching.mixture`, corpus c of n_c training pairs and weight w_c contributes round(w_c x n_c)
+    rows to each epoch, rounded per length bucket: each pair floor(w_c) times, plus a seeded sample
+    without replacement, drawn anew each epoch, for the fraction (weight 0.5: a different half of the
+    corpus each epoch; 3: every pair three times; 0: none, the corpus is only scored). Corpus c is then
+    w_c n_c / sum_k w_k n_k of the epoch's pairs.
     """
     rng = np.random.default_rng([seed, epoch])
     buckets = _buckets(english, italian, batching)
     batches = []
-    for bucket in np.unique(buckets):
+    for bucket, rows_of_bucket in _epoch_members(buckets, batching, rng).items():
+        if not len(rows_of_bucket):
+            continue
         rows = batching.rows(batching.boundaries[bucket])
-        members = rng.permutation(np.flatnonzero(buckets == bucket))
+        members = rng.permutation(rows_of_bucket)
         batches.extend(members[i:i + rows] for i in range(0, len(members), rows))
     order = rng.permutation(len(batches))
     filler = [np.zeros(0, np.int64)] * (-len(batches) % batching.accumulate_steps)
@@ -145,15 +218,14 @@ def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, see
 
 def steps_per_epoch(english: np.ndarray, italian: np.ndarray, batching: Batching) -> int:
     """Batches in every epoch of `batch_plan` (without building one)."""
-    buckets, counts = np.unique(_buckets(english, italian, batching), return_counts=True)
-    batches = sum(-(-int(n) // batching.rows(batching.boundaries[b])) for b, n in zip(buckets, counts))
+    sizes = _bucket_sizes(_buckets(english, italian, batching), batching)
+    batches = sum(-(-n // batching.rows(batching.boundaries[b])) for b, n in sizes.items())
     return _round_up(batches, batching.accumulate_steps)
 
 
 def _buckets(english: np.ndarray, italian: np.ndarray, batching: Batching) -> np.ndarray:
     """Each pair's bucket: the index of the smallest boundary that holds it."""
-    last = len(batching.boundaries) - 1
-    return np.minimum(np.searchsorted(batching.boundaries, pair_widths(english, italian)), last)
+    return batching.bucket_of(pair_widths(english, italian))
 
 
 def _round_up(n: int, multiple: int) -> int:

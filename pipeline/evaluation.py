@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
-from pipeline.rundir import load_run_config
+from pipeline.rundir import load_run_config, split_text_file
+from pipeline.shards import corpus_rows
 from pipeline.tokenizers import WORD_UNK as UNK, word_tokens
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))   # source tokens, inclusive
@@ -62,12 +63,14 @@ def load_parallel_files(source: str | Path, reference: str | Path) -> EvalSet:
     return EvalSet(Path(source).name, sources, [[r] for r in references])
 
 
-def prepared_split_file(run_dir: str | Path, split: str) -> Path:
-    """The `<split>.tsv` prepared with a run: `<workdir>/prepared`, beside `<workdir>/run`."""
+def prepared_split_file(run_dir: str | Path, split: str, corpus: str | None = None) -> Path:
+    """The `<split>.tsv` prepared with a run (`<split>.<corpus>.tsv`: one corpus's part of it), in
+    `<workdir>/prepared`, beside `<workdir>/run`."""
     run_dir = Path(run_dir)
-    candidates = [run_dir.parent / "prepared" / f"{split}.tsv"]
+    name = split_text_file(split, corpus)
+    candidates = [run_dir.parent / "prepared" / name]
     if (run_dir / "config.yaml").is_file():
-        candidates.append(load_run_config(run_dir).prepared_dir / f"{split}.tsv")
+        candidates.append(load_run_config(run_dir).prepared_dir / name)
     for path in candidates:
         if path.is_file():
             return path
@@ -133,6 +136,29 @@ def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: 
     report["seconds"] = round(seconds, 2)
     report["sentences_per_second"] = round(len(hypotheses) / max(seconds, 1e-9), 1)
     return report, hypotheses
+
+
+def split_sets(prepared_dir: str | Path, split: str = "valid") -> dict[str, EvalSet]:
+    """Each corpus's part of a prepared held-out split as an EvalSet, by corpus name (one corpus: the split)."""
+    prepared_dir = Path(prepared_dir)
+    names = [name for name, start, stop in corpus_rows(prepared_dir, split) if stop > start]
+    if len(corpus_rows(prepared_dir, split)) == 1:
+        return {names[0]: load_split_set(prepared_dir / split_text_file(split))} if names else {}
+    return {name: load_split_set(prepared_dir / split_text_file(split, name)) for name in names}
+
+
+def score_corpora(translator, prepared_dir: str | Path, split: str = "valid", max_sentences: int | None = None,
+                  beam: int | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
+    """BLEU and chrF of each corpus's part of a prepared split, on its first `max_sentences` English sentences
+    (all references of each), at the run's decoding settings unless `beam` is given."""
+    results = {}
+    for name, evalset in split_sets(prepared_dir, split).items():
+        if max_sentences:
+            evalset = EvalSet(evalset.name, evalset.sources[:max_sentences], evalset.references[:max_sentences])
+        report, _ = evaluate(translator, evalset, beam=beam, progress=progress)
+        results[name] = {k: report[k] for k in ("sentences", "beam", "bleu", "chrf", "bleu_signature",
+                                                "chrf_signature", "length_ratio")}
+    return results
 
 
 def write_report(report: dict[str, Any], hypotheses: Sequence[str], out: str | Path) -> Path:

@@ -79,12 +79,12 @@ def read_text_lines(path: str | os.PathLike, what: str = "input file") -> list[s
 
 
 @contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path` for a writer that needs a file name (zip, tar); it replaces
-    `path` only if the block succeeds."""
+def atomic_file(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]:
+    """Yield a temporary path beside `path` for a writer that needs a file name (zip, tar; `suffix` for
+    writers that check it, as Keras does ".keras"); it replaces `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
     try:
         yield Path(tmp)

@@ -1,11 +1,18 @@
 """The data stage: clean -> grouped split -> fit tokenizers on train -> id arrays -> drop too-long pairs.
 
-Three streaming passes over the corpus, so memory does not grow with it: (1) hash every pair, to
-drop duplicates and assign each English sentence's group to a split; (2) collect a seeded sample of
-at most `data.tokenizer_max_sentences` training sentences and train the tokenizers; (3) encode the
-pairs in blocks into sharded `.npy` arrays (`pipeline/shards.py`). Everything lands in
-`<workdir>/prepared/` at once (built in a temporary directory, then renamed), and the same input and
-config give byte-identical outputs. No TensorFlow is needed.
+Three streaming passes over each corpus, so memory does not grow with them: (1) hash every pair, to
+drop duplicates and excluded sentences and to assign each English sentence's group to a split; (2)
+collect a seeded sample of at most `data.tokenizer_max_sentences` training sentences of all corpora
+and train the tokenizers (or take a parent run's, `vectorizers_from`); (3) encode the pairs in blocks
+into sharded `.npy` arrays (`pipeline/shards.py`).
+
+Several corpora (`data.corpora`) are prepared together: each is split on its own, exactly as if it
+were prepared alone, then any training pair whose English sentence is held out (valid or test) in
+another corpus is dropped too, so no source sentence is both trained on and scored. Each split holds
+the corpora one after another, and `splits.json` records each corpus's rows, which the batch plan
+mixes by weight (`pipeline.datasets.Mixture`). Everything lands in `<workdir>/prepared/` at once
+(built in a temporary directory, then renamed), and the same inputs and config give byte-identical
+outputs. No TensorFlow is needed.
 """
 from __future__ import annotations
 
@@ -19,11 +26,13 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from pipeline.config import Config, DataConfig
+from pipeline.config import Config, DataConfig, default_corpus_name
 from pipeline.io_utils import atomic_directory, atomic_write_bytes, atomic_write_json
-from pipeline.rundir import SPLITS_INDEX_FILE, VECTORIZERS_FILE, check_output_dir
+from pipeline.rundir import (REPORT_FILE, SPLITS_INDEX_FILE, VECTORIZERS_FILE, RunDir, check_output_dir,
+                             split_text_file)
 from pipeline.shards import ShardWriter, index_bytes
-from pipeline.text import DROP_REASONS, Corpus, assign_splits, check_usable, group_hash, pair_hash
+from pipeline.text import (DROP_REASONS, Corpus, ExclusionList, assign_splits, check_usable, group_hash,
+                           pair_hash)
 from pipeline.tokenizers import WORD_END, WORD_START, SentencePieceTokenizer, Tokenizer, WordTokenizer, word_tokens
 from pipeline.vectorizers import Vectorizers, vectorizers_to_bytes
 
@@ -105,18 +114,39 @@ class Scan:
     split: np.ndarray               # (pairs,) int8 split code: 0 train, 1 valid, 2 test
 
 
-def scan_corpus(corpus: Corpus, data: DataConfig, seed: int, progress: bool) -> Scan:
-    """Pass 1: count drops by reason, find duplicates by pair hash and assign splits by group hash."""
+@dataclass
+class Source:
+    """One corpus of a prepare: its name (in reports, split files and metrics), its reader and its weight."""
+    name: str
+    corpus: Corpus
+    weight: float = 1.0
+
+
+def corpus_sources(data: DataConfig, input_path: str | Path | Sequence[str | Path] | None = None) -> list[Source]:
+    """What to prepare: `input_path` (one corpus), else `data.corpora`, else the bundled sample."""
+    if input_path is not None:
+        paths = [input_path] if isinstance(input_path, (str, Path)) else list(input_path)
+        return [Source(default_corpus_name([str(p) for p in paths]), Corpus(paths))]
+    if data.corpora:
+        return [Source(c.name, Corpus(c.paths), c.weight) for c in data.corpora]
+    return [Source(default_corpus_name([str(DEFAULT_SAMPLE)]), Corpus(DEFAULT_SAMPLE))]
+
+
+def scan_corpus(corpus: Corpus, data: DataConfig, seed: int, progress: bool,
+                exclusion: ExclusionList | None = None, desc: str = "prepare 1/3: hash") -> Scan:
+    """Pass 1: count drops by reason, find duplicates by pair hash, drop excluded sentences and assign
+    splits by group hash (over every valid pair, so exclusion does not move the split)."""
     dropped: Counter = Counter({reason: 0 for reason in DROP_REASONS})
-    pair_hashes, group_hashes = array("Q"), array("Q")
+    pair_hashes, group_hashes, excluded = array("Q"), array("Q"), array("B")
     lines = 0
-    for result in corpus.parsed(progress, desc="prepare 1/3: hash"):
+    for result in corpus.parsed(progress, desc=desc):
         lines += 1
         if isinstance(result, str):
             dropped[result] += 1
         else:
             pair_hashes.append(pair_hash(*result))
             group_hashes.append(group_hash(result[0], seed))
+            excluded.append(exclusion is not None and exclusion.excludes(*result))
     check_usable(corpus, lines, len(pair_hashes), dropped)
     pairs = np.frombuffer(pair_hashes, dtype=np.uint64).copy()
     del pair_hashes
@@ -124,8 +154,25 @@ def scan_corpus(corpus: Corpus, data: DataConfig, seed: int, progress: bool) -> 
     keep = np.zeros(len(pairs), dtype=bool)
     keep[first] = True
     dropped["duplicate"] = int(len(pairs) - len(first))
+    is_excluded = np.frombuffer(excluded, dtype=np.uint8).astype(bool)
+    dropped["excluded"] = int((keep & is_excluded).sum())
+    keep &= ~is_excluded
     groups = np.frombuffer(group_hashes, dtype=np.uint64).copy()
     return Scan(lines, dropped, groups, keep, assign_splits(groups, data.valid_fraction, data.test_fraction))
+
+
+def drop_held_out_elsewhere(scans: Sequence[Scan]) -> None:
+    """Across corpora: drop each training pair whose English sentence is held out in any corpus.
+
+    Splits rank groups by the same seeded hash in every corpus, so a sentence is nearly always held out
+    everywhere or nowhere; this catches the few that fall on either side of two corpora's cut-offs."""
+    if len(scans) < 2:
+        return
+    held_out = np.unique(np.concatenate([s.group_hashes[s.keep & (s.split != 0)] for s in scans]))
+    for scan in scans:
+        clash = scan.keep & (scan.split == 0) & np.isin(scan.group_hashes, held_out)
+        scan.dropped["held_out_elsewhere"] = int(clash.sum())
+        scan.keep &= ~clash
 
 
 def sample_mask(candidates: np.ndarray, limit: int, seed: int) -> np.ndarray:
@@ -138,16 +185,22 @@ def sample_mask(candidates: np.ndarray, limit: int, seed: int) -> np.ndarray:
     return mask
 
 
-def tokenizer_sample(corpus: Corpus, scan: Scan, limit: int, seed: int, progress: bool) -> tuple[list[str], list[str]]:
-    """Pass 2: a seeded sample of at most `limit` training sentences per side, in corpus order."""
-    train = scan.keep & (scan.split == 0)
+def tokenizer_sample(sources: Sequence[Source], scans: Sequence[Scan], limit: int, seed: int,
+                     progress: bool) -> tuple[list[str], list[str]]:
+    """Pass 2: a seeded sample of at most `limit` training sentences per side, drawn uniformly from the
+    training pairs of all corpora (whatever their weights), in corpus order."""
+    train = np.concatenate([scan.keep & (scan.split == 0) for scan in scans])
     take_english, take_italian = sample_mask(train, limit, seed), sample_mask(train, limit, seed + 1)
     english, italian = [], []
-    for index, (en, it) in enumerate(_valid_pairs(corpus, progress, "prepare 2/3: sample")):
-        if take_english[index]:
-            english.append(en)
-        if take_italian[index]:
-            italian.append(it)
+    offset = 0
+    for source, scan in zip(sources, scans):
+        for index, (en, it) in enumerate(_valid_pairs(source.corpus, progress, f"prepare 2/3: sample {source.name}"),
+                                         offset):
+            if take_english[index]:
+                english.append(en)
+            if take_italian[index]:
+                italian.append(it)
+        offset += len(scan.keep)
     return english, italian
 
 
@@ -158,29 +211,45 @@ def _valid_pairs(corpus: Corpus, progress: bool, desc: str) -> Iterator[tuple[st
 
 @dataclass
 class SplitStats:
-    """What the report needs from one split, gathered block by block while its shards are written."""
+    """What the report needs from one split of one corpus, gathered block by block while its shards are written."""
     rows: int = 0
+    too_long: int = 0
     groups: list = field(default_factory=list)          # group hashes of the written rows
     english_lengths: list = field(default_factory=list)
     italian_lengths: list = field(default_factory=list)
 
 
 class SplitWriters:
-    """Pass 3: encode the kept pairs in blocks and append them to each split's shards (and .tsv)."""
+    """Pass 3: encode the kept pairs in blocks and append them to each split's shards (and .tsv files).
 
-    def __init__(self, out: Path, vectorizers: Vectorizers, scan: Scan, shard_rows: int):
+    Corpora are written one after another (`begin_corpus`), so each corpus's rows are contiguous in
+    every split; with several corpora each also gets its own `<split>.<name>.tsv`.
+    """
+
+    def __init__(self, out: Path, vectorizers: Vectorizers, names: Sequence[str], shard_rows: int):
         widths = {"english": vectorizers.max_length, "italian": vectorizers.max_length + 2}
-        self.vectorizers, self.scan = vectorizers, scan
+        self.out, self.vectorizers, self.names = out, vectorizers, list(names)
         self.shards = {name: ShardWriter(out, name, widths, shard_rows) for name in SPLITS}
-        self.tsv = {name: open(out / f"{name}.tsv", "w", encoding="utf-8", newline="\n") for name in ("valid", "test")}
+        self.tsv = {split: [open(out / split_text_file(split), "w", encoding="utf-8", newline="\n")]
+                    for split in ("valid", "test")}
         self.pending: dict[str, list[tuple[int, tuple[str, str]]]] = {name: [] for name in SPLITS}
-        self.stats = {name: SplitStats() for name in SPLITS}
-        self.too_long = 0
+        self.stats: list[dict[str, SplitStats]] = []
+        self.scan: Scan | None = None
         self.valid_ids: list[tuple[np.ndarray, np.ndarray]] = []
         self.valid_italian: list[str] = []
 
+    def begin_corpus(self, scan: Scan) -> None:
+        """Write the next corpus (of `names`, in order), whose pass-1 results are `scan`."""
+        self._end_corpus()
+        self.scan = scan
+        self.stats.append({name: SplitStats() for name in SPLITS})
+        if len(self.names) > 1:
+            corpus = self.names[len(self.stats) - 1]
+            for split, handles in self.tsv.items():
+                handles.append(open(self.out / split_text_file(split, corpus), "w", encoding="utf-8", newline="\n"))
+
     def add(self, position: int, pair: tuple[str, str]) -> None:
-        """Queue the valid pair at `position` (its index in the `Scan` arrays) unless it is a duplicate."""
+        """Queue the valid pair at `position` (its index in the `Scan` arrays) unless it is dropped."""
         if not self.scan.keep[position]:
             return
         name = SPLITS[self.scan.split[position]]
@@ -189,17 +258,27 @@ class SplitWriters:
             self._flush(name)
 
     def close(self) -> dict[str, dict[str, Any]]:
-        """Flush everything; returns the shard index entry of each split."""
-        for name in SPLITS:
-            self._flush(name)
-        for handle in self.tsv.values():
-            handle.close()
-        return {name: writer.close() for name, writer in self.shards.items()}
+        """Flush everything; returns the shard index entry of each split, with each corpus's rows."""
+        self._end_corpus()
+        self.discard()
+        index = {name: writer.close() for name, writer in self.shards.items()}
+        for name, entry in index.items():
+            entry["corpora"] = [{"name": corpus, "rows": stats[name].rows} for corpus, stats in zip(self.names, self.stats)]
+        return index
 
     def discard(self) -> None:
-        """Close the open files after a failure (the temporary directory is then removed whole)."""
-        for handle in self.tsv.values():
-            handle.close()
+        """Close the open files (after a failure, the temporary directory is then removed whole)."""
+        for handles in self.tsv.values():
+            while handles:
+                handles.pop().close()
+
+    def _end_corpus(self) -> None:
+        if self.scan is not None:
+            for name in SPLITS:
+                self._flush(name)
+            for handles in self.tsv.values():
+                if len(handles) > 1:
+                    handles.pop().close()
 
     def _flush(self, name: str) -> None:
         if not self.pending[name]:
@@ -208,17 +287,19 @@ class SplitWriters:
         pairs = [pair for _, pair in self.pending[name]]
         self.pending[name] = []
         en_ids, it_ids, fits = encode_pairs(self.vectorizers, pairs)
-        self.too_long += int((~fits).sum())
         en_ids, it_ids = en_ids[fits], it_ids[fits]
         self.shards[name].append(en_ids, it_ids)
-        stats = self.stats[name]
+        stats = self.stats[-1][name]
         stats.rows += len(en_ids)
+        stats.too_long += int((~fits).sum())
         stats.groups.append(self.scan.group_hashes[indices[fits]])
         stats.english_lengths.append((en_ids != 0).sum(axis=1).astype(np.int16))
         stats.italian_lengths.append(((it_ids != 0).sum(axis=1) - 2).astype(np.int16))
         kept = [pair for pair, ok in zip(pairs, fits) if ok]
         if name in self.tsv:
-            self.tsv[name].write("".join(f"{en}\t{it}\n" for en, it in kept))
+            text = "".join(f"{en}\t{it}\n" for en, it in kept)
+            for handle in self.tsv[name]:
+                handle.write(text)
         if name == "valid":              # the valid split is small: the report checks it whole
             self.valid_ids.append((en_ids, it_ids))
             self.valid_italian.extend(it for _, it in kept)
@@ -228,83 +309,150 @@ def _concatenate(blocks: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(blocks) if blocks else np.zeros(0, dtype=dtype)
 
 
-def build_report(corpus: Corpus, data: DataConfig, dropped: Counter, writers: SplitWriters) -> dict[str, Any]:
-    """report.json, from the counts and the per-split statistics gathered while writing."""
-    english, italian = writers.vectorizers.english, writers.vectorizers.italian
-    stats = writers.stats
-    groups = {name: _concatenate(stats[name].groups, np.uint64) for name in SPLITS}
-    en_lengths = _concatenate([b for n in SPLITS for b in stats[n].english_lengths], np.int16)
-    it_lengths = _concatenate([b for n in SPLITS for b in stats[n].italian_lengths], np.int16)
-    valid_en = _concatenate([en for en, _ in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length)
-    valid_it = _concatenate([it for _, it in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length + 2)
+def _split_summary(stats: Sequence[dict[str, SplitStats]]) -> dict[str, Any]:
+    """Sizes, distinct English sentences and token lengths over the given corpora's split statistics."""
+    groups = {name: _concatenate([g for s in stats for g in s[name].groups], np.uint64) for name in SPLITS}
+    en_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].english_lengths], np.int16)
+    it_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].italian_lengths], np.int16)
+    rows = {name: int(sum(s[name].rows for s in stats)) for name in SPLITS}
+    too_long = int(sum(s[name].too_long for s in stats for name in SPLITS))
     return {
-        "input": str(corpus),
-        "tokenizer": data.tokenizer if data.tokenizer == "word" else f"sentencepiece ({data.sentencepiece_type})",
-        "pairs_kept": int(sum(stats[name].rows for name in SPLITS)),
-        "dropped": {reason: int(dropped[reason]) for reason in DROP_REASONS},
-        "split_sizes": {name: int(stats[name].rows) for name in SPLITS},
+        "pairs_kept": sum(rows.values()),
+        "split_sizes": rows,
         "distinct_english": {name: int(len(np.unique(groups[name]))) for name in SPLITS},
         "distinct_english_total": int(len(np.unique(np.concatenate(list(groups.values()))))),
-        "vocabulary_sizes": {"english": len(english), "italian": len(italian), "joint": writers.vectorizers.joint},
-        "valid_coverage": {"english": coverage(valid_en, english.unk_id), "italian": coverage(valid_it, italian.unk_id)},
+        "too_long": too_long,
+        "too_long_share": round(too_long / max(too_long + sum(rows.values()), 1), 6),
         "length_percentiles": {"english": percentiles(en_lengths), "italian": percentiles(it_lengths)},
-        "round_trip_valid": round_trip_check(valid_it, writers.valid_italian, italian),
     }
 
 
+def build_report(sources: Sequence[Source], scans: Sequence[Scan], data: DataConfig, writers: SplitWriters,
+                 tokenizer: str) -> dict[str, Any]:
+    """report.json, from the counts and the per-split statistics gathered while writing: totals first, then
+    the same figures for each corpus (`corpora`), and a warning for each corpus that data.max_length cuts."""
+    english, italian = writers.vectorizers.english, writers.vectorizers.italian
+    valid_en = _concatenate([en for en, _ in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length)
+    valid_it = _concatenate([it for _, it in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length + 2)
+    corpora, warnings = [], []
+    for source, scan, stats in zip(sources, scans, writers.stats):
+        summary = _split_summary([stats])
+        dropped = {reason: int(scan.dropped[reason]) for reason in DROP_REASONS}
+        dropped["too_long"] = summary.pop("too_long")
+        corpora.append({"name": source.name, "input": str(source.corpus), "weight": source.weight,
+                        "lines": scan.lines, "dropped": dropped, **summary})
+        if summary["too_long_share"] > data.too_long_warning:
+            warnings.append(f"data.max_length={data.max_length} drops {100 * summary['too_long_share']:.1f}% of "
+                            f"corpus {source.name} (longer pairs); raise data.max_length to keep them")
+    totals = _split_summary(writers.stats)
+    totals.pop("too_long")
+    return {
+        "input": "; ".join(str(source.corpus) for source in sources),
+        "tokenizer": tokenizer,
+        "pairs_kept": totals.pop("pairs_kept"),
+        "dropped": {reason: int(sum(c["dropped"][reason] for c in corpora)) for reason in DROP_REASONS},
+        **totals,
+        "vocabulary_sizes": {"english": len(english), "italian": len(italian), "joint": writers.vectorizers.joint},
+        "valid_coverage": {"english": coverage(valid_en, english.unk_id), "italian": coverage(valid_it, italian.unk_id)},
+        "round_trip_valid": round_trip_check(valid_it, writers.valid_italian, italian),
+        "max_length": data.max_length,
+        "corpora": corpora,
+        "warnings": warnings,
+    }
+
+
+def parent_vectorizers(run_dir: str | Path, data: DataConfig, source: str) -> Vectorizers:
+    """A parent run's tokenizers, unchanged (so ids mean the same), with this prepare's max_length and source."""
+    parent = RunDir(run_dir).require().load_vectorizers()
+    metadata = {**parent.metadata, "max_length": data.max_length, "source": source,
+                "vectorizers_from": str(Path(run_dir).resolve())}
+    return Vectorizers(parent.english, parent.italian, metadata)
+
+
 def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None = None,
-            progress: bool = True) -> dict[str, Any]:
+            progress: bool = True, vectorizers_from: str | Path | None = None) -> dict[str, Any]:
     """Run the whole data stage in three streaming passes; returns the report also written to report.json.
 
-    `input_path` is one tab-separated corpus file, or two line-aligned files (English, Italian).
+    `input_path` is one tab-separated corpus file, or two line-aligned files (English, Italian); without it,
+    `data.corpora` (each with its weight), else the bundled sample. Pairs with a side in `data.exclude`
+    are dropped. `vectorizers_from` (a run directory) encodes with that run's tokenizers instead of
+    fitting new ones, so a model trained there can be fine-tuned on this data.
     """
     started = time.perf_counter()
-    corpus = Corpus(input_path if input_path is not None else DEFAULT_SAMPLE)
-    check_output_dir(config.prepared_dir, "prepared directory")
     data = config.data
-    scan = scan_corpus(corpus, data, config.seed, progress)
-    if not (scan.keep & (scan.split == 0)).any():
-        raise ValueError(f"{corpus.label}: the train split is empty; lower the validation/test fractions")
+    sources = corpus_sources(data, input_path)
+    exclusion = ExclusionList(data.exclude)
+    if vectorizers_from is not None:
+        RunDir(vectorizers_from).require()
+    check_output_dir(config.prepared_dir, "prepared directory")
+    scans = [scan_corpus(source.corpus, data, config.seed, progress, exclusion, f"prepare 1/3: hash {source.name}")
+             for source in sources]
+    drop_held_out_elsewhere(scans)
+    if not any((scan.keep & (scan.split == 0)).any() for scan in scans):
+        raise ValueError(f"{sources[0].corpus.label}: the train split is empty; lower the validation/test "
+                         "fractions" + (" or the exclusion list" if len(exclusion) else ""))
 
-    english, italian = fit_tokenizers(data, *tokenizer_sample(corpus, scan, data.tokenizer_max_sentences,
-                                                              config.seed, progress), config.seed)
-    metadata = {"max_length": data.max_length, "seed": config.seed, "source": str(corpus),
-                "tokenizer": data.tokenizer, "splits": SPLITS_INDEX_FILE}
-    vectorizers = Vectorizers(english, italian, metadata)
+    source_text = "; ".join(str(source.corpus) for source in sources)
+    if vectorizers_from is not None:
+        vectorizers = parent_vectorizers(vectorizers_from, data, source_text)
+        tokenizer = f"{vectorizers.english.kind} from {vectorizers_from}"
+    else:
+        english, italian = fit_tokenizers(data, *tokenizer_sample(sources, scans, data.tokenizer_max_sentences,
+                                                                  config.seed, progress), config.seed)
+        metadata = {"max_length": data.max_length, "seed": config.seed, "source": source_text,
+                    "tokenizer": data.tokenizer, "splits": SPLITS_INDEX_FILE}
+        vectorizers = Vectorizers(english, italian, metadata)
+        tokenizer = data.tokenizer if data.tokenizer == "word" else f"sentencepiece ({data.sentencepiece_type})"
 
     with atomic_directory(config.prepared_dir) as out:
-        writers = SplitWriters(out, vectorizers, scan, data.shard_rows)
+        writers = SplitWriters(out, vectorizers, [source.name for source in sources], data.shard_rows)
         try:
-            for position, pair in enumerate(_valid_pairs(corpus, progress, "prepare 3/3: encode")):
-                writers.add(position, pair)
+            for source, scan in zip(sources, scans):
+                writers.begin_corpus(scan)
+                for position, pair in enumerate(_valid_pairs(source.corpus, progress,
+                                                              f"prepare 3/3: encode {source.name}")):
+                    writers.add(position, pair)
+            shard_index = writers.close()
         except BaseException:
             writers.discard()
             raise
-        shard_index = writers.close()
-        if writers.stats["train"].rows == 0:
-            raise ValueError(f"{corpus.label}: every training pair is longer than "
+        if not any(stats["train"].rows for stats in writers.stats):
+            raise ValueError(f"{sources[0].corpus.label}: every training pair is longer than "
                              f"data.max_length={data.max_length} tokens")
-        scan.dropped["too_long"] = writers.too_long
-        report = build_report(corpus, data, scan.dropped, writers)
+        report = build_report(sources, scans, data, writers, tokenizer)
+        if vectorizers_from is not None:
+            report["vectorizers_from"] = str(Path(vectorizers_from).resolve())
+        if len(exclusion):
+            report["excluded_sentences"] = {"files": [str(p) for p in exclusion.paths], "distinct": len(exclusion)}
         atomic_write_bytes(out / SPLITS_INDEX_FILE, index_bytes(shard_index))
         atomic_write_bytes(out / VECTORIZERS_FILE, vectorizers_to_bytes(vectorizers))
         report["seconds"] = round(time.perf_counter() - started, 2)
-        atomic_write_json(out / "report.json", report)
+        atomic_write_json(out / REPORT_FILE, report)
     return report
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """A human summary of a prepare report."""
+    """A human summary of a prepare report (a line per corpus when there are several, then any warnings)."""
     dropped = ", ".join(f"{k} {v}" for k, v in report["dropped"].items() if v) or "none"
     sizes = report["split_sizes"]
     rt = report["round_trip_valid"]
     rate = "n/a" if rt["exact_match_rate"] is None else f"{100 * rt['exact_match_rate']:.2f}%"
     lengths = report["length_percentiles"]
-    return "\n".join([
+    lines = [
         f"kept {report['pairs_kept']:,} pairs; dropped: {dropped}",
         f"splits: train {sizes['train']:,} / valid {sizes['valid']:,} / test {sizes['test']:,} pairs "
         f"({report['distinct_english']['train']:,} / {report['distinct_english']['valid']:,} / "
         f"{report['distinct_english']['test']:,} distinct English sentences)",
+    ]
+    corpora = report.get("corpora", [])
+    if len(corpora) > 1:
+        for c in corpora:
+            s = c["split_sizes"]
+            lines.append(f"  corpus {c['name']} (weight {c['weight']:g}): train {s['train']:,} / valid {s['valid']:,} / "
+                         f"test {s['test']:,}; too long {100 * c['too_long_share']:.2f}%; English tokens p50/p95/max "
+                         f"{c['length_percentiles']['english'].get('p50')}/{c['length_percentiles']['english'].get('p95')}/"
+                         f"{c['length_percentiles']['english'].get('max')}")
+    lines += [
         f"{report['tokenizer']} vocabulary: English {report['vocabulary_sizes']['english']:,}, "
         f"Italian {report['vocabulary_sizes']['italian']:,}{' (joint)' if report['vocabulary_sizes']['joint'] else ''}; "
         f"valid coverage English {100 * report['valid_coverage']['english']:.2f}%, "
@@ -314,4 +462,6 @@ def format_report(report: dict[str, Any]) -> str:
         f"{lengths['italian'].get('max')}",
         f"ids->text round trip on valid: {rt['exact_matches']:,}/{rt['sentences']:,} sentences exact ({rate}); "
         f"{rt['sentences_in_vocabulary']:,} without unknown tokens",
-    ])
+    ]
+    lines += [f"warning: {w}" for w in report.get("warnings", [])]
+    return "\n".join(lines)

@@ -1,9 +1,10 @@
 """The run directory: its layout, loading what it holds, and checking paths a user names.
 
     <workdir>/prepared/  vectorizers.pkl  splits.json  {train,valid,test}-NNNNN-{english,italian}.npy
-                         valid.tsv  test.tsv  report.json
+                         valid.tsv  test.tsv  [valid.<corpus>.tsv  test.<corpus>.tsv ...]  report.json
     <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  [averaged.keras]  history.json
-                         train_summary.json  logs/  checkpoint/{model.keras, state.json, step-NNNNNNNN.weights.h5...}
+                         train_summary.json  [lineage.json]  logs/
+                         checkpoint/{model.keras, state.json, step-NNNNNNNN.weights.h5...}
 
 Training writes it; the translator, evaluation, export and plots read it. Nothing here imports Keras
 until a model is loaded.
@@ -29,6 +30,13 @@ LOGS_DIR = "logs"
 MODELS = ("best", "model", "averaged")   # best validation loss, final weights, mean of the last kept checkpoints
 KEPT_CHECKPOINT = re.compile(r"step-(\d+)\.weights\.h5")
 SPLITS_INDEX_FILE = "splits.json"   # prepared/: each split's rows, widths and shard files
+REPORT_FILE = "report.json"         # prepared/: what prepare kept and dropped, per corpus
+LINEAGE_FILE = "lineage.json"       # run/: the parent run a fine-tuned run started from, and its ancestors
+
+
+def split_text_file(split: str, corpus: str | None = None) -> str:
+    """The cleaned text of a held-out split (`valid.tsv`), or of one corpus's part of it (`valid.<corpus>.tsv`)."""
+    return f"{split}.tsv" if corpus is None else f"{split}.{corpus}.tsv"
 
 
 def shard_file(split: str, index: int, side: str) -> str:
@@ -67,6 +75,21 @@ class RunDir:
     @property
     def summary_file(self) -> Path:
         return self.path / SUMMARY_FILE
+
+    @property
+    def lineage_file(self) -> Path:
+        return self.path / LINEAGE_FILE
+
+    def load_lineage(self) -> dict[str, Any] | None:
+        """The parent this run was fine-tuned from (`train --init-from`), or None for a run trained from scratch."""
+        import json
+
+        if not self.lineage_file.is_file():
+            return None
+        try:
+            return json.loads(self.lineage_file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RunDirectoryError(f"run file {self.lineage_file}: unreadable ({exc})") from None
 
     @property
     def checkpoint_dir(self) -> Path:

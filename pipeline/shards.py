@@ -139,17 +139,35 @@ class ShardedIds:
         return self._lengths
 
 
-def open_split(prepared_dir: str | Path, name: str) -> tuple[ShardedIds, ShardedIds]:
-    """The (english, italian) ids of one prepared split, memory-mapped shard by shard."""
-    prepared_dir = Path(prepared_dir)
+def _split_entry(prepared_dir: Path, name: str) -> dict[str, Any]:
     index_path = prepared_dir / SPLITS_INDEX_FILE
     if not index_path.is_file():
         raise FileNotFoundError(f"split index {index_path}: not found; run scripts/prepare.py first")
     try:
         entry = json.loads(index_path.read_text(encoding="utf-8"))["splits"][name]
-        widths, shards = entry["widths"], entry["shards"]
+        entry["widths"], entry["shards"], entry["rows"]
+        return entry
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"split index {index_path}: no readable entry for split {name!r} ({exc!r})") from None
+
+
+def corpus_rows(prepared_dir: str | Path, name: str) -> list[tuple[str, int, int]]:
+    """(corpus name, first row, end row) of each corpus in one prepared split, in row order (the corpora
+    lie one after another); data prepared before corpora were recorded is one corpus, "all"."""
+    entry = _split_entry(Path(prepared_dir), name)
+    corpora = entry.get("corpora") or [{"name": "all", "rows": entry["rows"]}]
+    ends = np.cumsum([c["rows"] for c in corpora])
+    if not len(ends) or ends[-1] != entry["rows"]:
+        raise ValueError(f"split index {Path(prepared_dir) / SPLITS_INDEX_FILE}: the corpora of split {name!r} "
+                         f"hold {int(ends[-1]) if len(ends) else 0} rows, the split {entry['rows']}")
+    return [(c["name"], int(end - c["rows"]), int(end)) for c, end in zip(corpora, ends)]
+
+
+def open_split(prepared_dir: str | Path, name: str) -> tuple[ShardedIds, ShardedIds]:
+    """The (english, italian) ids of one prepared split, memory-mapped shard by shard."""
+    prepared_dir = Path(prepared_dir)
+    entry = _split_entry(prepared_dir, name)
+    widths, shards = entry["widths"], entry["shards"]
     sides = []
     for side in SIDES:
         arrays = [_open_shard(prepared_dir / shard[side], shard["rows"], widths[side]) for shard in shards]

@@ -22,7 +22,7 @@ import numpy as np
 
 JOINER = "\uffed"  # marks punctuation attached to its neighbour; never allowed in input text
 DROP_REASONS = ("blank_line", "wrong_column_count", "not_utf8", "control_characters",
-                "empty_side", "duplicate", "too_long")
+                "empty_side", "duplicate", "excluded", "held_out_elsewhere", "too_long")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
@@ -240,3 +240,50 @@ def split_by_source(english: Sequence[str], valid_fraction: float, test_fraction
     hashes = np.fromiter((group_hash(s, seed) for s in english), dtype=np.uint64, count=len(english))
     codes = assign_splits(hashes, valid_fraction, test_fraction)
     return {name: np.flatnonzero(codes == code) for code, name in enumerate(("train", "valid", "test"))}
+
+
+# -- held-out exclusion -------------------------------------------------------------------------------------------
+def exclusion_key(text: str) -> str:
+    """How a sentence is compared with an exclusion list: NFC, whitespace folded, casefolded."""
+    return unicodedata.normalize("NFC", clean_side(text).casefold())
+
+
+class ExclusionList:
+    """Sentences no training pair may contain (public test sets, a parent run's held-out splits).
+
+    Every line of each file is one sentence; in a tab-separated file (a test set `english<TAB>italian`,
+    or a prepared `test.tsv`) each column of a line is one too. Files may be gzipped. A pair is excluded
+    when its English or its Italian side equals one of them after `exclusion_key`. Only 64-bit hashes
+    are kept.
+    """
+
+    def __init__(self, paths: Sequence[str | Path] = ()):
+        self.paths = [Path(p) for p in paths]
+        self.hashes: set[int] = set()
+        for path in self.paths:
+            self._read(path)
+
+    def _read(self, path: Path) -> None:
+        if not path.exists():
+            raise CorpusError(f"exclusion file {path}: not found")
+        if path.is_dir():
+            raise CorpusError(f"exclusion file {path}: is a directory, expected a text file")
+        if path.stat().st_size == 0:
+            return
+        with open_corpus(path) as stream:
+            for number, raw in enumerate(iter_lines(stream), 1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\n").rstrip("\r")
+                except UnicodeDecodeError:
+                    raise CorpusError(f"exclusion file {path} line {number}: not UTF-8") from None
+                for column in line.split("\t"):
+                    if column.strip():
+                        self.hashes.add(_hash64(exclusion_key(column).encode("utf-8")))
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def excludes(self, english: str, italian: str) -> bool:
+        """True when either side of the cleaned pair equals an excluded sentence."""
+        return bool(self.hashes) and (_hash64(exclusion_key(english).encode("utf-8")) in self.hashes
+                                      or _hash64(exclusion_key(italian).encode("utf-8")) in self.hashes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import time
@@ -18,22 +19,32 @@ from pathlib import Path
 from typing import Any
 
 import keras
+import numpy as np
 from keras import ops
 
 from pipeline.averaging import average_kept_checkpoints
 from pipeline.config import Config, save_config
-from pipeline.datasets import Batching, batch_shapes, feeder, format_dataset, load_split, steps_per_epoch, target_tokens
+from pipeline.datasets import (Batching, batch_plan, batch_shapes, feeder, format_dataset, load_split, mixture,
+                               sequence_lengths, split_corpora, steps_per_epoch)
 from pipeline.distribution import setup_distribution
-from pipeline.io_utils import atomic_directory, atomic_write_json
+from pipeline.extras import MissingExtra
+from pipeline.finetune import (check_inherited, check_same_tokenizers, inherited_tree, lineage_record,
+                               load_parent_weights)
+from pipeline.io_utils import atomic_directory, atomic_file, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
 from pipeline.rundir import VECTORIZERS_FILE, RunDir, check_output_dir, config_differences, load_keras_file
 from pipeline.vectorizers import vocabulary_sizes
 
 
-def compile_model(model: keras.Model, config: Config) -> keras.Model:
+def compile_model(model: keras.Model, config: Config, finetune: bool = False) -> keras.Model:
+    """Adam on the warm-up/inverse-sqrt schedule: `train.warmup_steps`, peaking at `train.peak_learning_rate`
+    (else Noam's d_model^-0.5 x warmup^-0.5 x `train.learning_rate_scale`); `finetune`: `finetune.*`'s."""
     k = config.train.accumulate_steps
-    schedule = NoamSchedule(config.model.d_model, config.train.warmup_steps, config.train.learning_rate_scale, k)
+    t, f = config.train, config.finetune
+    warmup, peak = (f.warmup_steps, f.peak_learning_rate) if finetune else (t.warmup_steps, t.peak_learning_rate)
+    scale = peak * math.sqrt(config.model.d_model * warmup) if peak else t.learning_rate_scale   # Noam peaks at `peak`
+    schedule = NoamSchedule(config.model.d_model, warmup, scale, k)
     optimizer = keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
                                       gradient_accumulation_steps=k if k > 1 else None)
     model.compile(optimizer=optimizer,
@@ -131,8 +142,8 @@ class Checkpointer(keras.callbacks.Callback):
         if val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss):
             self.state.best_val_loss, self.state.best_epoch, self.state.bad_epochs = val_loss, epoch + 1, 0
             best = RunDir(self.run_dir).model_file("best")
-            inference_copy(self.model).save(best.with_name(".best.tmp.keras"))
-            best.with_name(".best.tmp.keras").replace(best)
+            with atomic_file(best, suffix=".keras") as tmp:
+                inference_copy(self.model).save(tmp)
         elif val_loss is not None:
             self.state.bad_epochs += 1
             patience = self.config.train.early_stopping_patience
@@ -143,9 +154,38 @@ class Checkpointer(keras.callbacks.Callback):
         self.save_checkpoint()
 
 
+class CorpusValidation(keras.callbacks.Callback):
+    """With several corpora: each one's validation loss and accuracy, as `val_loss_<name>` and
+    `val_masked_accuracy_<name>` in the epoch's logs (so in history.json). Listed before the Checkpointer."""
+
+    def __init__(self, feeds: dict[str, Any]):
+        super().__init__()
+        self.feeds = feeds
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        for name, feed in self.feeds.items():
+            result = self.model.evaluate(feed, verbose=0, return_dict=True)
+            logs[f"val_loss_{name}"] = float(result["loss"])
+            logs[f"val_masked_accuracy_{name}"] = float(result["masked_accuracy"])
+
+
 # keys that only set how long training goes on or how often it saves: a resumed run may change them
 RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
-                     "train.early_stopping_patience", "train.keep_checkpoints", "train.average_last"}
+                     "train.early_stopping_patience", "train.keep_checkpoints", "train.average_last",
+                     "train.final_bleu_sentences"}
+
+
+def corpus_weights(config: Config, corpora: list[tuple[str, int, int]], prepared: Path) -> tuple:
+    """`Batching.mixture` of the training split: the weights of `data.corpora`, by name (one corpus: none)."""
+    if len(corpora) < 2:
+        return ()
+    weights = {c.name: c.weight for c in config.data.corpora}
+    try:
+        return mixture(corpora, weights)
+    except ValueError as exc:
+        raise ValueError(f"prepared data {prepared}: {exc}; run scripts/prepare.py with this config again") from None
 
 
 def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
@@ -170,22 +210,35 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
     return run_dir
 
 
-def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer) -> list:
-    callbacks = [keras.callbacks.TerminateOnNaN(), checkpointer]
+def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer, per_corpus: dict[str, Any]) -> list:
+    callbacks = [keras.callbacks.TerminateOnNaN()] + ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
     return callbacks
 
 
-def train(config: Config, resume: bool = False, overwrite: bool = False, verbose: int | str = "auto") -> dict[str, Any]:
-    """Train `config` from its prepared data into `<workdir>/run`; returns the summary."""
+def train(config: Config, resume: bool = False, overwrite: bool = False, verbose: int | str = "auto",
+          init_from: str | Path | None = None, init_model: str = "best") -> dict[str, Any]:
+    """Train `config` from its prepared data into `<workdir>/run`; returns the summary.
+
+    `init_from` (a run directory) fine-tunes: the model starts from that run's `init_model` weights with a
+    fresh optimizer on the `finetune.*` schedule, and the run records its parent in lineage.json (see
+    `pipeline.finetune`). A resumed fine-tuning run needs no `init_from`: its checkpoint has it all.
+    """
     prepared = config.prepared_dir
+    if resume and init_from is not None:
+        raise ValueError("--init-from starts a new run from a parent; --resume continues a run (its lineage is kept): "
+                         "give one of them")
     train_en, train_it = load_split(prepared, "train")
     valid_en, valid_it = load_split(prepared, "valid")
     en_size, it_size = vocabulary_sizes(prepared / VECTORIZERS_FILE)
     if train_en.shape[1] != config.data.max_length:
         raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
                          f"says {config.data.max_length}; run scripts/prepare.py with this config again")
+    if init_from is not None:
+        parent_config = RunDir(init_from).require().load_config()
+        check_inherited(config, inherited_tree(parent_config), init_from)
+        check_same_tokenizers(prepared / VECTORIZERS_FILE, init_from)
     distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
     run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
                else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
@@ -201,21 +254,40 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
             print(f"resuming at epoch {state.epoch + 1}, step {state.global_step} "
                   f"({state.step_in_epoch} batches into the epoch)")
         else:
-            model = compile_model(build_model(config, en_size, it_size), config)
+            model = build_model(config, en_size, it_size)
+            if init_from is not None:
+                parent_file = load_parent_weights(model, init_from, init_model)
+                parent_summary = RunDir(init_from).summary_file
+                steps = json.loads(parent_summary.read_text()).get("total_steps") if parent_summary.is_file() else None
+                atomic_write_json(run.lineage_file, lineage_record(init_from, init_model, parent_file,
+                                                                   inherited_tree(parent_config), steps))
+                print(f"fine-tuning from {parent_file} ({steps} steps): warm-up {config.finetune.warmup_steps} "
+                      f"steps to a peak rate of {config.finetune.peak_learning_rate:g}")
+            model = compile_model(model, config, finetune=init_from is not None)
             state = TrainState()
             shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)
             save_config(config, run.config_file)
             print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
     distribution.prepare_model(model, format_dataset(train_en[:2], train_it[:2]))
 
-    batching = Batching.from_config(config.train, train_en, train_it)
-    valid_batching = replace(batching, accumulate_steps=1)
+    train_corpora = split_corpora(prepared, "train", len(train_en))
+    batching = Batching.from_config(config.train, train_en, train_it, corpus_weights(config, train_corpora, prepared))
+    valid_batching = replace(batching, accumulate_steps=1, mixture=())
     epoch_steps = steps_per_epoch(train_en, train_it, batching)
-    tokens_per_step = target_tokens(train_it) / epoch_steps
+    plan = batch_plan(train_en, train_it, batching, config.seed, 0)
+    tokens_per_step = float(np.maximum(sequence_lengths(train_it) - 1, 0)[np.concatenate(plan)].sum()) / epoch_steps
     shapes = batch_shapes(train_en, train_it, batching) | batch_shapes(valid_en, valid_it, valid_batching)
     valid = distribution.feed(feeder(valid_en, valid_it, valid_batching, config.seed, fixed=True))
+    valid_corpora = [(name, a, b) for name, a, b in split_corpora(prepared, "valid", len(valid_en)) if b > a]
+    per_corpus = {name: distribution.feed(feeder(valid_en[a:b], valid_it[a:b], valid_batching, config.seed, fixed=True))
+                  for name, a, b in valid_corpora} if len(valid_corpora) > 1 else {}
+    if len(train_corpora) > 1:
+        weights = {start: weight for start, _, weight in batching.mixture}
+        print("corpora (training pairs x weight): " + ", ".join(f"{name} {b - a:,} x {weights.get(a, 1.0):g}"
+                                                               for name, a, b in train_corpora))
     checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
-    callbacks = _callbacks(config, run_dir, checkpointer) + distribution.callbacks(config, checkpointer.out_of_budget)
+    callbacks = (_callbacks(config, run_dir, checkpointer, per_corpus)
+                 + distribution.callbacks(config, checkpointer.out_of_budget))
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
@@ -235,25 +307,50 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
         shutil.copyfile(run.model_file("model"), run.model_file("best"))
     atomic_write_json(run.history_file, state.history)
     steps = state.global_step - start_step
-    best = next((h for h in state.history if h.get("epoch") == state.best_epoch), {})
+    best = next((h for h in reversed(state.history) if h.get("epoch") == state.best_epoch), {})   # a resumed epoch's last
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
                "updates": state.global_step // batching.accumulate_steps, "batch_shapes": len(shapes),
                "bucket_boundaries": list(batching.boundaries),
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
+    if per_corpus:
+        summary["best_val_loss_by_corpus"] = {name: best.get(f"val_loss_{name}") for name in per_corpus}
+    if run.lineage_file.is_file():
+        summary["parent"] = run.load_lineage()["parent"]
+    if config.train.final_bleu_sentences and distribution.is_chief:
+        summary["final_bleu"] = _final_bleu(config, run_dir)
     atomic_write_json(run.summary_file, summary)
     distribution.finish(run_dir)
     return summary
 
 
+def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:
+    """sacreBLEU of the best model on each corpus's validation sentences (at most `train.final_bleu_sentences`
+    each), at the run's decoding settings; {} with a note when the eval extra is missing."""
+    from pipeline.evaluation import score_corpora
+    from pipeline.translator import Translator
+
+    try:
+        return score_corpora(Translator.from_run(run_dir, "best"), config.prepared_dir, "valid",
+                             config.train.final_bleu_sentences)
+    except MissingExtra as exc:
+        print(f"final BLEU skipped: {exc}")
+        return {}
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     val = "n/a" if summary["best_val_loss"] is None else f"{summary['best_val_loss']:.4f}"
     acc = "n/a" if summary["best_val_accuracy"] is None else f"{100 * summary['best_val_accuracy']:.2f}%"
-    return (f"trained {summary['steps']:,} steps ({summary['total_steps']:,} in all, {summary['epochs']} epochs) "
-            f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s, "
-            f"{summary['batch_shapes']} batch shapes; "
-            f"best val_loss {val}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}")
+    lines = [f"{name}: valid BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f} on {r['sentences']:,} sentences (beam {r['beam']})"
+             for name, r in summary.get("final_bleu", {}).items()]
+    losses = summary.get("best_val_loss_by_corpus") or {}
+    by_corpus = (" (" + ", ".join(f"{k} {v:.4f}" for k, v in losses.items() if v is not None) + ")") if losses else ""
+    return "\n".join(lines + [
+        f"trained {summary['steps']:,} steps ({summary['total_steps']:,} in all, {summary['epochs']} epochs) "
+        f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s, "
+        f"{summary['batch_shapes']} batch shapes; "
+        f"best val_loss {val}{by_corpus}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}"])
 
 
 def load_model(run_dir: str | Path, which: str = "best") -> keras.Model:

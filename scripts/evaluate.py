@@ -11,6 +11,7 @@ from pipeline.cli import run_main, translation_parser
 def main() -> int:
     parser = translation_parser(__doc__)
     parser.add_argument("--split", choices=("test", "valid"), help="a split prepared with the run (default: test)")
+    parser.add_argument("--corpus", help="with several corpora: score only this corpus's part of the split")
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
     parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
@@ -19,8 +20,8 @@ def main() -> int:
     args = parser.parse_args()
     if bool(args.src) != bool(args.ref):
         parser.error("--src and --ref go together")
-    if args.src and args.split:
-        parser.error("give --split or --src/--ref, not both")
+    if args.src and (args.split or args.corpus):
+        parser.error("give --split/--corpus or --src/--ref, not both")
 
     from pipeline.evaluation import (evaluate, format_report, load_parallel_files, load_split_set,
                                      prepared_split_file, write_report)
@@ -32,7 +33,7 @@ def main() -> int:
     if args.src:
         evalset = load_parallel_files(args.src, args.ref)
     else:
-        evalset = load_split_set(prepared_split_file(args.run, args.split or "test"))
+        evalset = load_split_set(prepared_split_file(args.run, args.split or "test", args.corpus))
     translator = Translator.from_run(args.run, args.model, engine=args.engine)
     report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size,
                                   length_penalty=args.length_penalty)

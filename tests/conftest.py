@@ -39,7 +39,7 @@ def prepared_tiny_word(tmp_path_factory, tiny_config_path):
 
 SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
                "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50", "train.jit_compile=false",
-               "model.share_embeddings=false"]
+               "model.share_embeddings=false", "train.final_bleu_sentences=0"]
 
 
 @pytest.fixture(scope="session")

@@ -215,13 +215,17 @@ def test_line_aligned_files_prepare_like_the_same_pairs_as_tsv(tmp_path, tiny_co
     for name, inputs in (("tsv", tmp_path / "pairs.tsv"), ("aligned", [tmp_path / "train.en", tmp_path / "train.it.gz"])):
         config = load_config(tiny_config_path, word, str(tmp_path / name))
         report = prepare(config, inputs, progress=False)
+        for corpus in report["corpora"]:     # named after its file(s): pairs, train
+            del corpus["name"], corpus["input"]
         results.append((config.prepared_dir, {k: v for k, v in report.items() if k not in ("input", "seconds")}))
     (tsv_dir, tsv_report), (aligned_dir, aligned_report) = results
     assert aligned_report == tsv_report and tsv_report["pairs_kept"] > 2900
     assert load_vectorizers(aligned_dir / "vectorizers.pkl").english.vocabulary == \
         load_vectorizers(tsv_dir / "vectorizers.pkl").english.vocabulary
-    for name in ("splits.json", "train-00000-italian.npy", "valid.tsv", "test.tsv"):
+    for name in ("train-00000-italian.npy", "valid.tsv", "test.tsv"):
         assert (aligned_dir / name).read_bytes() == (tsv_dir / name).read_bytes()
+    assert (aligned_dir / "splits.json").read_text().replace('"name": "train"', '"name": "pairs"') == \
+        (tsv_dir / "splits.json").read_text()
 
 
 def test_script_reports_line_count_mismatch_in_one_line(tmp_path):
