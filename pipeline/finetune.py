@@ -13,13 +13,15 @@ a second corpus with a small weight.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import Config, ConfigError, _flatten, load_config
-from pipeline.rundir import RunDir
+from pipeline.io_utils import atomic_write_json
+from pipeline.rundir import VECTORIZERS_FILE, RunDir
 
 TOKENIZER_KEYS = ("tokenizer", "sentencepiece_type", "en_vocab_size", "it_vocab_size", "joint_vocab_size")
 FREE_MODEL_KEYS = ("dropout",)          # may differ from the parent's: they change no weight
@@ -110,3 +112,21 @@ def lineage_record(parent_dir: str | os.PathLike, which: str, model_file: Path, 
             "parent_model_file": str(model_file.resolve()), "parent_model_sha256": file_sha256(model_file),
             "parent_steps": steps, "inherited": inherited, "parent_lineage": parent.load_lineage(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def check_child(config: Config, parent_dir: str | os.PathLike) -> None:
+    """Before fine-tuning: the config keeps the parent's inherited values, and its prepared data uses the
+    parent's tokenizers."""
+    check_inherited(config, inherited_tree(RunDir(parent_dir).require().load_config()), parent_dir)
+    check_same_tokenizers(config.prepared_dir / VECTORIZERS_FILE, parent_dir)
+
+
+def start_from_parent(model: Any, run: RunDir, parent_dir: str | os.PathLike, which: str = "best") -> str:
+    """Load the parent's `which` weights into `model` and write the child's lineage.json; returns a line
+    saying where the run starts from."""
+    parent = RunDir(parent_dir)
+    model_file = load_parent_weights(model, parent_dir, which)
+    steps = json.loads(parent.summary_file.read_text()).get("total_steps") if parent.summary_file.is_file() else None
+    atomic_write_json(run.lineage_file, lineage_record(parent_dir, which, model_file,
+                                                       inherited_tree(parent.load_config()), steps))
+    return f"fine-tuning from {model_file} ({steps} steps)"

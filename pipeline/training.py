@@ -28,8 +28,7 @@ from pipeline.datasets import (Batching, batch_plan, batch_shapes, feeder, forma
                                sequence_lengths, split_corpora, steps_per_epoch)
 from pipeline.distribution import setup_distribution
 from pipeline.extras import MissingExtra
-from pipeline.finetune import (check_inherited, check_same_tokenizers, inherited_tree, lineage_record,
-                               load_parent_weights)
+from pipeline.finetune import check_child, start_from_parent
 from pipeline.io_utils import atomic_directory, atomic_file, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
@@ -236,9 +235,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
         raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
                          f"says {config.data.max_length}; run scripts/prepare.py with this config again")
     if init_from is not None:
-        parent_config = RunDir(init_from).require().load_config()
-        check_inherited(config, inherited_tree(parent_config), init_from)
-        check_same_tokenizers(prepared / VECTORIZERS_FILE, init_from)
+        check_child(config, init_from)
     distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
     run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
                else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
@@ -256,13 +253,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
         else:
             model = build_model(config, en_size, it_size)
             if init_from is not None:
-                parent_file = load_parent_weights(model, init_from, init_model)
-                parent_summary = RunDir(init_from).summary_file
-                steps = json.loads(parent_summary.read_text()).get("total_steps") if parent_summary.is_file() else None
-                atomic_write_json(run.lineage_file, lineage_record(init_from, init_model, parent_file,
-                                                                   inherited_tree(parent_config), steps))
-                print(f"fine-tuning from {parent_file} ({steps} steps): warm-up {config.finetune.warmup_steps} "
-                      f"steps to a peak rate of {config.finetune.peak_learning_rate:g}")
+                print(f"{start_from_parent(model, run, init_from, init_model)}: warm-up "
+                      f"{config.finetune.warmup_steps} steps to a peak rate of {config.finetune.peak_learning_rate:g}")
             model = compile_model(model, config, finetune=init_from is not None)
             state = TrainState()
             shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)

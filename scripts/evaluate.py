@@ -12,6 +12,8 @@ def main() -> int:
     parser = translation_parser(__doc__)
     parser.add_argument("--split", choices=("test", "valid"), help="a split prepared with the run (default: test)")
     parser.add_argument("--corpus", help="with several corpora: score only this corpus's part of the split")
+    parser.add_argument("--tsv", help="a prepared split file (english<TAB>italian; the references of one English "
+                                      "sentence are scored together), e.g. another run's prepared/test.tsv")
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
     parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
@@ -20,8 +22,8 @@ def main() -> int:
     args = parser.parse_args()
     if bool(args.src) != bool(args.ref):
         parser.error("--src and --ref go together")
-    if args.src and (args.split or args.corpus):
-        parser.error("give --split/--corpus or --src/--ref, not both")
+    if sum(map(bool, (args.src, args.split or args.corpus, args.tsv))) > 1:
+        parser.error("give one of --split/--corpus, --tsv or --src/--ref")
 
     from pipeline.evaluation import (evaluate, format_report, load_parallel_files, load_split_set,
                                      prepared_split_file, write_report)
@@ -32,6 +34,8 @@ def main() -> int:
         check_output_file(args.out, "report file")         # before any translating
     if args.src:
         evalset = load_parallel_files(args.src, args.ref)
+    elif args.tsv:
+        evalset = load_split_set(args.tsv)
     else:
         evalset = load_split_set(prepared_split_file(args.run, args.split or "test", args.corpus))
     translator = Translator.from_run(args.run, args.model, engine=args.engine)

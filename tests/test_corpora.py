@@ -236,6 +236,11 @@ def test_training_reports_validation_loss_and_bleu_per_corpus(corpora, tmp_path)
         assert summary["best_val_loss_by_corpus"][name] == history[-1][f"val_loss_{name}"]
         assert summary["final_bleu"][name]["sentences"] == 15
         assert summary["final_bleu"][name]["bleu_signature"].startswith("nrefs:")
+    from pipeline.evaluation import prepared_split_file, split_sets
+    assert prepared_split_file(tmp_path / "run" / "run", "test", "more").name == "test.more.tsv"
+    sets = split_sets(tmp_path / "run" / "prepared", "valid")
+    rows = {name: stop - start for name, start, stop in corpus_rows(tmp_path / "run" / "prepared", "valid")}
+    assert {name: s.pairs for name, s in sets.items()} == rows                 # each corpus's own pairs, all of them
     # the loss over the whole valid split lies between the corpora's (a token-weighted mix of them)
     low, high = sorted(history[-1][f"val_loss_{n}"] for n in ("phrases", "more"))
     assert low - 1e-4 <= history[-1]["val_loss"] <= high + 1e-4
