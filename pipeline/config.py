@@ -243,7 +243,7 @@ def _build(cls: type, values: dict[str, Any], prefix: str) -> Any:
 
 def validate(config: Config) -> Config:
     """Refuse impossible values with a one-line error naming the key."""
-    flat = _flatten(config.to_dict())
+    flat = flatten(config.to_dict())
     for key, allowed in CHOICES.items():
         if flat[key] not in allowed:
             raise ConfigError(f"config key '{key}': must be one of {', '.join(allowed)}, got {flat[key]!r}")
@@ -286,11 +286,12 @@ def validate(config: Config) -> Config:
     return config
 
 
-def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config dict as {"section.key": value}."""
     out = {}
     for key, value in tree.items():
         if isinstance(value, dict):
-            out.update(_flatten(value, f"{prefix}{key}."))
+            out.update(flatten(value, f"{prefix}{key}."))
         else:
             out[prefix + key] = value
     return out

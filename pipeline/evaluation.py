@@ -141,8 +141,9 @@ def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: 
 def split_sets(prepared_dir: str | Path, split: str = "valid") -> dict[str, EvalSet]:
     """Each corpus's part of a prepared held-out split as an EvalSet, by corpus name (one corpus: the split)."""
     prepared_dir = Path(prepared_dir)
-    names = [name for name, start, stop in corpus_rows(prepared_dir, split) if stop > start]
-    if len(corpus_rows(prepared_dir, split)) == 1:
+    corpora = corpus_rows(prepared_dir, split)
+    names = [name for name, start, stop in corpora if stop > start]
+    if len(corpora) == 1:
         return {names[0]: load_split_set(prepared_dir / split_text_file(split))} if names else {}
     return {name: load_split_set(prepared_dir / split_text_file(split, name)) for name in names}
 

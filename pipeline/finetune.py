@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import Config, ConfigError, _flatten, load_config
+from pipeline.config import Config, ConfigError, flatten, load_config
 from pipeline.io_utils import atomic_write_json
 from pipeline.rundir import VECTORIZERS_FILE, RunDir
 
@@ -29,14 +29,12 @@ FREE_MODEL_KEYS = ("dropout",)          # may differ from the parent's: they cha
 
 def inherited_tree(parent: Config) -> dict[str, Any]:
     """The config values a child run takes from its parent: the architecture and the tokenizer settings."""
-    model = {k: v for k, v in parent.to_dict()["model"].items()}
-    data = {k: getattr(parent.data, k) for k in TOKENIZER_KEYS}
-    return {"model": model, "data": data}
+    return {"model": parent.to_dict()["model"], "data": {k: getattr(parent.data, k) for k in TOKENIZER_KEYS}}
 
 
 def check_inherited(config: Config, inherited: dict[str, Any], parent_dir: str | os.PathLike) -> None:
     """Refuse a child config that changes an inherited value, naming the key and both values."""
-    flat, wanted = _flatten(config.to_dict()), _flatten(inherited)
+    flat, wanted = flatten(config.to_dict()), flatten(inherited)
     for key, value in wanted.items():
         if key.split(".")[-1] in FREE_MODEL_KEYS and key.startswith("model."):
             continue

@@ -180,9 +180,9 @@ def load_keras_file(path: Path, what: str = "model file", compile: bool = False)
 
 def config_differences(saved: Config, current: Config) -> list[str]:
     """`key: saved -> current` for every config value that differs (workdir excluded)."""
-    from pipeline.config import _flatten
+    from pipeline.config import flatten
 
-    a, b = _flatten(saved.to_dict()), _flatten(current.to_dict())
+    a, b = flatten(saved.to_dict()), flatten(current.to_dict())
     return [f"{key}: {a.get(key)!r} -> {b.get(key)!r}" for key in sorted(set(a) | set(b))
             if key != "workdir" and a.get(key) != b.get(key)]
 
