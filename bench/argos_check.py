@@ -9,7 +9,7 @@ then, from the repository root with the project's environment:
 
     python bench/argos_check.py --run runs/tiny/run --argos-python /tmp/argos-venv/bin/python [--sentences 100]
 
-It exports the run with `pipeline.argos.export_argos`, installs the `.argosmodel` with
+It exports the run with `pipeline.export.argos.export_argos`, installs the `.argosmodel` with
 `argostranslate.package.install_from_path` into a throw-away Argos home, and translates the first N distinct
 validation sentences one by one with `argostranslate.translate.translate(text, "en", "it")`, twice: with
 `ARGOS_BEAM_SIZE=1` against our greedy output and with Argos's default beam 4 (CTranslate2 length penalty 0.2)
@@ -101,12 +101,12 @@ def main() -> int:
     parser.add_argument("--sentences", type=int, default=100, help="distinct validation sentences (default 100)")
     args = parser.parse_args()
 
-    from pipeline.argos import export_argos
     from pipeline.evaluation import load_split_set, prepared_split_file
-    from pipeline.translator import Translator
+    from pipeline.export.argos import export_argos
+    from pipeline.translate import open_translator
 
     sources = load_split_set(prepared_split_file(Path(args.run), "valid")).sources[:args.sentences]
-    ours = Translator.from_run(args.run, engine="ctranslate2")
+    ours = open_translator(args.run, engine="ctranslate2")
     with tempfile.TemporaryDirectory(prefix="argos-package-") as out:
         package = export_argos(args.run, out)
         print(f"exported {package.name}; translating {len(sources)} validation sentences", file=sys.stderr)

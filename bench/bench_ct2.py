@@ -44,16 +44,16 @@ def child(args) -> None:
     """Time one engine: print {"seconds": {beam: s}, "outputs": {beam: [...]}} as one JSON line."""
     sources, _ = sources_and_references(Path(args.run), args.sentences)
     if args.export:
-        from pipeline.ct2 import CTranslate2Translator
-        translator = CTranslate2Translator(args.export, threads=args.threads)
+        from pipeline.translate.ct2_engine import CTranslate2Engine
+        translator = CTranslate2Engine(args.export, threads=args.threads)
     else:
         import keras
         if keras.backend.backend() == "tensorflow":
             import tensorflow as tf
             tf.config.threading.set_intra_op_parallelism_threads(args.threads)
             tf.config.threading.set_inter_op_parallelism_threads(1)
-        from pipeline.translator import Translator
-        translator = Translator.from_run(args.run)
+        from pipeline.translate.keras_engine import KerasEngine
+        translator = KerasEngine.from_run(args.run)
     seconds, outputs = {}, {}
     for beam in BEAMS:
         translator.translate(sources, beam=beam)                    # warm up: trace / load every shape once
@@ -94,7 +94,7 @@ def main() -> None:
     if args.child:
         return child(args)
 
-    from pipeline.ct2 import export_ctranslate2
+    from pipeline.export.ctranslate2 import export_ctranslate2
     from pipeline.evaluation import score
     from pipeline.rundir import load_run_config
 

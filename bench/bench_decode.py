@@ -1,7 +1,7 @@
 """Decoding speed, side by side in one run.
 
 With `--run RUN` (a trained run directory, e.g. runs/cpu60/run): greedy and beam 4 on RUN's first
-`--sentences` distinct validation sentences, decoded in the batches `Translator.translate` makes
+`--sentences` distinct validation sentences, decoded in the batches `KerasEngine.translate` makes
 (longest first, `decode.batch_size` sentences, with the run's `decode` settings), by
 - `tensorflow-legacy`: the decoder before issue 11 (bench/legacy_decoding.py, TF graph mode): the baseline;
 - `tensorflow`, `tensorflow-xla`: pipeline/decoding.py in TF graph mode and compiled by XLA;
@@ -16,7 +16,7 @@ Without `--skip-tutorial`, also the tutorial architecture: our model and the tut
 (300 steps proved too few: a model that never emits [end] decodes to the length limit), then
 - reference: `tutorial_baseline.py translate` (the tutorials' naive loop, its own weights);
 - ours, naive: the same full-recompute loop on our weights (`full_recompute_greedy`);
-- ours, cached greedy and beam 4 (`Translator`), on the same weights, [UNK] allowed as in the tutorial.
+- ours, cached greedy and beam 4 (`KerasEngine`), on the same weights, [UNK] allowed as in the tutorial.
 Greedy must give token for token the naive loop's output on our weights.
 
 usage: python bench/bench_decode.py [--run RUN] [--skip-tutorial] [--torch] [--sentences 1000] [--repeats 3]
@@ -46,16 +46,16 @@ ENGINES = {"tensorflow-legacy": ("tensorflow", "legacy", False), "tensorflow": (
 
 # -- side by side on a trained run ------------------------------------------------------------------
 def run_inputs(run: Path, sentences: int, latency_sentences: int):
-    """(translator, batches, singles): (ids, step limits) pairs as `Translator.translate` makes them."""
+    """(translator, batches, singles): (ids, step limits) pairs as `KerasEngine.translate` makes them."""
     from pipeline.evaluation import prepared_split_file
-    from pipeline.translator import Translator
+    from pipeline.translate.keras_engine import KerasEngine
 
     lines = prepared_split_file(run, "valid").read_text(encoding="utf-8").splitlines()
     sources = list(dict.fromkeys(line.split("\t")[0] for line in lines))[:sentences]
-    translator = Translator.from_run(run)
-    ids = translator._source_ids(sources)
+    translator = KerasEngine.from_run(run)
+    ids = translator.source_ids(sources)
     lengths = np.maximum((ids != 0).sum(1), 1)
-    limits = translator._step_limits(lengths)
+    limits = translator.step_limits(lengths)
     order = np.argsort(-lengths, kind="stable")
     size = translator.config.decode.batch_size
     batches = [(ids[rows, :lengths[rows].max()], limits[rows]) for rows in
@@ -202,7 +202,7 @@ def timed(fn, repeats: int) -> tuple[float, object]:
 
 def tutorial_architecture(args) -> None:
     from pipeline.decoding import full_recompute_greedy
-    from pipeline.translator import Translator
+    from pipeline.translate.keras_engine import KerasEngine
 
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -211,12 +211,12 @@ def tutorial_architecture(args) -> None:
         sources = [line.split("\t")[0] for line in lines][: args.sentences]
         reference_sps = reference_translate(workdir, sources, args.train_steps)
 
-        translator = Translator.from_run(config.run_dir, "model")
+        translator = KerasEngine.from_run(config.run_dir, "model")
         translator.config.decode.ban_unk = False     # decode as the tutorial loop does: [UNK] allowed
-        translator = Translator(translator.model, translator.vectorizers, translator.config)
+        translator = KerasEngine(translator.model, translator.vectorizers, translator.config)
         translator.translate(sources, beam=1, batch_size=BATCH)            # compile every shape once
         translator.translate(sources, beam=4, batch_size=BATCH)
-        ids = translator._source_ids(sources)
+        ids = translator.source_ids(sources)
         limit = (ids != 0).sum(1) + config.decode.max_extra_length
         steps = int(limit.max())
 
@@ -225,7 +225,7 @@ def tutorial_architecture(args) -> None:
                                                          translator.end_id, steps, translator.banned_id)
                                    for i in range(0, len(ids), BATCH)])
         naive_s, naive_ids = timed(naive, 1)
-        cached_ids = np.concatenate([translator._decode(ids[i:i + BATCH], np.full(len(ids[i:i + BATCH]), steps))
+        cached_ids = np.concatenate([translator.translate_ids(ids[i:i + BATCH], np.full(len(ids[i:i + BATCH]), steps))
                                      for i in range(0, len(ids), BATCH)])[:, :steps]
         identical = bool(np.array_equal(naive_ids, cached_ids))
         greedy_s, _ = timed(lambda: translator.translate(sources, beam=1, batch_size=BATCH), args.repeats)

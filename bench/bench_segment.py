@@ -14,7 +14,7 @@ import time
 
 from common import SHARED_CORPUS, emit, median
 
-from pipeline.segment import segment_text
+from pipeline.translate.segment import segment_text
 from pipeline.text import iter_lines, open_corpus, parse_line
 
 

@@ -5,8 +5,13 @@ clients each send one sentence per request, back to back, for `--seconds`. Figur
 throughput (sentences/s), p50/p95/p99 latency (client side), errors, and the mean decoding batch the
 service reported. The clients run in this process, on the same machine as the service.
 
+`--startup N` measures start-up instead: N cold starts of `scripts/serve.py` (of this checkout, or of `--checkout
+DIR` to compare another version on the same machine), each the seconds from launch to the first healthy
+/health answer, the service's peak RSS then (VmHWM), and whether TensorFlow was loaded; medians.
+
 usage: python bench/bench_service.py --run RUN [--clients 32] [--seconds 30] [--beam N] [--max-batch 64]
                                      [--engine keras|ctranslate2]
+       python bench/bench_service.py --run RUN --engine ctranslate2 --startup 5 [--checkout DIR]
 """
 from __future__ import annotations
 
@@ -29,7 +34,9 @@ FALLBACK = ["I love you.", "Where is the station?", "Tom is my friend.", "It's r
 
 def english_sentences(run: Path, path: str | None, limit: int = 2000) -> list[str]:
     """English side of `path`, or of the run's prepared validation split (<workdir>/prepared/valid.tsv)."""
-    source = Path(path) if path else run.resolve().parent / "prepared" / "valid.tsv"
+    from pipeline.rundir import prepared_beside, split_text_file
+
+    source = Path(path) if path else prepared_beside(run.resolve()) / split_text_file("valid")
     if not source.is_file():
         print(f"{source} not found: using {len(FALLBACK)} built-in sentences", file=sys.stderr)
         return FALLBACK
@@ -43,9 +50,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_service(run: Path, max_batch: int, args) -> tuple[subprocess.Popen, str]:
+def start_service(run: Path, max_batch: int, args, checkout: Path = ROOT) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    command = [sys.executable, str(ROOT / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
+    command = [sys.executable, str(checkout / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
                "--max-batch", str(max_batch), "--max-wait-ms", str(args.max_wait_ms), "--timeout-s", "60",
                "--log-level", "warning", "--engine", args.engine] + (["--beam", str(args.beam)] if args.beam else [])
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -114,6 +121,16 @@ async def load(url: str, sentences: list[str], clients: int, seconds: float) -> 
             "backend": health["backend"], "engine": health["model"].get("engine"), "config": health["config"]}
 
 
+def stop_service(process: subprocess.Popen) -> None:
+    """SIGTERM, then a kill if it has not exited within a minute."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
     process, url = start_service(run, max_batch, args)
     try:
@@ -121,12 +138,26 @@ def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
         asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
         return asyncio.run(load(url, sentences, args.clients, args.seconds))
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_service(process)
+
+
+def tensorflow_loaded(pid: int) -> bool:
+    """Whether the process has TensorFlow's shared libraries mapped (Keras on its default backend loads them)."""
+    return "/tensorflow/" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def startup(run: Path, args) -> dict:
+    """One cold start: seconds to a healthy /health, then the peak RSS and what is loaded."""
+    started = time.perf_counter()
+    process, url = start_service(run, args.max_batch, args, Path(args.checkout).resolve())
+    try:
+        asyncio.run(wait_healthy(url, process))
+        seconds = time.perf_counter() - started
+        status = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
+        peak_mb = int(status["VmHWM"].split()[0]) / 1024
+        return {"seconds": seconds, "peak_rss_mb": peak_mb, "tensorflow": tensorflow_loaded(process.pid)}
+    finally:
+        stop_service(process)
 
 
 def main() -> int:
@@ -141,7 +172,18 @@ def main() -> int:
     parser.add_argument("--max-wait-ms", type=float, default=10.0, help="the service's --max-wait-ms")
     parser.add_argument("--sentences", help="file of English sentences (first column); default: the run's "
                                             "prepared valid.tsv")
+    parser.add_argument("--startup", type=int, metavar="N", help="measure N cold starts instead of the load test")
+    parser.add_argument("--checkout", default=str(ROOT), help="with --startup: the checkout whose scripts/serve.py "
+                                                              "starts (default: this one)")
     args = parser.parse_args()
+    if args.startup:
+        from common import median
+
+        starts = [startup(Path(args.run), args) for _ in range(args.startup)]
+        emit("service_startup", round(median(s["seconds"] for s in starts), 2), "s", engine=args.engine,
+             checkout=args.checkout, starts=args.startup, peak_rss_mb=round(median(s["peak_rss_mb"] for s in starts)),
+             tensorflow_loaded=any(s["tensorflow"] for s in starts), run=str(args.run))
+        return 0
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         parser.error("--clients must be 1..256 and --seconds 0..600: the load is bounded")
     run = Path(args.run)

@@ -10,6 +10,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
 from pipeline.rundir import MODELS
+from pipeline.translate import ENGINES
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError,
                                                 IsADirectoryError, PermissionError, MissingExtra)
@@ -25,18 +26,25 @@ def config_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, model: bool = True, engine: bool = False) -> None:
+    """The flags naming what a script reads: --run, and --model (which weights), --engine (which decoder)."""
+    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    if model:
+        parser.add_argument("--model", choices=MODELS, default="best",
+                            help="best, final or averaged weights (scripts/average.py; default: %(default)s)")
+    if engine:
+        parser.add_argument("--engine", choices=ENGINES, default="keras",
+                            help="our Keras decoder, or CTranslate2 (needs the ctranslate2 extra; --run may then be "
+                                 "a CTranslate2 export; default: %(default)s)")
+
+
 def translation_parser(description: str, sampling: bool = False) -> argparse.ArgumentParser:
-    """A parser with the flags every decoding script shares: --run, --model, --beam, --batch-size
+    """A parser with the flags every decoding script shares: --run, --model, --engine, --beam, --batch-size
     (and with `sampling`, --sample, --temperature, --top-k, --top-p, --seed)."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
-    parser.add_argument("--model", choices=MODELS, default="best",
-                        help="best, final or averaged weights (scripts/average.py)")
+    add_run_arguments(parser, engine=True)
     parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
     parser.add_argument("--batch-size", type=int, help="sentences decoded together")
-    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras",
-                        help="our Keras decoder, or CTranslate2 (needs the ctranslate2 extra; --run may then be "
-                             "a CTranslate2 export; default: %(default)s)")
     if sampling:
         group = parser.add_argument_group("sampling", "draw each translation from the model instead of searching "
                                                       "for the most likely one (e.g. for back-translation)")

@@ -11,7 +11,7 @@ import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -95,6 +95,13 @@ class FinetuneConfig:
     peak_learning_rate: float = 3.0e-4
 
 
+class DecodeSettings(NamedTuple):
+    """How one call decodes: what the caller gave, else the run's `decode` section."""
+    beam: int
+    alpha: float                       # GNMT length penalty
+    batch_size: int
+
+
 @dataclass
 class DecodeConfig:
     beam_size: int = 4
@@ -103,6 +110,16 @@ class DecodeConfig:
     max_extra_length: int = 10         # output may be this many tokens longer than the input
     ban_unk: bool = True               # never output [UNK]: take the best in-vocabulary word instead
     jit_compile: bool = True           # TensorFlow: compile decoding with XLA (JAX always compiles it)
+
+    def resolve(self, beam: int | None = None, length_penalty: float | None = None, batch_size: int | None = None,
+                sample: bool = False) -> DecodeSettings:
+        """The one place decoding defaults are filled in (engines, evaluation, the SavedModel, the service):
+        the arguments given, else this section's values; beam 1 when sampling."""
+        beam = (1 if sample else self.beam_size) if beam is None else int(beam)
+        if beam < 1:
+            raise ValueError(f"beam must be >= 1, got {beam}")
+        alpha = self.length_penalty if length_penalty is None else float(length_penalty)
+        return DecodeSettings(beam, alpha, batch_size or self.batch_size)
 
 
 @dataclass
@@ -120,11 +137,15 @@ class Config:
 
     @property
     def prepared_dir(self) -> Path:
-        return Path(self.workdir) / "prepared"
+        """`<workdir>/prepared`: what prepare writes (the layout is `pipeline.rundir`'s)."""
+        from pipeline.rundir import PREPARED_DIR
+        return Path(self.workdir) / PREPARED_DIR
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.workdir) / "run"
+        """`<workdir>/run`: what training writes."""
+        from pipeline.rundir import RUN_DIR
+        return Path(self.workdir) / RUN_DIR
 
 
 CHOICES = {

@@ -30,6 +30,7 @@ import numpy as np
 import keras
 
 from pipeline.config import Config
+from pipeline.rundir import RunDir
 
 TENSORFLOW_MODES = ("mirrored", "multi_worker")      # the other mode, data_parallel, is JAX
 
@@ -104,13 +105,13 @@ class Distribution:
         """A non-chief worker's private run directory (TensorFlow's convention), seeded with the checkpoint to resume."""
         scratch = Path(tempfile.mkdtemp(prefix=f"nmt-worker{self.worker}-"))
         print(f"worker {self.worker} writes its copy of the run to {scratch} (deleted at the end)")
-        checkpoint = Path(config.run_dir) / "checkpoint"
+        run, copy = RunDir(config.run_dir), RunDir(scratch)
         if resume:
-            if not checkpoint.is_dir():
-                raise FileNotFoundError(f"checkpoint {checkpoint}: not found on worker {self.worker}; the run "
+            if not run.checkpoint_dir.is_dir():
+                raise FileNotFoundError(f"checkpoint {run.checkpoint_dir}: not found on worker {self.worker}; the run "
                                         "directory must be on a filesystem every worker can read to resume")
-            shutil.copytree(checkpoint, scratch / "checkpoint")
-            shutil.copyfile(Path(config.run_dir) / "config.yaml", scratch / "config.yaml")
+            shutil.copytree(run.checkpoint_dir, copy.checkpoint_dir)
+            shutil.copyfile(run.config_file, copy.config_file)
         return scratch
 
     def finish(self, run_dir: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
-from pipeline.rundir import load_run_config, split_text_file
+from pipeline.rundir import RunDir, load_run_config, prepared_beside, split_text_file
 from pipeline.shards import corpus_rows
 from pipeline.tokenizers import WORD_UNK as UNK, word_tokens
 
@@ -68,8 +68,8 @@ def prepared_split_file(run_dir: str | Path, split: str, corpus: str | None = No
     `<workdir>/prepared`, beside `<workdir>/run`."""
     run_dir = Path(run_dir)
     name = split_text_file(split, corpus)
-    candidates = [run_dir.parent / "prepared" / name]
-    if (run_dir / "config.yaml").is_file():
+    candidates = [prepared_beside(run_dir) / name]
+    if RunDir(run_dir).config_file.is_file():
         candidates.append(load_run_config(run_dir).prepared_dir / name)
     for path in candidates:
         if path.is_file():
@@ -117,8 +117,7 @@ def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: 
              length_penalty: float | None = None, progress: bool = True) -> tuple[dict[str, Any], list[str]]:
     """Translate `evalset` and score it; returns (report, hypotheses)."""
     decode = translator.config.decode
-    beam = decode.beam_size if beam is None else beam
-    alpha = decode.length_penalty if length_penalty is None else length_penalty
+    beam, alpha, _ = translator.decode_settings(beam, length_penalty)
     started = time.perf_counter()
     hypotheses = translator.translate(evalset.sources, beam=beam, batch_size=batch_size, length_penalty=alpha,
                                       progress=progress)

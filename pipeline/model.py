@@ -7,7 +7,7 @@ from typing import Any
 import keras
 from keras import ops
 
-from pipeline.config import Config
+from pipeline.config import Config, ModelConfig
 from pipeline.layers import PACKAGE, PositionalEmbedding, TransformerDecoderBlock, TransformerEncoderBlock
 
 
@@ -16,10 +16,13 @@ class Seq2SeqTransformer(keras.Model):
     """Inputs {"encoder_inputs": (batch, src), "decoder_inputs": (batch, tgt)} -> float32 logits (batch, tgt, vocab)."""
 
     def __init__(self, source_vocab_size: int, target_vocab_size: int, sequence_length: int,
-                 d_model: int = 128, num_heads: int = 8, ff_dim: int = 512, encoder_layers: int = 4,
-                 decoder_layers: int = 4, dropout: float = 0.1, positional: str = "sinusoidal",
-                 scale_embeddings: bool = True, norm_first: bool = False, tie_embeddings: bool = True,
-                 share_embeddings: bool = False, **kwargs):
+                 d_model: int = ModelConfig.d_model, num_heads: int = ModelConfig.num_heads,
+                 ff_dim: int = ModelConfig.ff_dim, encoder_layers: int = ModelConfig.encoder_layers,
+                 decoder_layers: int = ModelConfig.decoder_layers, dropout: float = ModelConfig.dropout,
+                 positional: str = ModelConfig.positional, scale_embeddings: bool = ModelConfig.scale_embeddings,
+                 norm_first: bool = ModelConfig.norm_first, tie_embeddings: bool = ModelConfig.tie_embeddings,
+                 share_embeddings: bool = ModelConfig.share_embeddings, **kwargs):
+        """The architecture's defaults are `config.ModelConfig`'s (one place); `build_model` sizes it from a config."""
         super().__init__(**kwargs)
         self.hyper = dict(source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
                           sequence_length=sequence_length, d_model=d_model, num_heads=num_heads, ff_dim=ff_dim,

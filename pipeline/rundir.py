@@ -5,9 +5,12 @@
     <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  [averaged.keras]  history.json
                          train_summary.json  [lineage.json]  logs/
                          checkpoint/{model.keras, state.json, step-NNNNNNNN.weights.h5...}
+                         [ctranslate2[-model|-averaged]/]  the CTranslate2 engine's float32 conversion
+                         [eval/<set>-beam<N>.json, .hyp.txt]  [plots/*.png]
+    a CTranslate2 export  config.yaml  vectorizers.pkl  model.bin  pipeline.json  ... (`pipeline.export.ctranslate2`)
 
-Training writes it; the translator, evaluation, export and plots read it. Nothing here imports Keras
-until a model is loaded.
+This module is the only owner of these names. Training writes a run; `load_run` hands the engines, export
+and the service what they read. Nothing here imports Keras until a model is loaded.
 """
 from __future__ import annotations
 
@@ -15,18 +18,27 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from pipeline.config import Config, ConfigError, config_from_dict
 
+PREPARED_DIR = "prepared"           # <workdir>/: what prepare writes
+RUN_DIR = "run"                     # <workdir>/: what training writes
 CONFIG_FILE = "config.yaml"
 VECTORIZERS_FILE = "vectorizers.pkl"
 HISTORY_FILE = "history.json"
 SUMMARY_FILE = "train_summary.json"
 CHECKPOINT_DIR = "checkpoint"
+CHECKPOINT_MODEL_FILE = "model.keras"
+CHECKPOINT_STATE_FILE = "state.json"
 LOGS_DIR = "logs"
+EVAL_DIR = "eval"                   # run/: evaluation reports
+PLOTS_DIR = "plots"                 # run/: figures
+CT2_DIR = "ctranslate2"             # run/: the CTranslate2 engine's conversion of best.keras (+ "-<which>" for others)
+CT2_SETTINGS_FILE = "pipeline.json"  # a CTranslate2 export: format, weights fingerprint, quantization
+CT2_MODEL_FILE = "model.bin"        # a CTranslate2 export: CTranslate2's own model file
 MODELS = ("best", "model", "averaged")   # best validation loss, final weights, mean of the last kept checkpoints
 KEPT_CHECKPOINT = re.compile(r"step-(\d+)\.weights\.h5")
 SPLITS_INDEX_FILE = "splits.json"   # prepared/: each split's rows, widths and shard files
@@ -37,6 +49,11 @@ LINEAGE_FILE = "lineage.json"       # run/: the parent run a fine-tuned run star
 def split_text_file(split: str, corpus: str | None = None) -> str:
     """The cleaned text of a held-out split (`valid.tsv`), or of one corpus's part of it (`valid.<corpus>.tsv`)."""
     return f"{split}.tsv" if corpus is None else f"{split}.{corpus}.tsv"
+
+
+def prepared_beside(run_dir: str | os.PathLike) -> Path:
+    """`<workdir>/prepared` for `<workdir>/run`."""
+    return Path(run_dir).parent / PREPARED_DIR
 
 
 def shard_file(split: str, index: int, side: str) -> str:
@@ -97,11 +114,11 @@ class RunDir:
 
     @property
     def checkpoint_model(self) -> Path:
-        return self.checkpoint_dir / "model.keras"
+        return self.checkpoint_dir / CHECKPOINT_MODEL_FILE
 
     @property
     def checkpoint_state(self) -> Path:
-        return self.checkpoint_dir / "state.json"
+        return self.checkpoint_dir / CHECKPOINT_STATE_FILE
 
     def kept_checkpoint(self, step: int) -> Path:
         """The weights kept from the checkpoint at `step` (see `train.keep_checkpoints`)."""
@@ -126,6 +143,24 @@ class RunDir:
     @property
     def logs_dir(self) -> Path:
         return self.path / LOGS_DIR
+
+    @property
+    def eval_dir(self) -> Path:
+        return self.path / EVAL_DIR
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.path / PLOTS_DIR
+
+    def ctranslate2_dir(self, which: str = "best") -> Path:
+        """Where the CTranslate2 engine keeps its float32 conversion of `<which>.keras`."""
+        self.model_file(which)                        # checks `which`
+        return self.path / (CT2_DIR if which == "best" else f"{CT2_DIR}-{which}")
+
+    @property
+    def is_ctranslate2_export(self) -> bool:
+        """Whether this directory is a CTranslate2 export rather than a training run."""
+        return (self.path / CT2_SETTINGS_FILE).is_file() or (self.path / CT2_MODEL_FILE).is_file()
 
     def model_file(self, which: str = "best") -> Path:
         if which not in MODELS:
@@ -162,6 +197,33 @@ class RunDir:
 def load_run_config(run_dir: str | os.PathLike) -> Config:
     """The resolved config a run was trained with."""
     return RunDir(run_dir).load_config()
+
+
+class LoadedRun(NamedTuple):
+    """What inference, export and the service read from a training run."""
+    path: Path
+    config: Config
+    vectorizers: Any            # pipeline.vectorizers.Vectorizers
+    model: Any                  # the Keras model, or None when not asked for
+
+
+def load_run(run_dir: str | os.PathLike, which: str | None = "best") -> LoadedRun:
+    """A run's config, vectorizers and `<which>.keras` model (`which=None`: no model, no Keras), with one-line
+    errors naming the missing or unreadable file."""
+    run = RunDir(run_dir).require()
+    config, vectorizers = run.load_config(), run.load_vectorizers()
+    return LoadedRun(run.path, config, vectorizers, None if which is None else run.load_model(which))
+
+
+def load_model(run_dir: str | os.PathLike, which: str = "best") -> Any:
+    """Reload a trained Keras model from a run directory (`best`, final `model` or `averaged`); no training code runs."""
+    return RunDir(run_dir).load_model(which)
+
+
+def weights_fingerprint(path: Path) -> dict[str, Any]:
+    """Name, size and modification time of a weights file: what an export made from it records."""
+    stat = path.stat()
+    return {"file": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def load_keras_file(path: Path, what: str = "model file", compile: bool = False) -> Any:

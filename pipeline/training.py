@@ -8,6 +8,7 @@ A run directory is self-contained:
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -16,7 +17,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import keras
 import numpy as np
@@ -101,7 +102,7 @@ class Checkpointer(keras.callbacks.Callback):
         run = RunDir(self.run_dir)
         with atomic_directory(run.checkpoint_dir) as tmp:
             self.model.save(tmp / run.checkpoint_model.name)
-            atomic_write_json(tmp / "state.json", asdict(self.state))
+            atomic_write_json(tmp / run.checkpoint_state.name, asdict(self.state))
             self._keep_weights(run, tmp)
 
     def _keep_weights(self, run: RunDir, tmp: Path) -> None:
@@ -216,6 +217,80 @@ def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer, per_co
     return callbacks
 
 
+@dataclass
+class TrainingData:
+    """The prepared splits and how fit() takes them: the batch plans, and each split fed as `feed` (the
+    distribution's) hands this process its share."""
+    config: Config
+    train_en: Any
+    train_it: Any
+    valid_en: Any
+    valid_it: Any
+    train_corpora: list[tuple[str, int, int]]
+    valid_corpora: list[tuple[str, int, int]]
+    batching: Batching
+    feed: Callable[[Any], Any] = lambda batches: batches
+
+    @classmethod
+    def load(cls, config: Config) -> "TrainingData":
+        """The prepared splits of `config`, checked against it; one-line errors name the prepared directory."""
+        prepared = config.prepared_dir
+        train_en, train_it = load_split(prepared, "train")
+        valid_en, valid_it = load_split(prepared, "valid")
+        if train_en.shape[1] != config.data.max_length:
+            raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the "
+                             f"config says {config.data.max_length}; run scripts/prepare.py with this config again")
+        train_corpora = split_corpora(prepared, "train", len(train_en))
+        valid_corpora = [(name, a, b) for name, a, b in split_corpora(prepared, "valid", len(valid_en)) if b > a]
+        batching = Batching.from_config(config.train, train_en, train_it,
+                                        corpus_weights(config, train_corpora, prepared))
+        return cls(config, train_en, train_it, valid_en, valid_it, train_corpora, valid_corpora, batching)
+
+    @property
+    def valid_batching(self) -> Batching:
+        return replace(self.batching, accumulate_steps=1, mixture=())
+
+    @functools.cached_property
+    def epoch_steps(self) -> int:
+        return steps_per_epoch(self.train_en, self.train_it, self.batching)
+
+    def tokens_per_step(self) -> float:
+        """Target tokens the model predicts per batch, on average over an epoch."""
+        plan = batch_plan(self.train_en, self.train_it, self.batching, self.config.seed, 0)
+        lengths = np.maximum(sequence_lengths(self.train_it) - 1, 0)
+        return float(lengths[np.concatenate(plan)].sum()) / self.epoch_steps
+
+    def shapes(self) -> set[tuple[int, int, int]]:
+        """Every batch shape fit() will see, training and validation."""
+        return (batch_shapes(self.train_en, self.train_it, self.batching)
+                | batch_shapes(self.valid_en, self.valid_it, self.valid_batching))
+
+    def training(self, first_epoch: int, skip: int = 0, end_epoch: int | None = None) -> Any:
+        """Training batches from `first_epoch` (its first `skip` batches left out) to `end_epoch`."""
+        return self.feed(feeder(self.train_en, self.train_it, self.batching, self.config.seed, first_epoch, skip,
+                                end_epoch))
+
+    def validation(self) -> Any:
+        return self._fixed(self.valid_en, self.valid_it)
+
+    def validation_by_corpus(self) -> dict[str, Any]:
+        """Each corpus's validation batches, by name; {} with one corpus."""
+        if len(self.valid_corpora) < 2:
+            return {}
+        return {name: self._fixed(self.valid_en[a:b], self.valid_it[a:b]) for name, a, b in self.valid_corpora}
+
+    def _fixed(self, english: Any, italian: Any) -> Any:
+        return self.feed(feeder(english, italian, self.valid_batching, self.config.seed, fixed=True))
+
+    def describe_corpora(self) -> str | None:
+        """`corpora (training pairs x weight): anki 307,664 x 1, ...`, or None with one corpus."""
+        if len(self.train_corpora) < 2:
+            return None
+        weights = {start: weight for start, _, weight in self.batching.mixture}
+        return "corpora (training pairs x weight): " + ", ".join(
+            f"{name} {b - a:,} x {weights.get(a, 1.0):g}" for name, a, b in self.train_corpora)
+
+
 def train(config: Config, resume: bool = False, overwrite: bool = False, verbose: int | str = "auto",
           init_from: str | Path | None = None, init_model: str = "best") -> dict[str, Any]:
     """Train `config` from its prepared data into `<workdir>/run`; returns the summary.
@@ -228,15 +303,12 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if resume and init_from is not None:
         raise ValueError("--init-from starts a new run from a parent; --resume continues a run (its lineage is kept): "
                          "give one of them")
-    train_en, train_it = load_split(prepared, "train")
-    valid_en, valid_it = load_split(prepared, "valid")
+    data = TrainingData.load(config)
     en_size, it_size = vocabulary_sizes(prepared / VECTORIZERS_FILE)
-    if train_en.shape[1] != config.data.max_length:
-        raise ValueError(f"prepared data {prepared}: made with data.max_length={train_en.shape[1]}, but the config "
-                         f"says {config.data.max_length}; run scripts/prepare.py with this config again")
     if init_from is not None:
         check_child(config, init_from)
     distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
+    data.feed = distribution.feed                  # each split: this process's share of every batch
     run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
                else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
     run = RunDir(run_dir)
@@ -260,34 +332,23 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
             shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)
             save_config(config, run.config_file)
             print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
-    distribution.prepare_model(model, format_dataset(train_en[:2], train_it[:2]))
+    distribution.prepare_model(model, format_dataset(data.train_en[:2], data.train_it[:2]))
 
-    train_corpora = split_corpora(prepared, "train", len(train_en))
-    batching = Batching.from_config(config.train, train_en, train_it, corpus_weights(config, train_corpora, prepared))
-    valid_batching = replace(batching, accumulate_steps=1, mixture=())
-    epoch_steps = steps_per_epoch(train_en, train_it, batching)
-    plan = batch_plan(train_en, train_it, batching, config.seed, 0)
-    tokens_per_step = float(np.maximum(sequence_lengths(train_it) - 1, 0)[np.concatenate(plan)].sum()) / epoch_steps
-    shapes = batch_shapes(train_en, train_it, batching) | batch_shapes(valid_en, valid_it, valid_batching)
-    valid = distribution.feed(feeder(valid_en, valid_it, valid_batching, config.seed, fixed=True))
-    valid_corpora = [(name, a, b) for name, a, b in split_corpora(prepared, "valid", len(valid_en)) if b > a]
-    per_corpus = {name: distribution.feed(feeder(valid_en[a:b], valid_it[a:b], valid_batching, config.seed, fixed=True))
-                  for name, a, b in valid_corpora} if len(valid_corpora) > 1 else {}
-    if len(train_corpora) > 1:
-        weights = {start: weight for start, _, weight in batching.mixture}
-        print("corpora (training pairs x weight): " + ", ".join(f"{name} {b - a:,} x {weights.get(a, 1.0):g}"
-                                                               for name, a, b in train_corpora))
+    epoch_steps, tokens_per_step, shapes = data.epoch_steps, data.tokens_per_step(), data.shapes()
+    valid, per_corpus = data.validation(), data.validation_by_corpus()
+    if data.describe_corpora():
+        print(data.describe_corpora())
     checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
     callbacks = (_callbacks(config, run_dir, checkpointer, per_corpus)
                  + distribution.callbacks(config, checkpointer.out_of_budget))
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
-        model.fit(distribution.feed(feeder(train_en, train_it, batching, config.seed, state.epoch, state.step_in_epoch)),
+        model.fit(data.training(state.epoch, state.step_in_epoch),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
                   steps_per_epoch=epoch_steps - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
     if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
-        model.fit(distribution.feed(feeder(train_en, train_it, batching, config.seed, state.epoch, 0, epochs)),
+        model.fit(data.training(state.epoch, 0, epochs),
                   validation_data=valid, epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=epoch_steps,
                   callbacks=callbacks, verbose=verbose, shuffle=False)
     seconds = time.perf_counter() - started
@@ -301,8 +362,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     steps = state.global_step - start_step
     best = next((h for h in reversed(state.history) if h.get("epoch") == state.best_epoch), {})   # a resumed epoch's last
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
-               "updates": state.global_step // batching.accumulate_steps, "batch_shapes": len(shapes),
-               "bucket_boundaries": list(batching.boundaries),
+               "updates": state.global_step // data.batching.accumulate_steps, "batch_shapes": len(shapes),
+               "bucket_boundaries": list(data.batching.boundaries),
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
@@ -321,10 +382,10 @@ def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:
     """sacreBLEU of the best model on each corpus's validation sentences (at most `train.final_bleu_sentences`
     each), at the run's decoding settings; {} with a note when the eval extra is missing."""
     from pipeline.evaluation import score_corpora
-    from pipeline.translator import Translator
+    from pipeline.translate import open_translator
 
     try:
-        return score_corpora(Translator.from_run(run_dir, "best"), config.prepared_dir, "valid",
+        return score_corpora(open_translator(run_dir, "best"), config.prepared_dir, "valid",
                              config.train.final_bleu_sentences)
     except MissingExtra as exc:
         print(f"final BLEU skipped: {exc}")
@@ -343,8 +404,3 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s, "
         f"{summary['batch_shapes']} batch shapes; "
         f"best val_loss {val}{by_corpus}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}"])
-
-
-def load_model(run_dir: str | Path, which: str = "best") -> keras.Model:
-    """Reload a trained model from a run directory (`best` or final `model`); no training code runs."""
-    return RunDir(run_dir).load_model(which)

@@ -4,12 +4,12 @@ import _bootstrap  # noqa: F401
 
 import argparse
 
-from pipeline.cli import run_main
+from pipeline.cli import add_run_arguments, run_main
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    add_run_arguments(parser, model=False)
     parser.add_argument("--last", type=int, help="how many of the newest kept checkpoints (default: all kept)")
     parser.add_argument("--out", help="the averaged .keras model (default: RUN/averaged.keras, "
                                       "which --model averaged selects)")

@@ -17,15 +17,15 @@ def main() -> int:
     from pipeline.evaluation import evaluate, load_split_set, prepared_split_file
     from pipeline.prepare import format_report, prepare
     from pipeline.training import format_summary, train
-    from pipeline.translator import Translator
+    from pipeline.translate import open_translator
 
     config = load_config(args.config, args.set, args.workdir)
     print(f"[1/4] prepare: bundled sample -> {config.prepared_dir}")
     print(format_report(prepare(config)))
     print(f"[2/4] train {args.config} -> {config.run_dir}")
     print(format_summary(train(config, overwrite=True, verbose=2)))
-    translator = Translator.from_run(config.run_dir)
-    print(f"[3/4] score the validation split (sacreBLEU, beam {config.decode.beam_size})")
+    translator = open_translator(config.run_dir)
+    print(f"[3/4] score the validation split (sacreBLEU, beam {translator.decode_settings().beam})")
     report, _ = evaluate(translator, load_split_set(prepared_split_file(config.run_dir, "valid")), progress=False)
     print(f"{report['bleu_signature']}\n{report['chrf_signature']}")
     print(f"[4/4] translate with {config.run_dir}:")

@@ -27,8 +27,8 @@ def main() -> int:
 
     from pipeline.evaluation import (evaluate, format_report, load_parallel_files, load_split_set,
                                      prepared_split_file, write_report)
-    from pipeline.rundir import check_output_file
-    from pipeline.translator import Translator
+    from pipeline.rundir import RunDir, check_output_file
+    from pipeline.translate import open_translator
 
     if args.out:
         check_output_file(args.out, "report file")         # before any translating
@@ -38,11 +38,11 @@ def main() -> int:
         evalset = load_split_set(args.tsv)
     else:
         evalset = load_split_set(prepared_split_file(args.run, args.split or "test", args.corpus))
-    translator = Translator.from_run(args.run, args.model, engine=args.engine)
+    translator = open_translator(args.run, args.model, args.engine)
     report, hypotheses = evaluate(translator, evalset, beam=args.beam, batch_size=args.batch_size,
                                   length_penalty=args.length_penalty)
     suffix = ("" if args.model == "best" else f"-{args.model}") + ("-ct2" if args.engine == "ctranslate2" else "")
-    out = Path(args.out) if args.out else Path(args.run) / "eval" / f"{evalset.name}-beam{report['beam']}{suffix}.json"
+    out = Path(args.out) if args.out else RunDir(args.run).eval_dir / f"{evalset.name}-beam{report['beam']}{suffix}.json"
     report = {"run": str(args.run), "model": args.model, "engine": args.engine, **report}
     hyp_path = write_report(report, hypotheses, out)
     print(f"{report['bleu_signature']}\n{report['chrf_signature']}", file=sys.stderr)

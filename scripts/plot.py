@@ -6,14 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli import run_main
+from pipeline.cli import add_run_arguments, run_main
 
 PHRASES = ["I am a robot.", "Where is the train station?"]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+    add_run_arguments(parser, model=False)
     parser.add_argument("--out", help="directory for the PNGs (default: RUN/plots)")
     parser.add_argument("--sentence", default="Tom wants to see the new house.",
                         help="English sentence whose cross-attention is drawn")
@@ -24,13 +24,13 @@ def main() -> int:
 
     from pipeline import plots
     from pipeline.extras import require
-    from pipeline.rundir import check_output_dir
-    from pipeline.translator import Translator
+    from pipeline.rundir import RunDir, check_output_dir
+    from pipeline.translate.keras_engine import KerasEngine
 
     require("matplotlib", "plots")            # fail before loading the model if the extra is missing
-    run = Path(args.run)
-    out = check_output_dir(Path(args.out) if args.out else run / "plots", "plot directory")
-    translator = Translator.from_run(run)
+    run = RunDir(args.run)
+    out = check_output_dir(Path(args.out) if args.out else run.plots_dir, "plot directory")
+    translator = KerasEngine.from_run(run.path)
     attention = translator.cross_attention(args.sentence, beam=args.beam)
     written = [
         plots.plot_position_encoding(out / "position_encoding.png",
@@ -38,7 +38,7 @@ def main() -> int:
                                      depth=translator.model.d_model),
         plots.plot_positional_embedding_outputs(out / "positional_embedding.png", args.phrases,
                                                 translator.vectorizers),
-        plots.plot_training_curves(out / "training_curves.png", run / "history.json"),
+        plots.plot_training_curves(out / "training_curves.png", run.history_file),
         plots.plot_cross_attention(out / "cross_attention.png", attention.source_tokens, attention.output_tokens,
                                    attention.weights),
     ]

@@ -5,17 +5,12 @@ import _bootstrap  # noqa: F401
 
 import argparse
 
-from pipeline.cli import run_main
-from pipeline.rundir import MODELS
+from pipeline.cli import add_run_arguments, run_main
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
-    parser.add_argument("--model", choices=MODELS, default="best",
-                        help="best, final or averaged weights (scripts/average.py; default: %(default)s)")
-    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras",
-                        help="inference engine (ctranslate2 needs the 'ctranslate2' extra; default: %(default)s)")
+    add_run_arguments(parser, engine=True)
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")

@@ -26,17 +26,14 @@ def main() -> int:
         check_output_file(args.output, "output file")      # before any translating
 
     sentences = args.sentences or (read_text_lines(args.input) if args.input else sys.stdin.read().splitlines())
-    if args.engine == "ctranslate2":     # imports neither TensorFlow nor Keras
-        from pipeline.ct2 import CTranslate2Translator
-        translator = CTranslate2Translator.from_run(args.run, args.model)
-    else:
-        from pipeline.translator import Translator
-        translator = Translator.from_run(args.run, args.model)
     sampling = {name: value for name, value in (("sample", args.sample or None), ("temperature", args.temperature),
                                                 ("top_k", args.top_k), ("top_p", args.top_p), ("seed", args.seed))
                 if value is not None}
     if sampling and args.engine != "keras":
         parser.error("--sample, --temperature, --top-k, --top-p and --seed need --engine keras")
+    from pipeline.translate import open_translator        # ctranslate2: imports neither TensorFlow nor Keras
+
+    translator = open_translator(args.run, args.model, args.engine)
     outputs = translator.translate(sentences, beam=args.beam, max_length=args.max_length,
                                    batch_size=args.batch_size, progress=bool(args.input), **sampling)
     text = "".join(line + "\n" for line in outputs)

@@ -32,7 +32,8 @@ import keras  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.datasets import load_split  # noqa: E402
-from pipeline.training import load_model, train  # noqa: E402
+from pipeline.rundir import load_model
+from pipeline.training import train  # noqa: E402
 
 workdir, out = sys.argv[1], sys.argv[2]
 overrides = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",

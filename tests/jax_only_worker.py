@@ -9,12 +9,12 @@ from pathlib import Path
 
 import keras
 
-import pipeline  # noqa: F401  (registers the model classes for keras.saving.load_model)
-from pipeline import Translator
+import pipeline.serializable  # noqa: F401  (registers the model classes for keras.saving.load_model)
+from pipeline.translate.keras_engine import KerasEngine
 
 run_dir, out, sentences = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 model = keras.saving.load_model(run_dir / "best.keras")        # the plain Keras way works too
-translator = Translator.from_run(run_dir)
+translator = KerasEngine.from_run(run_dir)
 result = {"greedy": translator.translate(sentences, beam=1),
           "beam": translator.translate(sentences, beam=3),
           "sampled": translator.translate(sentences, sample=True, top_p=0.9, seed=1),

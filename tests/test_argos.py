@@ -10,10 +10,11 @@ import yaml
 
 pytest.importorskip("ctranslate2")
 
-from pipeline.argos import ARGOS_POSITIONS, ArgosExportError, check_joint_sentencepiece, export_argos
-from pipeline.ct2 import CTranslate2Translator
+from pipeline.translate import open_translator
+from pipeline.export.argos import ARGOS_POSITIONS, ArgosExportError, check_joint_sentencepiece, export_argos
+from pipeline.translate.ct2_engine import CTranslate2Engine
 from pipeline.evaluation import load_split_set
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 from pipeline.vectorizers import load_vectorizers
 
 from conftest import ROOT
@@ -40,7 +41,7 @@ def installed(package, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ct2_engine(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
+    return open_translator(trained_tiny.run_dir, engine="ctranslate2")
 
 
 def test_package_is_one_folder_with_metadata_model_sentencepiece_and_credit(package, trained_tiny):
@@ -80,7 +81,7 @@ def argos_translate(package_dir, sentences):
     import sentencepiece
 
     processor = sentencepiece.SentencePieceProcessor(model_file=str(package_dir / "sentencepiece.model"))
-    translator = ctranslate2.Translator(str(package_dir / "model"))
+    translator = ctranslate2.KerasEngine(str(package_dir / "model"))
     extra = yaml.safe_load((package_dir / "model" / "config.yaml").read_text())["decode"]["max_extra_length"]
     outputs = []
     for sentence in sentences:
@@ -99,7 +100,7 @@ def test_package_files_alone_translate_200_validation_sentences_as_the_ctranslat
     assert len(sources) == 200 and sum(map(bool, ours)) == 200
     assert argos_translate(installed, sources) == ours
     # the package's model/ is also a CTranslate2 export our own engine loads: its longer tables change nothing
-    assert CTranslate2Translator(installed / "model").translate(sources[:50], beam=4) == \
+    assert CTranslate2Engine(installed / "model").translate(sources[:50], beam=4) == \
         ct2_engine.translate(sources[:50], beam=4)
 
 
@@ -110,9 +111,9 @@ def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_s
     processor = sentencepiece.SentencePieceProcessor(model_file=str(installed / "sentencepiece.model"))
     long_input = processor.encode("word " * 300, out_type=str)      # one unsplit 300-word sentence
     argos_defaults = dict(beam_size=1, min_decoding_length=256, max_decoding_length=256)  # 256: Argos's limit
-    result = ctranslate2.Translator(str(installed / "model")).translate_batch([long_input], **argos_defaults)
+    result = ctranslate2.KerasEngine(str(installed / "model")).translate_batch([long_input], **argos_defaults)
     assert len(result[0].hypotheses[0]) == 256
-    plain = ctranslate2.Translator(str(ct2_engine.model_dir))
+    plain = ctranslate2.KerasEngine(str(ct2_engine.model_dir))
     with pytest.raises(Exception, match="No position encodings are defined for positions >= "):
         plain.translate_batch([long_input], **argos_defaults)
 
@@ -121,7 +122,7 @@ def test_export_is_reproducible_and_atomic(package, trained_tiny, monkeypatch):
     before = package.read_bytes()
     assert export_argos(trained_tiny.run_dir, package.parent) == package
     assert package.read_bytes() == before                           # same run, same bytes
-    import pipeline.argos
+    import pipeline.export.argos
 
     def fail(root, zip_path):
         zip_path.write_bytes(b"half a zip")
@@ -172,7 +173,7 @@ def test_longer_position_tables_keep_the_model_rows_and_continue_them(positional
 
     from conftest import SMALL_MODEL
     from pipeline.config import load_config
-    from pipeline.ct2 import transformer_spec
+    from pipeline.export.ctranslate2 import transformer_spec
     from pipeline.layers import pos_enc_matrix
     from pipeline.model import build_model
 
@@ -190,3 +191,18 @@ def test_longer_position_tables_keep_the_model_rows_and_continue_them(positional
         expected = np.repeat(own[-1:], 100 - len(own), axis=0) if positional == "learned" \
             else pos_enc_matrix(100, 32)[len(own):]
         np.testing.assert_array_equal(table[len(own):], expected)
+
+
+def test_the_package_readme_credits_every_training_corpus():
+    from pipeline.config import load_config
+    from pipeline.export.argos import training_data_credit
+
+    config = load_config(ROOT / "configs" / "broad60.yaml")
+    credit = training_data_credit(config)
+    for expected in ("- anki: ", "Tatoeba", "CC-BY 2.0 FR", "- libreoffice: ", "MPL-2.0", "- gimp: ", "GFDL-1.2",
+                     "- debian: ", "GPL-2+", "MIT", "CC-BY-SA-3.0"):
+        assert expected in credit, expected
+    tiny = training_data_credit(load_config(ROOT / "configs" / "tiny.yaml"))
+    assert tiny.startswith("Trained on English–Italian sentence pairs from the Tatoeba project")
+    mine = load_config(ROOT / "configs" / "tiny.yaml", ["data.corpora=[{path: my/own.tsv, name: mine}]"])
+    assert "- mine: my/own.tsv (a corpus of the model's trainer; see its licence)" in training_data_credit(mine)

@@ -72,7 +72,7 @@ def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
 
 
 def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_path):
-    from pipeline.translator import Translator
+    from pipeline.translate.keras_engine import KerasEngine
 
     run = RunDir(shutil.copytree(trained_tiny.run_dir, tmp_path / "run"))
     assert [RunDir.kept_step(p) for p in run.kept_checkpoints()] == [250]   # default train.keep_checkpoints
@@ -92,7 +92,7 @@ def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_pat
     en, it = load_split(trained_tiny.prepared_dir, "valid")
     logits = np.asarray(averaged({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]}))
     assert logits.shape == (4, it.shape[1] - 1, averaged.target_vocab_size) and np.isfinite(logits).all()
-    translation, = Translator.from_run(run.path, "averaged").translate(["I love you."], beam=1)
+    translation, = KerasEngine.from_run(run.path, "averaged").translate(["I love you."], beam=1)
     assert isinstance(translation, str) and translation
 
     with pytest.raises(ValueError, match=r"cannot average the last 4 checkpoints, only 3 kept .*\(steps 100, 200, 250\)"):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipeline.datasets import load_split
-from pipeline.training import load_model
+from pipeline.rundir import load_model
 
 from conftest import ROOT
 

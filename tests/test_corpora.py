@@ -279,8 +279,8 @@ def test_fine_tuning_inherits_the_parent_and_records_its_lineage(fine_tuned, tra
     assert lineage["parent_lineage"] is None
     assert summary["parent"] == lineage["parent"]
     # a fine-tuned run is a run like any other: it translates from its directory
-    from pipeline.translator import Translator
-    assert len(Translator.from_run(config.run_dir).translate(["I see a cat."], beam=1)) == 1
+    from pipeline.translate.keras_engine import KerasEngine
+    assert len(KerasEngine.from_run(config.run_dir).translate(["I see a cat."], beam=1)) == 1
 
 
 def test_fine_tuning_starts_from_the_parent_weights_on_its_own_schedule(fine_tuned, trained_tiny):

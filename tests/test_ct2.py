@@ -11,11 +11,13 @@ import yaml
 
 pytest.importorskip("ctranslate2")
 
-from pipeline.ct2 import CTranslate2ExportError, CTranslate2Translator, export_ctranslate2, transformer_spec
+from pipeline.translate import open_translator
+from pipeline.export.ctranslate2 import CTranslate2ExportError, export_ctranslate2, transformer_spec
+from pipeline.translate.ct2_engine import CTranslate2Engine
 from pipeline.datasets import load_split
 from pipeline.evaluation import evaluate, load_split_set
 from pipeline.extras import MissingExtra
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 
 from conftest import ROOT
 
@@ -28,7 +30,7 @@ EVALUATE = str(ROOT / "scripts" / "evaluate.py")
 
 @pytest.fixture(scope="module")
 def keras_translator(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(trained_tiny.run_dir)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def exported(trained_tiny, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ct2(exported):
-    return CTranslate2Translator(exported, threads=2)
+    return CTranslate2Engine(exported, threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -47,22 +49,17 @@ def valid_sources(trained_tiny):
 
 
 def greedy_ids(keras_translator, ct2, source):
-    """Both engines' greedy output ids for (n, src) source ids, with each sentence's own length limit.
-
-    Ours ends every output with [end] (forced at the limit); CTranslate2 cuts at the limit instead,
-    so a cut output gets the [end] ours would have."""
+    """Both engines' greedy output ids for (n, src) source ids, with each sentence's own length limit, each
+    output ending in [end] (ours forces it at the limit; the CTranslate2 engine adds it where CTranslate2 cuts)."""
     lengths = (source != 0).sum(1)
-    limits = keras_translator._step_limits(lengths)
-    ours = keras_translator._decode(source[:, :lengths.max()], limits, 1, 0.0)
-    end, vocabulary = keras_translator.end_id, ct2.vectorizers.english.vocabulary
-    expected, got = [], []
-    for row, limit in zip(range(len(source)), limits):
-        ids = [int(i) for i in ours[row]]
-        expected.append(ids[:ids.index(end) + 1])
-        tokens = ct2._decode([[vocabulary[i] for i in source[row, :lengths[row]]]], int(limit) - 1, 1, 0.0, 1)[0]
-        ids = [ct2._target_index[t] for t in tokens]
-        got.append(ids if ids[-1:] == [end] else ids + [end])
-    return expected, got
+    limits = keras_translator.step_limits(lengths)
+    source = source[:, :lengths.max()]
+    end = keras_translator.end_id
+    outputs = []
+    for engine in (keras_translator, ct2):
+        ids = [[int(i) for i in row] for row in engine.translate_ids(source, limits, 1, 0.0)]
+        outputs.append([row[:row.index(end) + 1] for row in ids])
+    return outputs
 
 
 def test_greedy_equals_our_decoder_token_for_token_on_200_validation_sentences(keras_translator, ct2, trained_tiny):
@@ -112,7 +109,7 @@ def test_other_vocabularies_and_architecture_switches_convert_exactly(architectu
         assert json.loads((out / "target_vocabulary.json").read_text()) == vectorizers.italian.vocabulary
         assert vectorizers.italian.vocabulary[:2] == ["", "[UNK]"]
     source, _ = load_split(prepared.prepared_dir, "valid")
-    expected, got = greedy_ids(Translator.from_run(run), CTranslate2Translator(out), source[:100])
+    expected, got = greedy_ids(KerasEngine.from_run(run), CTranslate2Engine(out), source[:100])
     assert got == expected
 
 
@@ -165,13 +162,13 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny, tmp_path):
     model.output_bias.assign(bias)
     model.save(run / "best.keras")
     out = export_ctranslate2(run, tmp_path / "ct2")
-    banned = CTranslate2Translator(out)
+    banned = CTranslate2Engine(out)
     for beam in (1, 3):
         assert not any("[UNK]" in s for s in banned.translate(SENTENCES, beam=beam)), beam
     config = yaml.safe_load((out / "config.yaml").read_text())
     config["decode"]["ban_unk"] = False
     (out / "config.yaml").write_text(yaml.safe_dump(config))
-    allowed = CTranslate2Translator(out).translate(SENTENCES, beam=1)
+    allowed = CTranslate2Engine(out).translate(SENTENCES, beam=1)
     assert all(s.startswith("[UNK]") for s in allowed), allowed
 
 
@@ -191,7 +188,7 @@ def test_export_directory_holds_vocabularies_and_tokenizer_and_translates_alone(
     assert config["layer_norm_epsilon"] == 1e-6
     moved = tmp_path / "elsewhere"
     shutil.copytree(exported, moved)
-    assert CTranslate2Translator.from_run(moved).translate(SENTENCES, beam=4) == ct2.translate(SENTENCES, beam=4)
+    assert CTranslate2Engine.from_run(moved).translate(SENTENCES, beam=4) == ct2.translate(SENTENCES, beam=4)
 
 
 def test_quantized_exports_translate(trained_tiny, tmp_path, ct2):
@@ -199,14 +196,14 @@ def test_quantized_exports_translate(trained_tiny, tmp_path, ct2):
     for quantization in ("int16", "int8"):
         out = export_ctranslate2(trained_tiny.run_dir, tmp_path / quantization, quantization=quantization)
         assert json.loads((out / "pipeline.json").read_text())["quantization"] == quantization
-        translated = CTranslate2Translator(out).translate(SENTENCES, beam=1)
+        translated = CTranslate2Engine(out).translate(SENTENCES, beam=1)
         assert len(translated) == len(SENTENCES) and all(translated)
         assert np.mean([a == b for a, b in zip(translated, reference)]) >= 0.5, (quantization, translated)
 
 
 def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, valid_sources):
-    translator = Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
-    assert isinstance(translator, CTranslate2Translator)
+    translator = open_translator(trained_tiny.run_dir, engine="ctranslate2")
+    assert isinstance(translator, CTranslate2Engine)
     assert translator.model_dir == trained_tiny.run_dir / "ctranslate2"
     assert translator.translate(SENTENCES, beam=1) == keras_translator.translate(SENTENCES, beam=1)
     evalset = load_split_set(trained_tiny.prepared_dir / "valid.tsv")
@@ -215,7 +212,7 @@ def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, v
     theirs, _ = evaluate(translator, evalset, beam=1, progress=False)
     assert (theirs["bleu"], theirs["chrf"]) == (ours["bleu"], ours["chrf"])
     with pytest.raises(ValueError, match="engine 'onnx'"):
-        Translator.from_run(trained_tiny.run_dir, engine="onnx")
+        open_translator(trained_tiny.run_dir, engine="onnx")
 
 
 CHECK_IMPORTS = """
@@ -232,7 +229,7 @@ print(json.dumps(sorted(m for m in ("tensorflow", "keras", "jax", "torch") if m 
 
 def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_nor_keras(trained_tiny, keras_translator,
                                                                                        exported, tmp_path):
-    Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")        # the run's own export exists
+    open_translator(trained_tiny.run_dir, engine="ctranslate2")        # the run's own export exists
     for run in (exported, trained_tiny.run_dir):
         result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=TRANSLATE, scripts=SCRIPTS), "--engine",
                                  "ctranslate2", "--run", str(run), "--beam", "1", *SENTENCES],
@@ -248,6 +245,31 @@ def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_n
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.splitlines()[-1]) == []
     assert json.loads(report.read_text())["engine"] == "ctranslate2"
+
+
+SERVICE = """
+import json, sys
+sys.path.insert(0, {root!r})
+from fastapi.testclient import TestClient
+from pipeline.service import create_app, serve        # serve: what scripts/serve.py runs
+from pipeline.service.server import warm_up
+from pipeline.translate import open_translator
+translator = open_translator(sys.argv[1], engine="ctranslate2")
+warm_up(translator, [1])
+with TestClient(create_app(translator)) as client:
+    health = client.get("/health").json()
+    ours = client.post("/translate", json={{"text": "I love you.", "beam": 1}})
+    libre = client.post("/translate", json={{"q": "I love you.", "source": "en", "target": "it"}})
+print(json.dumps([health["backend"], ours.status_code, libre.status_code,
+                  sorted(m for m in ("tensorflow", "keras", "jax", "torch") if m in sys.modules)]))
+"""
+
+
+def test_a_ctranslate2_service_imports_neither_keras_nor_tensorflow(exported):
+    result = subprocess.run([sys.executable, "-c", SERVICE.format(root=str(ROOT)), str(exported)],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == ["ctranslate2", 200, 200, []]
 
 
 def run_script(*args, prelude=""):
@@ -269,7 +291,7 @@ def test_missing_extra_and_bad_options_are_one_line_errors(exported, tmp_path, m
     assert len(bad.stderr.splitlines()) == 1
     monkeypatch.setitem(sys.modules, "ctranslate2", None)
     with pytest.raises(MissingExtra, match=r"pip install -e '\.\[ctranslate2\]'"):
-        CTranslate2Translator(exported)
+        CTranslate2Engine(exported)
 
 
 def test_an_option_ctranslate2_cannot_express_is_named(trained_tiny):

@@ -1,4 +1,4 @@
-"""Decoding (greedy, beam search, sampling) on every installed backend, the Translator API and the CLI.
+"""Decoding (greedy, beam search, sampling) on every installed backend, the KerasEngine API and the CLI.
 
 `decode_everything` runs every decoding that the equality tests compare, on the backend of the process
 that calls it: this one (TensorFlow), and one subprocess per other installed backend, which runs this
@@ -16,7 +16,8 @@ import pytest
 from pipeline.datasets import load_split
 from pipeline.decoding import (BeamSearch, Greedy, compile_decoder, decode_loop, full_recompute_greedy,
                                top_k_by_chunks)
-from pipeline.translator import RunDirectoryError, Translator
+from pipeline.rundir import RunDirectoryError
+from pipeline.translate.keras_engine import KerasEngine
 from pipeline.vectorizers import VectorizerFileError
 
 from conftest import ROOT
@@ -37,9 +38,9 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
     """Ids (sentences, STEPS) of every decoding compared below, on this process's Keras backend."""
     from keras import ops
 
-    translator = Translator.from_run(run_dir)
+    translator = KerasEngine.from_run(run_dir)
     model, start, end, unk = translator.model, translator.start_id, translator.end_id, translator.banned_id
-    decode, limits, few = translator._decode, np.full(len(source), STEPS), source[:FEW]
+    decode, limits, few = translator.decoder, np.full(len(source), STEPS), source[:FEW]
 
     def alone(**options):
         return np.concatenate([decode(s[None, :max(1, int((s != 0).sum()))], limits[:1], **options) for s in few])
@@ -89,7 +90,7 @@ def test_top_k_by_chunks_equals_top_k_ties_included(vocab, k):
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(trained_tiny.run_dir)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +218,7 @@ def test_xla_compiles_the_whole_loop_and_decodes_as_graph_mode(translator, valid
     assert "while" in hlo                          # one XLA program, the loop inside it
     xla = compile_decoder(model, translator.start_id, translator.end_id, jit_compile=True,
                           banned_id=translator.banned_id)
-    graph = translator._decode
+    graph = translator.decoder
     assert_only_float_ties(translator, valid_source, graph(valid_source, limits), xla(valid_source, limits),
                            "TensorFlow graph vs XLA")
     few = valid_source[:FEW]
@@ -233,8 +234,8 @@ def test_beam_one_equals_greedy_and_beam_four_decodes(translator):
 
 
 def test_unk_is_never_generated_unless_allowed(trained_tiny):
-    from pipeline.training import load_model
-    from pipeline.translator import load_run_config
+    from pipeline.rundir import load_model
+    from pipeline.rundir import load_run_config
     from pipeline.vectorizers import load_vectorizers
     model = load_model(trained_tiny.run_dir)
     unk = 1
@@ -244,13 +245,13 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny):
     vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
     config = load_run_config(trained_tiny.run_dir)
     assert unk == vectorizers.italian.unk_id and vectorizers.italian_vocabulary[unk] in ("[UNK]", "<unk>")
-    banned = Translator(model, vectorizers, config)
+    banned = KerasEngine(model, vectorizers, config)
     for beam in (1, 3):
         assert not any("[UNK]" in s for s in banned.translate(SENTENCES, beam=beam)), beam
     sampled = banned.translate(SENTENCES, sample=True, temperature=2.0, seed=0)
     assert not any("[UNK]" in s for s in sampled), sampled
     config.decode.ban_unk = False
-    allowed = Translator(model, vectorizers, config).translate(SENTENCES, beam=1)
+    allowed = KerasEngine(model, vectorizers, config).translate(SENTENCES, beam=1)
     assert all(s.startswith("[UNK]") for s in allowed), allowed
 
 
@@ -313,7 +314,7 @@ def test_damaged_run_directory_names_the_file(trained_tiny, tmp_path, damage, me
     shutil.copytree(trained_tiny.run_dir, run)
     damage(run)
     with pytest.raises((RunDirectoryError, VectorizerFileError, ValueError, FileNotFoundError)) as info:
-        Translator.from_run(run)
+        KerasEngine.from_run(run)
     assert message.format(run=run) in str(info.value)
 
 
@@ -361,8 +362,8 @@ def test_cli_rejects_non_utf8_input_naming_the_line(trained_tiny, tmp_path):
 
 def test_package_exposes_the_python_api(trained_tiny):
     import pipeline
-    assert pipeline.Translator is Translator
-    assert pipeline.Translator.from_run(trained_tiny.run_dir).translate([""]) == [""]
+    assert pipeline.KerasEngine is KerasEngine
+    assert pipeline.KerasEngine.from_run(trained_tiny.run_dir).translate([""]) == [""]
 
 
 if __name__ == "__main__":          # the worker for one other backend (see the module docstring)

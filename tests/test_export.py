@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from pipeline.export import export_saved_model
-from pipeline.translator import Translator
+from pipeline.export.savedmodel import export_saved_model
+from pipeline.translate.keras_engine import KerasEngine
 
 from conftest import ROOT
 
@@ -44,7 +44,7 @@ def serve(saved_model, texts, tmp_path, tf_text=False):
 def test_word_level_saved_model_needs_only_tensorflow(trained_tiny_word, tmp_path):
     for beam in (1, 3):
         out = export_saved_model(trained_tiny_word.run_dir, tmp_path / f"sm{beam}", beam=beam)
-        expected = Translator.from_run(trained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
+        expected = KerasEngine.from_run(trained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
         assert serve(out, SENTENCES, tmp_path) == expected
         assert expected[2] == ""
 
@@ -60,7 +60,7 @@ def test_sentencepiece_saved_model_equals_the_python_api(trained_tiny_sp, tmp_pa
     assert len(texts) == 200 + len(AWKWARD)
     out = export_saved_model(trained_tiny_sp.run_dir, tmp_path / "sm", beam=2)
     with pytest.warns(UserWarning, match="truncated"):
-        expected = Translator.from_run(trained_tiny_sp.run_dir).translate_sentences(texts, beam=2)
+        expected = KerasEngine.from_run(trained_tiny_sp.run_dir).translate_sentences(texts, beam=2)
     served = serve(out, texts, tmp_path, tf_text=True)
     mismatches = [(t, s, e) for t, s, e in zip(texts, served, expected) if s != e]
     assert not mismatches, mismatches[:5]
@@ -75,7 +75,7 @@ class Block:
             raise ModuleNotFoundError("No module named 'tensorflow_text' (blocked for this test)")
 sys.meta_path.insert(0, Block())
 sys.path.insert(0, sys.argv[2])
-from pipeline.export import load_saved_model
+from pipeline.export.savedmodel import load_saved_model
 try:
     load_saved_model(sys.argv[1])
 except ValueError as exc:
@@ -86,7 +86,7 @@ except ValueError as exc:
 def test_joint_vocabulary_export_and_loading_it_without_tensorflow_text(trained_tiny, tmp_path):
     out = export_saved_model(trained_tiny.run_dir, tmp_path / "sm", beam=1)
     texts = ["I love you.", "Где? 😀", ""]
-    assert serve(out, texts, tmp_path, tf_text=True) == Translator.from_run(trained_tiny.run_dir).translate(texts, beam=1)
+    assert serve(out, texts, tmp_path, tf_text=True) == KerasEngine.from_run(trained_tiny.run_dir).translate(texts, beam=1)
     result = subprocess.run([sys.executable, "-c", BLOCKED, str(out), str(ROOT)], capture_output=True, text=True,
                             timeout=300)
     assert f"ERROR SavedModel {out}: uses SentencePiece ops; `import tensorflow_text` before loading it" \

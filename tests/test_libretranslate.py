@@ -10,11 +10,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, create_app
 from pipeline.service.batcher import Batcher
 from pipeline.service.html_text import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
 ORIGIN = "https://app.example"
@@ -22,7 +23,7 @@ ORIGIN = "https://app.example"
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(trained_tiny.run_dir)
 
 
 @pytest.fixture(scope="module")
@@ -55,17 +56,17 @@ def test_n_best_lists_start_with_the_translation_and_are_distinct(translator):
         assert 1 <= len(hypotheses) <= 3 and len(set(hypotheses)) == len(hypotheses) and all(hypotheses)
     assert ranked[3] == [""]
     assert sum(len(hypotheses) for hypotheses in ranked[:3]) > 3          # the beam offers real alternatives
-    ids = translator._source_ids(SENTENCES[:2])
-    limits = translator._step_limits((ids != 0).sum(1))
-    best, ranked_ids = translator._decode(ids, limits, 4, 0.0), translator._decode(ids, limits, 4, 0.0, n_best=3)
+    ids = translator.source_ids(SENTENCES[:2])
+    limits = translator.step_limits((ids != 0).sum(1))
+    best, ranked_ids = translator.translate_ids(ids, limits, 4, 0.0), translator.translate_ids(ids, limits, 4, 0.0, n_best=3)
     assert ranked_ids.shape == (2, 3, best.shape[1]) and (ranked_ids[:, 0] == best).all()
     with pytest.raises(ValueError, match=r"n_best must be from 1 to the beam size \(2\) without sampling, got 3"):
-        translator._decode(ids, limits, 2, 0.0, n_best=3)
+        translator.translate_ids(ids, limits, 2, 0.0, n_best=3)
 
 
 def test_ctranslate2_n_best_starts_with_its_translation(trained_tiny):
     pytest.importorskip("ctranslate2")
-    engine = Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
+    engine = open_translator(trained_tiny.run_dir, engine="ctranslate2")
     ranked = engine.n_best(SENTENCES + [""], 3, beam=4)
     assert [hypotheses[0] for hypotheses in ranked] == engine.translate(SENTENCES + [""], beam=4)
     assert all(1 <= len(set(h)) == len(h) <= 3 for h in ranked[:3]) and ranked[3] == [""]

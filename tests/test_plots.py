@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 
 from conftest import ROOT
 
@@ -34,7 +34,7 @@ def test_plot_cli_writes_the_four_figures(trained_tiny, tmp_path):
 
 
 def test_cross_attention_weights_are_per_layer_distributions_over_the_source(trained_tiny):
-    translator = Translator.from_run(trained_tiny.run_dir)
+    translator = KerasEngine.from_run(trained_tiny.run_dir)
     source, output, weights, translation = translator.cross_attention("Tom is my friend.")
     layers, heads = translator.model.hyper["decoder_layers"], translator.model.num_heads
     assert source == translator.vectorizers.english.tokenize("Tom is my friend.")

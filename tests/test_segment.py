@@ -5,7 +5,8 @@ import warnings
 
 import pytest
 
-from pipeline.segment import Segmented, cut_sentence, n_best_texts, segment_text, sentence_spans, translate_texts
+from pipeline.translate.engine import Engine
+from pipeline.translate.segment import Segmented, cut_sentence, segment_text, sentence_spans
 
 from conftest import ROOT
 
@@ -87,25 +88,39 @@ def test_a_huge_unbroken_line_is_cut_counting_short_prefixes_only():
 
 
 def test_sentence_spans_fall_back_to_the_whole_line_if_the_splitter_changes_text(monkeypatch):
-    import pipeline.segment as segment
+    import pipeline.translate.segment as segment
     monkeypatch.setattr(segment, "_splitter", lambda: type("Changed", (), {"split": lambda self, t: ["Other."]})())
     assert sentence_spans("  One. Two.  ") == [(2, 11)]
 
 
-def test_translate_texts_makes_one_batch_and_keeps_one_output_per_text():
-    calls = []
+class UpperCaseEngine(Engine):
+    """An engine without a model: each piece "translates" to upper case (and, n-best, lower case after it
+    when it starts with W); every call is recorded."""
+    max_input_length = 20
 
-    def fake(pieces):
-        calls.append(list(pieces))
-        return [p.upper() for p in pieces]
-    texts = [PARAGRAPH, "", "...", "A line.\n\nAnother one."]
-    out = translate_texts(texts, fake, words, 20)
-    assert calls == [FIVE + ["A line.", "Another one."]]
+    def __init__(self):
+        self.calls = []
+
+    def source_tokens(self, text):
+        return words(text)
+
+    def translate_sentences(self, sentences, **options):
+        self.calls.append(list(sentences))
+        return [s.upper() for s in sentences]
+
+    def n_best_sentences(self, sentences, n, **options):
+        return [[p.upper(), p.lower()] if p.startswith("W") else [p.upper()] for p in sentences]
+
+
+def test_translate_makes_one_batch_of_all_pieces_and_keeps_one_output_per_text():
+    engine = UpperCaseEngine()
+    out = engine.translate([PARAGRAPH, "", "...", "A line.\n\nAnother one."])
+    assert engine.calls == [FIVE + ["A line.", "Another one."]]
     assert out == [PARAGRAPH.upper(), "", "...", "A LINE.\n\nANOTHER ONE."]
 
 
 def test_segmentation_imports_neither_tensorflow_nor_keras():
-    code = ("import sys, pipeline.segment as s; s.segment_text('One. Two.', len, 40); "
+    code = ("import sys, pipeline.translate.segment as s; s.segment_text('One. Two.', len, 40); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'jax', 'torch'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -115,14 +130,12 @@ def test_segmentation_imports_neither_tensorflow_nor_keras():
 # -- with a trained SentencePiece model --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def translator(trained_tiny_sp):
-    from pipeline.translator import Translator
-    return Translator.from_run(trained_tiny_sp.run_dir)
+    from pipeline.translate.keras_engine import KerasEngine
+    return KerasEngine.from_run(trained_tiny_sp.run_dir)
 
 
-def test_n_best_texts_joins_the_kth_best_of_each_piece_and_reuses_a_short_list_last():
-    def fake(pieces):
-        return [[p.upper(), p.lower()] if p.startswith("W") else [p.upper()] for p in pieces]
-    out = n_best_texts(["Tom is here. We go.", "", "Why?"], fake, words, 20)
+def test_n_best_joins_the_kth_best_of_each_piece_and_reuses_a_short_list_last():
+    out = UpperCaseEngine().n_best(["Tom is here. We go.", "", "Why?"], 2)
     assert out == [["TOM IS HERE. WE GO.", "TOM IS HERE. we go."], [""], ["WHY?", "why?"]]
 
 

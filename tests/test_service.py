@@ -13,9 +13,10 @@ import keras
 import pytest
 from fastapi.testclient import TestClient
 
+from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, api_key_from_env, create_app
 from pipeline.service.batcher import Batcher, BatcherClosed
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
@@ -25,7 +26,7 @@ SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's 
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(trained_tiny.run_dir)
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +79,14 @@ def test_concurrent_requests_share_batches_and_equal_the_python_api(translator):
 
 def test_the_ctranslate2_engine_serves_the_same_translations_as_its_python_api(trained_tiny):
     pytest.importorskip("ctranslate2")
-    engine = Translator.from_run(trained_tiny.run_dir, engine="ctranslate2")
+    engine = open_translator(trained_tiny.run_dir, engine="ctranslate2")
     with TestClient(create_app(engine, ServiceSettings(max_wait_ms=50))) as test_client:
         with ThreadPoolExecutor(4) as pool:
             responses = list(pool.map(lambda s: test_client.post("/translate", json={"text": s, "beam": 2}),
                                       SENTENCES[:4]))
         health = test_client.get("/health").json()
     assert [r.json()["translations"][0] for r in responses] == engine.translate(SENTENCES[:4], beam=2)
-    assert health["model"]["translator"] == "CTranslate2Translator"
+    assert health["model"]["translator"] == "CTranslate2Engine"
 
 
 def test_health_reports_model_config_and_backend(client, trained_tiny):

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pipeline.service import ServiceSettings, create_app
-from pipeline.translator import Translator
+from pipeline.translate.keras_engine import KerasEngine
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,7 +29,7 @@ def require_chromium() -> None:
 
 @pytest.fixture(scope="module")
 def translator(trained_tiny):
-    return Translator.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(trained_tiny.run_dir)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,10 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from pipeline.service import api, libretranslate
-from pipeline.service.errors import BodyLimitMiddleware, JsonCORSMiddleware, bearer_auth, install_error_handlers
+from pipeline.service.auth import bearer_auth
+from pipeline.service.bodylimit import BodyLimitMiddleware
+from pipeline.service.cors import JsonCORSMiddleware
+from pipeline.service.errors import install_error_handlers
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState
 

@@ -17,7 +17,8 @@ from fastapi import APIRouter, Depends, Request
 from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.service.errors import ServiceError, key_matches
+from pipeline.service.auth import key_matches
+from pipeline.service.errors import ServiceError
 from pipeline.service.html_text import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state

@@ -14,7 +14,7 @@ from pipeline.extras import require
 
 if TYPE_CHECKING:
     from pipeline.service.settings import ServiceSettings
-    from pipeline.translator import Translator
+    from pipeline.translate.engine import Engine
 
 
 def api_key_from_env(variable: str | None) -> str | None:
@@ -34,7 +34,7 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def warm_up(translator: Translator, beams: Iterable[int]) -> float:
+def warm_up(translator: Engine, beams: Iterable[int]) -> float:
     """Translate inputs of every length once per beam, so that the decoder compiles the shapes it needs
     (seconds each) now and not in the first requests; the seconds taken."""
     started = time.perf_counter()
@@ -49,7 +49,7 @@ def warm_up(translator: Translator, beams: Iterable[int]) -> float:
 def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which: str = "best",
           engine: str = "keras", host: str = "127.0.0.1", port: int = 8000, api_key_env: str | None = None,
           log_level: str = "info") -> None:
-    """Serve `run_dir` on host:port with `Translator.from_run(run_dir, which, engine=engine)`.
+    """Serve `run_dir` on host:port with `open_translator(run_dir, which, engine)`.
 
     SIGTERM stops taking connections, finishes the requests in flight, then exits.
     """
@@ -57,7 +57,7 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     require("fastapi", "serve")
     from pipeline.service.app import create_app
     from pipeline.service.settings import ServiceSettings
-    from pipeline.translator import Translator
+    from pipeline.translate import open_translator
 
     settings = settings or ServiceSettings()
     key = api_key_from_env(api_key_env)
@@ -69,7 +69,7 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     # Keras on TensorFlow serves in graph mode: one trace serves every batch size that dynamic batching
     # makes, where XLA would compile each batch shape (seconds) on its first request
     options = {"jit_compile": False} if engine == "keras" else {}
-    translator = Translator.from_run(run_dir, which, engine=engine, **options)
+    translator = open_translator(run_dir, which, engine, **options)
     app = create_app(translator, settings, {"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine})
     beams = sorted({1, app.state.service.default_beam})
     print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)

@@ -5,7 +5,6 @@ import asyncio
 from pathlib import Path
 from typing import Any, Sequence
 
-import keras
 from fastapi import Request
 
 from pipeline.service.batcher import Batcher, BatcherClosed
@@ -15,11 +14,12 @@ from pipeline.service.settings import MAX_BEAM, ServiceSettings
 
 
 class ServiceState:
-    """The translator (any object with `translate(sentences, beam=, batch_size=)` and `config`) and its batcher."""
+    """The translator (an `Engine`, or any object with `translate(texts, beam=, batch_size=)` and `config`;
+    `n_best` and `backend` are optional) and its batcher."""
 
     def __init__(self, translator: Any, settings: ServiceSettings, model_info: dict[str, Any] | None = None):
         self.translator, self.settings = translator, settings
-        self.default_beam = settings.beam or min(int(translator.config.decode.beam_size), MAX_BEAM)
+        self.default_beam = settings.beam or min(translator.config.decode.resolve().beam, MAX_BEAM)
         self.model_info = dict(model_info or {})
         n_best = self._n_best_batch if hasattr(translator, "n_best") else None
         self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms, n_best)
@@ -71,7 +71,7 @@ class ServiceState:
         if network is not None and hasattr(network, "count_params"):
             model.setdefault("parameters", int(network.count_params()))
         return {"status": "ok", "model": model, "config": Path(config.workdir).name,
-                "backend": keras.backend.backend(), "default_beam": self.default_beam,
+                "backend": getattr(self.translator, "backend", None), "default_beam": self.default_beam,
                 "max_input_tokens": getattr(self.translator, "max_input_length", None),
                 "limits": {name: getattr(self.settings, name)
                            for name in ("max_sentences", "max_chars", "timeout_s", "max_body_bytes")},

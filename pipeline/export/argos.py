@@ -1,5 +1,5 @@
 """Argos Translate packages: `export_argos(run, out)` writes an `.argosmodel` file for Argos Translate and
-LibreTranslate, on top of the CTranslate2 export (`pipeline.ct2`).
+LibreTranslate, on top of the CTranslate2 export (`pipeline.export.ctranslate2`).
 
 A package is a zip holding one folder (Argos extracts it into its package directory as is):
 
@@ -31,7 +31,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from pipeline.ct2 import EXTRA, export_ctranslate2
+from pipeline.export.ctranslate2 import EXTRA, export_ctranslate2
 from pipeline.extras import require
 from pipeline.io_utils import atomic_file
 from pipeline.rundir import RunDir, check_output_dir
@@ -141,11 +141,42 @@ This package holds no sentence splitter: Argos Translate 1.11 splits with MiniSB
 
 ## Training data and credit
 
-Trained on English–Italian sentence pairs from the Tatoeba project (https://tatoeba.org), licensed under
-Creative Commons Attribution 2.0 France (CC-BY 2.0 FR, https://creativecommons.org/licenses/by/2.0/fr/),
-as selected and distributed by ManyThings.org (https://www.manythings.org/anki/). Each sentence is the work
-of its Tatoeba contributor.
+{training_data_credit(run.load_config())}
 """
+
+
+# What a model trained on each known corpus must say about it: the corpus files' names, and their credit.
+TATOEBA_CREDIT = ("English–Italian sentence pairs from the Tatoeba project (https://tatoeba.org), licensed under "
+                  "Creative Commons Attribution 2.0 France (CC-BY 2.0 FR, https://creativecommons.org/licenses/by/2.0/fr/), "
+                  "as selected and distributed by ManyThings.org (https://www.manythings.org/anki/). Each sentence is "
+                  "the work of its Tatoeba contributor.")
+CORPUS_CREDITS = {
+    "ita": TATOEBA_CREDIT, "ita-eng": TATOEBA_CREDIT, "ita-eng-sample": TATOEBA_CREDIT,
+    "libreoffice-help": "The LibreOffice help in English and Italian (The Document Foundation and the LibreOffice "
+                        "translators; MPL-2.0), as Debian ships it (libreoffice-help-en-us, libreoffice-help-it).",
+    "gimp-help": "The GIMP manual in English and Italian (the GIMP documentation team and its translators; "
+                 "GFDL-1.2 or later, no invariant sections), as Debian ships it (gimp-help-en, gimp-help-it).",
+    "debian-docs": "The Debian Reference (GPL-2+), the Debian New Maintainers' Guide (MIT) and the GNOME user "
+                   "documentation (CC-BY-SA-3.0), in English and Italian, by their authors and translators.",
+}
+
+
+def training_data_credit(config) -> str:
+    """One paragraph per training corpus of the run's config crediting its source (a corpus this package does not
+    know is named, with a reminder that its licence's notice belongs here)."""
+    corpora = config.data.corpora or [None]          # none listed: prepare's --input or the bundled Tatoeba sample
+    paragraphs = []
+    for corpus in corpora:
+        if corpus is None:
+            paragraphs.append(f"Trained on {TATOEBA_CREDIT}")
+            continue
+        stem = Path(corpus.paths[0]).name.split(".")[0]
+        credit = CORPUS_CREDITS.get(stem)
+        paragraphs.append(f"- {corpus.name or stem}: " + (credit or f"{', '.join(corpus.paths)} (a corpus of the "
+                                                                    "model's trainer; see its licence)"))
+    if corpora == [None]:
+        return paragraphs[0]
+    return "Trained on these corpora:\n\n" + "\n".join(dict.fromkeys(paragraphs))
 
 
 def _training_steps(run: RunDir) -> int | None:

@@ -3,8 +3,8 @@
 The `serving_default` signature cleans the input as `text.clean_side` does (NFC, whitespace), tokenises
 with the run's own tokenizer (the word rules as TF string ops, or the SentencePiece model through
 `tensorflow-text`), decodes with the cached beam search and detokenises, so the SavedModel and the
-Python API's `Translator.translate_sentences` give the same output (one sentence per input: the SavedModel
-does not split paragraphs or cut long sentences as `Translator.translate` does). A SentencePiece export needs `import tensorflow_text` before
+Python API's `translate_sentences` give the same output (one sentence per input: the SavedModel
+does not split paragraphs or cut long sentences as an engine's `translate` does). A SentencePiece export needs `import tensorflow_text` before
 `tf.saved_model.load`: use `load_saved_model`, which does that and says so when it is missing.
 """
 from __future__ import annotations
@@ -14,9 +14,8 @@ from typing import Any
 
 from pipeline.decoding import decode_loop, decode_options, make_strategy
 from pipeline.extras import require
-from pipeline.rundir import check_output_dir
+from pipeline.rundir import check_output_dir, load_run
 from pipeline.text import JOINER
-from pipeline.translator import Translator
 from pipeline.vectorizers import pretokenize
 
 # the whitespace that Python's str.split() collapses in text.clean_side, as an RE2 class
@@ -97,8 +96,9 @@ def _piece_bytes(tokenizer) -> list[bytes]:
 
 
 def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | None = None,
-                       length_penalty: float | None = None) -> Path:
-    """Write `out_dir` (atomically) and return it."""
+                       length_penalty: float | None = None, which: str = "best") -> Path:
+    """Write `out_dir` (atomically) from `RUN/<which>.keras` and return it; `beam` and `length_penalty` are
+    baked into the graph (default: the run's `decode` settings)."""
     import keras
 
     from pipeline.io_utils import atomic_directory
@@ -108,12 +108,12 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
                          f"got {keras.backend.backend()!r}")
     check_output_dir(out_dir, "export directory")
     import tensorflow as tf
-    translator = Translator.from_run(run_dir)
-    decode_config = translator.config.decode
-    beams = decode_config.beam_size if beam is None else int(beam)
-    alpha = decode_config.length_penalty if length_penalty is None else float(length_penalty)
-    model, vectorizers = translator.model, translator.vectorizers
-    start_id, end_id, extra = translator.start_id, translator.end_id, decode_config.max_extra_length
+    run = load_run(run_dir, which)
+    decode_config, model, vectorizers = run.config.decode, run.model, run.vectorizers
+    beams, alpha, _ = decode_config.resolve(beam, length_penalty)
+    target = vectorizers.italian
+    start_id, end_id, extra = target.start_id, target.end_id, decode_config.max_extra_length
+    banned_id = target.unk_id if decode_config.ban_unk else None
     subwords = vectorizers.english.kind == "sentencepiece"
     if subwords:
         encode, decode, tracked = _sentencepiece_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
@@ -127,7 +127,7 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
         lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
         ids = ids[:, :tf.maximum(tf.reduce_max(lengths), 1)]
         out = decode_loop(model, ids, lengths + extra, make_strategy(decode_options(beams, alpha)), start_id, end_id,
-                          banned_id=translator.banned_id)                                 # (batch, table - 1)
+                          banned_id=banned_id)                                 # (batch, table - 1)
         keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
         return {"italian": tf.where(lengths > 0, decode(out, keep), "")}
 

@@ -11,9 +11,7 @@ tokens, and keeps every character between them, so that `Segmented.join` restore
    "word") after the last character that fits. No character is ever dropped.
 
 A piece with no letter or digit ("...", "* * *", "?!", an emoji) is not translated: it is copied as it is.
-`translate_texts` runs an engine's sentence-level translate over the pieces of many texts in one batch and
-joins each text back together; `TextTranslation` gives both engines that `translate`. No TensorFlow or
-Keras is imported here.
+Pure text: no engine, no Keras, no TensorFlow. The engines (`pipeline.translate.engine`) translate the pieces.
 """
 from __future__ import annotations
 
@@ -21,13 +19,9 @@ import bisect
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
-import numpy as np
 import regex
-from tqdm.auto import tqdm
-
-from pipeline.text import clean_side, nonblank
 
 SPLITTER_LANGUAGE = "en"
 MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
@@ -67,6 +61,14 @@ class Segmented:
                 out.append(self.gaps[index - 1])
             out.append(next(translations) if needs_translation(piece) else piece)
         return "".join(out)
+
+    def join_ranked(self, ranked: Sequence[Sequence[str]]) -> list[str]:
+        """Distinct versions of the text, best first, from each translatable piece's ranked translations:
+        the k-th joins each piece's k-th best (its last one where it has fewer), so the first is `join`'s
+        of the best ones."""
+        depth = max((len(hypotheses) for hypotheses in ranked), default=1)
+        joined = [self.join(hypotheses[min(k, len(hypotheses) - 1)] for hypotheses in ranked) for k in range(depth)]
+        return list(dict.fromkeys(joined))
 
 
 def needs_translation(piece: str) -> bool:
@@ -182,129 +184,3 @@ def segment_text(text: str, count_tokens: CountTokens, max_tokens: int) -> Segme
     pieces = [text[start:end] for start, end in spans]
     gaps = [text[spans[i][1]:spans[i + 1][0]] for i in range(len(spans) - 1)]
     return Segmented(pieces, gaps)
-
-
-def translate_texts(texts: Iterable[str], translate_sentences: Callable[[list[str]], list[str]],
-                    count_tokens: CountTokens, max_tokens: int) -> list[str]:
-    """Translate paragraphs or documents: all their pieces in one call of `translate_sentences`, each text
-    joined back with its own spacing and line breaks."""
-    layouts = [segment_text(text, count_tokens, max_tokens) for text in texts]
-    pieces = [piece for layout in layouts for piece in layout.to_translate]
-    translations = iter(translate_sentences(pieces))
-    return [layout.join(translations) for layout in layouts]
-
-
-def n_best_texts(texts: Iterable[str], n_best_sentences: Callable[[list[str]], list[list[str]]],
-                 count_tokens: CountTokens, max_tokens: int) -> list[list[str]]:
-    """Up to n distinct translations of each text, best first, from the n-best lists of its pieces: the
-    k-th joins each piece's k-th best (its last one where it has fewer), so the first is `translate_texts`'s."""
-    layouts = [segment_text(text, count_tokens, max_tokens) for text in texts]
-    ranked = iter(n_best_sentences([piece for layout in layouts for piece in layout.to_translate]))
-    results = []
-    for layout in layouts:
-        lists = [next(ranked) for _ in layout.to_translate]
-        depth = max((len(hypotheses) for hypotheses in lists), default=1)
-        joined = [layout.join(hypotheses[min(k, len(hypotheses) - 1)] for hypotheses in lists) for k in range(depth)]
-        results.append(list(dict.fromkeys(joined)))
-    return results
-
-
-class TextTranslation:
-    """What both engines share: `translate` (and `n_best`) for texts of any length over the engine's
-    `translate_sentences` (one sentence per input, truncated past the model's limit), plus the source ids,
-    length limits and decoding settings those sentence-level methods start from."""
-
-    vectorizers: Any
-    config: Any
-    max_input_length: int
-
-    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
-                            batch_size: int | None = None, length_penalty: float | None = None,
-                            progress: bool = False, sample: bool = False, temperature: float | None = None,
-                            top_k: int | None = None, top_p: float | None = None,
-                            seed: int | None = None) -> list[str]:
-        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
-        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
-
-        `sample=True` draws each translation from the model instead of searching for the most likely
-        one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
-        """
-        self._check_sampling(sample, temperature, top_k, top_p, seed)
-        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
-        cleaned, todo = nonblank(sentences)
-        outputs = [""] * len(cleaned)
-        if not todo:
-            return outputs
-        ids = self._source_ids([cleaned[i] for i in todo])
-        lengths = (ids != 0).sum(1)
-        limits = self._step_limits(lengths, max_length)
-        sampling = dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
-        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
-            bar.update(len(cleaned) - len(todo))
-            for rows, texts in self._translate_ids(ids, lengths, limits, beam, alpha, batch_size, sampling):
-                for row, text in zip(rows, texts):
-                    outputs[todo[row]] = text
-                bar.update(len(rows))
-        return outputs
-
-    def _check_sampling(self, sample: bool, temperature, top_k, top_p, seed) -> None:
-        """Raise ValueError where the engine cannot decode with these sampling options."""
-
-    def _translate_ids(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, beam: int, alpha: float,
-                       batch_size: int, sampling: dict[str, Any]) -> Iterable[tuple[Sequence[int], list[str]]]:
-        """The engine's part of `translate_sentences`: source ids (sentences, max_input_length), their
-        lengths and step limits -> (rows, their translations) pairs, every row once, as they are done."""
-        raise NotImplementedError
-
-    def decode_settings(self, beam: int | None, length_penalty: float | None, batch_size: int | None,
-                        sample: bool = False) -> tuple[int, float, int]:
-        """(beam, alpha, batch size): the arguments given, else the run's `decode` settings (beam 1 when sampling)."""
-        decode = self.config.decode
-        beam = (1 if sample else decode.beam_size) if beam is None else int(beam)
-        if beam < 1:
-            raise ValueError(f"beam must be >= 1, got {beam}")
-        alpha = decode.length_penalty if length_penalty is None else float(length_penalty)
-        return beam, alpha, batch_size or decode.batch_size
-
-    def _source_ids(self, sentences: Sequence[str]) -> np.ndarray:
-        """(sentences, max_input_length) source ids; longer sentences are truncated, with one warning."""
-        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
-        too_long = int((ids[:, -1] != 0).sum())
-        if too_long:
-            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
-                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
-        return ids[:, :-1]
-
-    def _step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
-        """Most output tokens per sentence: `max_length`, or the source length plus `decode.max_extra_length`."""
-        if max_length:
-            return np.full(len(lengths), max_length)
-        return lengths + self.config.decode.max_extra_length
-
-    def source_tokens(self, text: str) -> int:
-        """How many source tokens the model sees for `text` (cleaned as the engines clean it)."""
-        return len(self.vectorizers.english.token_ids(clean_side(text)))
-
-    def translate(self, texts: Iterable[str], **options) -> list[str]:
-        """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
-
-        Each text is split into sentences (and over-long sentences into pieces within the model's limit),
-        all pieces are translated as one batch, and each text is rejoined with its spacing and line breaks.
-        A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
-        batch_size, length_penalty, progress (a bar over pieces), and sampling's.
-        """
-        if isinstance(texts, str):
-            raise TypeError("translate takes a list of texts, got one str: pass [text]")
-        return translate_texts(texts, lambda pieces: self.translate_sentences(pieces, **options),
-                               self.source_tokens, self.max_input_length)
-
-    def n_best_sentences(self, sentences: Sequence[str], n: int, **options) -> list[list[str]]:
-        raise NotImplementedError
-
-    def n_best(self, texts: Iterable[str], n: int, **options) -> list[list[str]]:
-        """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
-        beam); texts are split and rejoined as in `translate`. `options`: beam, batch_size."""
-        if isinstance(texts, str):
-            raise TypeError("n_best takes a list of texts, got one str: pass [text]")
-        return n_best_texts(texts, lambda pieces: self.n_best_sentences(pieces, n, **options),
-                            self.source_tokens, self.max_input_length)

@@ -1,0 +1,42 @@
+"""Translation: texts in, Italian out, over one trained run and the engine chosen here.
+
+    from pipeline.translate import open_translator
+    translator = open_translator("runs/cpu60/run")                      # our Keras decoder, any backend
+    translator = open_translator("runs/cpu60/run", engine="ctranslate2") # CTranslate2: no Keras, no TensorFlow
+    translator.translate(["Where is the station? It is late."])
+
+    segment.py       pure text: paragraphs and sentences -> pieces -> the same layout again
+    engine.py        `Engine`: translate / n_best over texts, sentences and ids; the decoding defaults
+    keras_engine.py  `KerasEngine`: the cached Keras decoder (greedy, beam, sampling)
+    ct2_engine.py    `CTranslate2Engine`: a CTranslate2 export, ranked as ours
+
+`open_translator` is the one place an engine is chosen; only the chosen engine's modules are imported.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.translate.engine import Engine
+
+ENGINES = ("keras", "ctranslate2")
+ENGINE_OPTIONS = {"keras": ("jit_compile",), "ctranslate2": ("compute_type", "threads", "device")}
+
+
+def open_translator(run_dir: str | Path, which: str = "best", engine: str = "keras", **options: Any) -> Engine:
+    """The engine for a training run's `<which>.keras` (or, for `ctranslate2`, also a CTranslate2 export directory).
+
+    `options`: the Keras engine takes `jit_compile` (default: the run's `decode.jit_compile`); CTranslate2 takes
+    `compute_type`, `threads` and `device`, and converts a training run once, on first use.
+    """
+    if engine not in ENGINES or set(options) - set(ENGINE_OPTIONS[engine]):
+        raise ValueError(f"engine {engine!r} with options {sorted(options)}: expected "
+                         + " or ".join(f"{name!r} (options: {', '.join(ENGINE_OPTIONS[name])})" for name in ENGINES))
+    if engine == "ctranslate2":
+        from pipeline.translate.ct2_engine import CTranslate2Engine
+
+        return CTranslate2Engine.from_run(run_dir, which, **options)
+    from pipeline.translate.keras_engine import KerasEngine
+
+    return KerasEngine.from_run(run_dir, which, **options)

@@ -1,0 +1,163 @@
+"""What every engine offers: texts, sentences and ids in, translations out, with the decoding defaults resolved once.
+
+    Engine.translate(texts)              texts of any length: segmented (`segment`), pieces translated, rejoined
+    Engine.n_best(texts, n)              up to n distinct translations of each text, best first
+    Engine.translate_sentences(...)      one sentence per input, truncated past `max_input_length` tokens
+    Engine.n_best_sentences(...)         the same, n-best
+    Engine.source_ids / step_limits      sentences -> source ids; their lengths -> most output tokens
+    Engine.translate_ids(ids, limits)    ids in, ids out: the engine's decoder itself (what tests and benchmarks call)
+
+An engine implements `translate_ids` and the two batch loops behind the sentence methods (`_translate_batches`,
+`_n_best_batches`); everything else is here. This module imports neither Keras nor TensorFlow.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from pipeline.config import Config, DecodeSettings
+from pipeline.text import clean_side, nonblank
+from pipeline.translate.segment import Segmented, segment_text
+from pipeline.vectorizers import Vectorizers
+
+Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
+
+
+class Engine:
+    """English -> Italian over one trained run; a subclass brings the decoder (`translate_ids`) and its batch loops."""
+
+    config: Config
+    vectorizers: Vectorizers
+    backend: str                 # what decodes: a Keras backend's name, or "ctranslate2"
+
+    @property
+    def max_input_length(self) -> int:
+        """Most source tokens one sentence may have (the run's `data.max_length`)."""
+        return self.vectorizers.max_length
+
+    # -- decoding defaults -------------------------------------------------------------------------------------
+    def decode_settings(self, beam: int | None = None, length_penalty: float | None = None,
+                        batch_size: int | None = None, sample: bool = False) -> DecodeSettings:
+        """The arguments given, else the run's `decode` settings (beam 1 when sampling): `DecodeConfig.resolve`."""
+        return self.config.decode.resolve(beam, length_penalty, batch_size, sample)
+
+    # -- ids ------------------------------------------------------------------------------------------------
+    def source_ids(self, sentences: Sequence[str]) -> np.ndarray:
+        """(sentences, max_input_length) source ids, 0-padded; longer sentences are truncated, with one warning."""
+        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
+        too_long = int((ids[:, -1] != 0).sum())
+        if too_long:
+            warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
+                          f"{self.max_input_length} tokens were truncated", stacklevel=3)
+        return ids[:, :-1]
+
+    def step_limits(self, lengths: np.ndarray, max_length: int | None = None) -> np.ndarray:
+        """Most output tokens per sentence, [end] included: `max_length`, or the source length plus
+        `decode.max_extra_length`."""
+        if max_length:
+            return np.full(len(lengths), max_length)
+        return lengths + self.config.decode.max_extra_length
+
+    def translate_ids(self, ids: np.ndarray, limits: np.ndarray, beam: int = 1, alpha: float = 0.0,
+                      n_best: int = 1, **sampling: Any) -> np.ndarray:
+        """The decoder: (sentences, width) source ids and each one's step limit -> int32 target ids after
+        [start], [end] included, 0 after it: (sentences, steps), or (sentences, n_best, steps) best first."""
+        raise NotImplementedError
+
+    def source_tokens(self, text: str) -> int:
+        """How many source tokens the model sees for `text` (cleaned as the engines clean it)."""
+        return len(self.vectorizers.english.token_ids(clean_side(text)))
+
+    # -- sentences ------------------------------------------------------------------------------------------
+    def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
+                            batch_size: int | None = None, length_penalty: float | None = None,
+                            progress: bool = False, sample: bool = False, temperature: float | None = None,
+                            top_k: int | None = None, top_p: float | None = None,
+                            seed: int | None = None) -> list[str]:
+        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
+        `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
+
+        `sample=True` draws each translation from the model instead of searching for the most likely
+        one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
+        """
+        self._check_sampling(sample, temperature, top_k, top_p, seed)
+        beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
+        cleaned, todo = nonblank(sentences)
+        outputs = [""] * len(cleaned)
+        if not todo:
+            return outputs
+        ids = self.source_ids([cleaned[i] for i in todo])
+        lengths = (ids != 0).sum(1)
+        limits = self.step_limits(lengths, max_length)
+        sampling = dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+        with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
+            bar.update(len(cleaned) - len(todo))
+            for rows, texts in self._translate_batches(ids, lengths, limits, beam, alpha, batch_size, sampling):
+                for row, text in zip(rows, texts):
+                    outputs[todo[row]] = text
+                bar.update(len(rows))
+        return outputs
+
+    def n_best_sentences(self, sentences: Sequence[str], n: int, beam: int | None = None,
+                         batch_size: int | None = None) -> list[list[str]]:
+        """Up to `n` distinct translations of each sentence from one beam search (beam >= n), best
+        first: the first is `translate_sentences`'s. Empty input gives `[""]`."""
+        beam, alpha, batch_size = self.decode_settings(beam, None, batch_size)
+        beam = max(beam, n)
+        cleaned, todo = nonblank(sentences)
+        outputs: list[list[str]] = [[""] for _ in cleaned]
+        if not todo:
+            return outputs
+        ids = self.source_ids([cleaned[i] for i in todo])
+        lengths = (ids != 0).sum(1)
+        for rows, ranked in self._n_best_batches(ids, lengths, self.step_limits(lengths), n, beam, alpha, batch_size):
+            for row, texts in zip(rows, ranked):
+                outputs[todo[row]] = list(dict.fromkeys(text for text in texts if text)) or [""]
+        return outputs
+
+    def _check_sampling(self, sample: bool, temperature: float | None, top_k: int | None, top_p: float | None,
+                        seed: int | None) -> None:
+        """Raise ValueError where the engine cannot decode with these sampling options."""
+
+    def _translate_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, beam: int, alpha: float,
+                           batch_size: int, sampling: dict[str, Any]) -> Batches:
+        """`translate_sentences`'s loop: source ids (sentences, max_input_length), their lengths and step
+        limits -> (rows, their translations), every row once, as they are done."""
+        raise NotImplementedError
+
+    def _n_best_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, n: int, beam: int,
+                        alpha: float, batch_size: int) -> Batches:
+        """`n_best_sentences`'s loop: as `_translate_batches`, each row's output its ranked translations (<= n)."""
+        raise NotImplementedError
+
+    # -- texts ----------------------------------------------------------------------------------------------
+    def segment(self, texts: Iterable[str]) -> list[Segmented]:
+        """Each text cut into pieces of at most `max_input_length` source tokens (`segment.segment_text`)."""
+        return [segment_text(text, self.source_tokens, self.max_input_length) for text in texts]
+
+    def translate(self, texts: Iterable[str], **options: Any) -> list[str]:
+        """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
+
+        Each text is split into sentences (and over-long sentences into pieces within the model's limit),
+        all pieces are translated as one batch, and each text is rejoined with its spacing and line breaks.
+        A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
+        batch_size, length_penalty, progress (a bar over pieces), and sampling's.
+        """
+        if isinstance(texts, str):
+            raise TypeError("translate takes a list of texts, got one str: pass [text]")
+        layouts = self.segment(texts)
+        translations = iter(self.translate_sentences([p for layout in layouts for p in layout.to_translate],
+                                                     **options))
+        return [layout.join(translations) for layout in layouts]
+
+    def n_best(self, texts: Iterable[str], n: int, **options: Any) -> list[list[str]]:
+        """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
+        beam); texts are split and rejoined as in `translate`. `options`: beam, batch_size."""
+        if isinstance(texts, str):
+            raise TypeError("n_best takes a list of texts, got one str: pass [text]")
+        layouts = self.segment(texts)
+        ranked = iter(self.n_best_sentences([p for layout in layouts for p in layout.to_translate], n, **options))
+        return [layout.join_ranked([next(ranked) for _ in layout.to_translate]) for layout in layouts]

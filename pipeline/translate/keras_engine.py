@@ -1,0 +1,97 @@
+"""The Keras engine: our cached decoder (greedy, beam search, sampling) over a trained `.keras` model, on any
+Keras backend. `open_translator(run)` (`pipeline.translate`) returns one."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from pipeline.config import Config
+from pipeline.rundir import load_run
+from pipeline.text import clean_side
+from pipeline.translate.engine import Batches, Engine
+from pipeline.vectorizers import Vectorizers
+
+
+class CrossAttention(NamedTuple):
+    """One translation's cross-attention: `weights` is (layers, heads, output tokens, source tokens)."""
+    source_tokens: list[str]
+    output_tokens: list[str]      # ending in [end]
+    weights: np.ndarray
+    translation: str
+
+
+class KerasEngine(Engine):
+    """English -> Italian with a trained model and its vectorizers; no training code runs.
+
+    `translate` takes texts of any length (paragraphs, documents: see `pipeline.translate.segment`);
+    `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
+    """
+
+    def __init__(self, model, vectorizers: Vectorizers, config: Config, jit_compile: bool | None = None):
+        """`jit_compile` (TensorFlow: XLA, one program per batch shape, else graph mode, one trace for
+        every batch size) defaults to the run's `decode.jit_compile`; JAX always compiles."""
+        from pipeline.decoding import compile_decoder     # Keras: only this engine needs it
+
+        self.model, self.vectorizers, self.config = model, vectorizers, config
+        target = vectorizers.italian
+        self.vocabulary = target.vocabulary
+        self.start_id, self.end_id = target.start_id, target.end_id
+        self.banned_id = target.unk_id if config.decode.ban_unk else None
+        jit_compile = config.decode.jit_compile if jit_compile is None else jit_compile
+        self.decoder = compile_decoder(model, self.start_id, self.end_id, jit_compile, banned_id=self.banned_id)
+        """The compiled decoder itself (`pipeline.decoding.compile_decoder`: ids in, ids out, its own options)."""
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path, which: str = "best", jit_compile: bool | None = None) -> "KerasEngine":
+        """The engine for a training run's `<which>.keras` (see `__init__` for `jit_compile`)."""
+        run = load_run(run_dir, which)
+        return cls(run.model, run.vectorizers, run.config, jit_compile)
+
+    @property
+    def backend(self) -> str:
+        import keras
+        return keras.backend.backend()
+
+    def translate_ids(self, ids: np.ndarray, limits: np.ndarray, beam: int = 1, alpha: float = 0.0,
+                      n_best: int = 1, **sampling: Any) -> np.ndarray:
+        return self.decoder(ids, limits, beam, alpha, n_best=n_best, **sampling)
+
+    def _translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
+        """Longest first, `batch_size` sentences per decoder call (similar lengths together: less padding)."""
+        seed = sampling.pop("seed")
+        order = np.argsort(-lengths, kind="stable")
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            width = max(int(lengths[rows].max()), 1)
+            result = self.translate_ids(ids[rows, :width], limits[rows], beam, alpha,
+                                        seed=None if seed is None else (seed, start), **sampling)
+            yield rows, [self.vectorizers.decode_italian(target) for target in result]
+
+    def _n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
+        """In input order, `batch_size` sentences per decoder call."""
+        for start in range(0, len(ids), batch_size):
+            rows = np.arange(start, min(start + batch_size, len(ids)))
+            ranked = self.translate_ids(ids[rows, :max(int(lengths[rows].max()), 1)], limits[rows], beam, alpha,
+                                        n_best=n)
+            ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
+            yield rows, [[self.vectorizers.decode_italian(h) for h in hypotheses] for hypotheses in ranked]
+
+    def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
+        """Translate one sentence and return its cross-attention with the tokens on both sides."""
+        cleaned = clean_side(sentence)
+        if not cleaned:
+            raise ValueError("cross_attention needs a non-empty sentence")
+        ids = self.source_ids([cleaned])
+        lengths = np.maximum((ids != 0).sum(1), 1)
+        source = ids[:, :int(lengths[0])]
+        output = [int(i) for i in self.translate_ids(source, self.step_limits(lengths), beam,
+                                                     self.decode_settings().alpha)[0]]
+        output = output[:output.index(self.end_id) + 1] if self.end_id in output else [i for i in output if i]
+        decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
+        from keras import ops
+        weights = ops.convert_to_numpy(self.model.cross_attention(source, decoder_inputs))[:, 0]
+        english = self.vectorizers.english.vocabulary
+        return CrossAttention([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
+                              self.vectorizers.decode_italian(output))
