@@ -9,6 +9,7 @@ from typing import Callable
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
+from pipeline.logs import quiet_native_logs
 from pipeline.rundir import MODELS
 from pipeline.translate import ENGINES
 
@@ -57,7 +58,9 @@ def translation_parser(description: str, sampling: bool = False) -> argparse.Arg
 
 
 def run_main(main: Callable[[], int | None]) -> None:
-    """Run `main`, turning expected user errors into one line on stderr and exit status 2."""
+    """Run `main` with native log noise filtered (`logs.quiet_native_logs`), turning expected user errors into
+    one line on stderr and exit status 2."""
+    quiet_native_logs()
     try:
         sys.exit(main() or 0)
     except USER_ERRORS as exc:

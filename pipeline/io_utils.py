@@ -1,6 +1,7 @@
 """Atomic file and directory writes: outputs appear whole or not at all."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -61,21 +62,57 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def read_text_lines(path: str | os.PathLike, what: str = "input file") -> list[str]:
-    """Lines of a UTF-8 text file (LF or CRLF); a line that is not UTF-8 is an error naming it."""
+MAX_LINE_BYTES = 1_000_000       # one line of a text file (a paragraph): longer lines are refused, not read whole
+UTF8_BOM, UTF16_BOMS = b"\xef\xbb\xbf", (b"\xff\xfe", b"\xfe\xff")
+
+
+def read_text_lines(path: str | os.PathLike, what: str = "input file",
+                    max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
+    """Lines of a UTF-8 text file (LF or CRLF; a UTF-8 byte-order mark is skipped), read line by line so that
+    memory stays bounded by the file's text. One-line errors name the file and line: not found, a directory,
+    UTF-16, a NUL byte (a binary file), not UTF-8, a line over `max_line_bytes`."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {path}: is a directory, expected a text file")
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path}: not found")
-    raw = path.read_bytes().split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
     lines = []
-    for number, line in enumerate(raw, 1):
-        try:
-            lines.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError:
-            raise ValueError(f"{what} {path} line {number}: not valid UTF-8") from None
+    with path.open("rb") as handle:
+        for number in itertools.count(1):
+            line = handle.readline(max_line_bytes + 1)
+            if not line:
+                break
+            if number == 1:
+                if line.startswith(UTF16_BOMS):
+                    raise ValueError(f"{what} {path}: UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+                line = line.removeprefix(UTF8_BOM)
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                raise ValueError(f"{what} {path} line {number}: longer than {max_line_bytes:,} bytes; split it into "
+                                 "paragraphs of one line each")
+            if b"\x00" in line:
+                raise ValueError(f"{what} {path} line {number}: a NUL byte; expected a UTF-8 text file, not a binary one")
+            try:
+                lines.append(line.decode("utf-8").removesuffix("\n").removesuffix("\r"))
+            except UnicodeDecodeError:
+                raise ValueError(f"{what} {path} line {number}: not valid UTF-8") from None
     return lines
+
+
+def read_stdin_lines() -> list[str]:
+    """Lines of standard input as UTF-8; invalid bytes or a NUL byte are a one-line error naming the line."""
+    import sys
+
+    data = sys.stdin.buffer.read()
+
+    def line_of(offset: int) -> int:
+        return data[:offset].count(b"\n") + 1
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ValueError(f"standard input line {line_of(nul)}: a NUL byte; expected UTF-8 text")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"standard input line {line_of(exc.start)}: not valid UTF-8") from None
 
 
 @contextmanager

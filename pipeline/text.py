@@ -61,6 +61,28 @@ def open_corpus(path: str | Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+UNENCODABLE = re.compile("[\ud800-\udfff]")   # lone surrogates: the only str code points UTF-8 cannot encode
+REPLACEMENT = "\ufffd"
+
+
+def gate_text(text: str) -> str:
+    """The one gate for incoming text: every door (CLI arguments and files, the Python API of both engines,
+    the HTTP routes and so the page) passes texts through it before anything else. Each code point that UTF-8
+    cannot encode (a lone surrogate, U+D800-U+DFFF, as JSON's "\\ud800" or a CLI argument of invalid bytes
+    gives) becomes U+FFFD, the replacement character, so such text translates like any other and the same
+    input gives the same output everywhere. Anything but a str is a TypeError."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
+    return UNENCODABLE.sub(REPLACEMENT, text)
+
+
+def gate_texts(texts: Iterable[str]) -> list[str]:
+    """`gate_text` of each; a str instead of a list of texts is a TypeError."""
+    if isinstance(texts, str):
+        raise TypeError("expected a list of texts, got one str: pass [text]")
+    return [gate_text(text) for text in texts]
+
+
 def clean_side(text: str) -> str:
     """NFC-normalise and collapse every run of (Unicode) whitespace to one space."""
     text = unicodedata.normalize("NFC", text).replace(JOINER, " ")
@@ -100,8 +122,9 @@ def parse_aligned(raw_english: bytes, raw_italian: bytes) -> tuple[str, str] | s
 
 
 def nonblank(sentences: Iterable[str]) -> tuple[list[str], list[int]]:
-    """Sentences cleaned as a translator cleans them (`clean_side`), and the indices of those left non-empty."""
-    cleaned = [clean_side(sentence) for sentence in sentences]
+    """Sentences through the gate and cleaned as a translator cleans them (`gate_text`, `clean_side`), and the
+    indices of those left non-empty."""
+    cleaned = [clean_side(sentence) for sentence in gate_texts(sentences)]
     return cleaned, [i for i, sentence in enumerate(cleaned) if sentence]
 
 

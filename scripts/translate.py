@@ -5,6 +5,7 @@ Each argument or line is one text (a sentence or a paragraph of several) and giv
 import _bootstrap  # noqa: F401
 
 import sys
+from pathlib import Path
 
 from pipeline.cli import run_main, translation_parser
 
@@ -19,13 +20,15 @@ def main() -> int:
     if args.sentences and args.input:
         parser.error("give sentences or --input, not both")
 
-    from pipeline.io_utils import atomic_write_text, read_text_lines
+    from pipeline.io_utils import atomic_write_text, read_stdin_lines, read_text_lines
     from pipeline.rundir import check_output_file
 
     if args.output:
         check_output_file(args.output, "output file")      # before any translating
+        if args.input and Path(args.output).resolve() == Path(args.input).resolve():
+            raise ValueError(f"output file {args.output}: is the input file; write the translation to another file")
 
-    sentences = args.sentences or (read_text_lines(args.input) if args.input else sys.stdin.read().splitlines())
+    sentences = args.sentences or (read_text_lines(args.input) if args.input else read_stdin_lines())
     sampling = {name: value for name, value in (("sample", args.sample or None), ("temperature", args.temperature),
                                                 ("top_k", args.top_k), ("top_p", args.top_p), ("seed", args.seed))
                 if value is not None}

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Union
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from pipeline.service.errors import error_responses
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.settings import MAX_BEAM
 from pipeline.service.state import ServiceState, service_state
@@ -17,14 +18,16 @@ router = APIRouter(tags=["translation"])
 FIELD_RULES = {"text": "must be a string or a non-empty list of strings",
                "beam": f"must be an integer from 1 to {MAX_BEAM}"}
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": text, "content": {"application/json": {"example": {"error": "..."}}}}
-    for code, text in [(400, "the body is not JSON"), (401, "missing or wrong API key (with --api-key-env)"),
-                       (413, "too many sentences, a sentence too long, or a body over 1 MB"),
-                       (415, "the body is not sent as application/json"),
-                       (422, "a field is missing or has the wrong type or value"),
-                       (429, "over --req-limit requests a minute from this address"),
-                       (503, "no translation within --timeout-s, or shutting down")]}
+ERRORS = error_responses([
+    (400, "the body is not JSON", "invalid JSON body: Expecting value"),
+    (401, "missing or wrong API key (with --api-key-env)", "missing or wrong API key: send the header "
+                                                             "'Authorization: Bearer <key>'"),
+    (413, "too many sentences, a sentence too long, or a body over 1 MB", "request body over 1,000,000 bytes"),
+    (415, "the body is not sent as application/json", "send a JSON body with 'Content-Type: application/json'"),
+    (422, "a field is missing or has the wrong type or value", "missing 'text': it must be a string or a "
+                                                                "non-empty list of strings"),
+    (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
+    (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")])
 
 
 class TranslateRequest(BaseModel):
@@ -48,8 +51,7 @@ class TranslateResponse(BaseModel):
 async def translate(body: TranslateRequest, state: ServiceState = Depends(service_state)) -> TranslateResponse:
     """Translate English sentences into Italian; concurrent requests share decoding batches."""
     started = time.perf_counter()
-    sentences = [body.text] if isinstance(body.text, str) else body.text
-    state.check_limits(sentences)
+    sentences = state.admit([body.text] if isinstance(body.text, str) else body.text)
     beam = body.beam or state.default_beam
     translations = await state.translate(sentences, beam)
     return TranslateResponse(translations=translations, beam=beam,

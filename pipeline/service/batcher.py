@@ -51,6 +51,9 @@ class Batcher:
         self.largest_batch = 0    # most sentences in one model call
 
     def start(self) -> "Batcher":
+        """Start the worker thread (once: a second call while it runs does nothing)."""
+        if self._thread is not None and self._thread.is_alive():
+            return self
         self._thread = threading.Thread(target=self._run, name="translation-worker", daemon=True)
         self._thread.start()
         return self
@@ -72,7 +75,7 @@ class Batcher:
         """Take no new jobs, finish the queued ones, then stop the worker."""
         with self._cond:
             self._closing = True
-            self._cond.notify()
+            self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout)
 

@@ -20,6 +20,16 @@ class ServiceError(Exception):
         self.status, self.message, self.headers = status, message, headers
 
 
+ERROR_SCHEMA: dict[str, Any] = {"type": "object", "required": ["error"], "additionalProperties": False,
+                                "properties": {"error": {"type": "string", "description": "one line"}}}
+
+
+def error_responses(codes: list[tuple[int, str, str]]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for (status, when, example message): every error is `{"error": "..."}`."""
+    return {status: {"description": when, "content": {"application/json": {
+        "schema": ERROR_SCHEMA, "example": {"error": example}}}} for status, when, example in codes}
+
+
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 

@@ -10,6 +10,7 @@ other body stays with the service's own `{"text": ...}` route.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -18,34 +19,68 @@ from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.service.auth import key_matches
-from pipeline.service.errors import ServiceError
+from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.html_text import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
+from pipeline.text import gate_texts
 
 PREFIX = "/libretranslate"
+DIGITS = re.compile(r"^[ \t\n\r]*([+-]?[0-9]{1,9})?[ \t\n\r]*$")      # a form's alternatives: an integer, or blank for 0
 FIELDS = frozenset({"q", "source", "target", "format", "alternatives", "api_key"})
 SOURCE, TARGET = {"code": "en", "name": "English"}, {"code": "it", "name": "Italian"}
 DETECTED = {"confidence": 100.0, "language": "en"}      # the model reads English only: `auto` means English
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": text, "content": {"application/json": {"example": {"error": example}}}}
-    for code, text, example in [
-        (400, "invalid request", "Invalid request: missing q parameter"),
-        (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
-        (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
-        (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
-        (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")]}
-FORM_BODY = {"requestBody": {"content": {
-    media: {"schema": {"type": "object", "required": ["q", "source", "target"], "properties": {
-        "q": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-              "description": "text(s) to translate", "example": "Where is the station?"},
+ERRORS = error_responses([
+    (400, "invalid request", "Invalid request: missing q parameter"),
+    (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
+    (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
+    (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
+    (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")])
+STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+LANGUAGE = {"type": "object", "required": ["confidence", "language"],
+            "properties": {"confidence": {"type": "number"}, "language": {"type": "string"}}}
+TRANSLATED = {200: {"description": "a string for a string q, a list for a list", "content": {"application/json": {
+    "schema": {"type": "object", "required": ["translatedText"], "properties": {
+        "translatedText": STRINGS,
+        "alternatives": {"anyOf": [{"type": "array", "items": {"type": "string"}},
+                                   {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}],
+                         "description": "with alternatives > 0"},
+        "detectedLanguage": {"oneOf": [LANGUAGE, {"type": "array", "items": LANGUAGE}],
+                             "description": "with source auto"}}}}}}}
+DETECTED_LIST = {200: {"description": "always English", "content": {"application/json": {
+    "schema": {"type": "array", "items": LANGUAGE}}}}}
+
+
+def request_schema(form: bool) -> dict[str, Any]:
+    """What `translate` reads, as the OpenAPI document states it: in a form every value is a string (the
+    numbers are digits), while JSON's `q` may be a list and `alternatives` a number or digits."""
+    digits = {"type": "string", "pattern": DIGITS.pattern}
+    return {"type": "object", "required": ["q", "source", "target"], "properties": {
+        "q": ({"type": "string"} if form else {"oneOf": [{"type": "string"},
+                                                         {"type": "array", "items": {"type": "string"}}]})
+        | {"description": "text(s) to translate", "example": "Where is the station?"},
         "source": {"type": "string", "enum": ["en", "auto"], "description": "auto is reported as en"},
         "target": {"type": "string", "enum": ["it"]},
-        "format": {"type": "string", "enum": ["text", "html"], "default": "text"},
-        "alternatives": {"type": "integer", "default": 0, "description": "extra translations from the beam"},
-        "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"}}}}
-    for media in ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")}}}
+        "format": {"type": "string", "enum": ["text", "html", ""], "default": "text",
+                   "description": "empty means text"},
+        "alternatives": (digits if form else {"oneOf": [{"type": "integer"}, digits]})
+        | {"default": 0, "description": "extra translations from the beam (0 or less: none)"},
+        "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"}}}
+
+
+def request_body(detect: bool = False) -> dict[str, Any]:
+    """`openapi_extra` for a route reading JSON, urlencoded and multipart bodies (`detect` needs only q)."""
+    def schema(form: bool) -> dict[str, Any]:
+        full = request_schema(form)
+        if not detect:
+            return full
+        return {"type": "object", "required": ["q"],
+                "properties": {name: full["properties"][name] for name in ("q", "api_key")}}
+    return {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": schema(form=False)},
+        **{media: {"schema": schema(form=True)}
+           for media in ("application/x-www-form-urlencoded", "multipart/form-data")}}}}
 
 
 def invalid(message: str) -> ServiceError:
@@ -125,10 +160,12 @@ async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
 
 def check_key(state: ServiceState, request: Request, fields: dict[str, Any]) -> None:
     """With --api-key-env, a 403 unless `api_key` (or `Authorization: Bearer <key>`) is the key."""
+    given = fields.get("api_key")
+    if given is not None and not isinstance(given, str):
+        raise invalid("Invalid request: api_key must be a string")
     expected = state.settings.api_key
     if expected is None:
         return
-    given = fields.get("api_key")
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if not given and scheme.lower() == "bearer":
         given = token.strip()
@@ -138,15 +175,22 @@ def check_key(state: ServiceState, request: Request, fields: dict[str, Any]) -> 
         raise ServiceError(403, "Invalid API key")
 
 
+def check_q(q: Any) -> list[str]:
+    """`q` as a list of strings; anything but a string or a list of strings is a 400."""
+    texts = [q] if isinstance(q, str) else q
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        raise invalid("Invalid request: q must be a string or a list of strings")
+    return texts
+
+
 def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) -> list[str]:
-    """`q` as a list, after LibreTranslate's checks of q, source, target and the limits (400s)."""
+    """`q` as a list through the gate (`text.gate_text`), after LibreTranslate's checks of q, source, target
+    and the limits (400s)."""
     for name in ("q", "source", "target"):
         if not fields.get(name):
             raise invalid(f"Invalid request: missing {name} parameter")
     q = fields["q"]
-    texts = [q] if isinstance(q, str) else q
-    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
-        raise invalid("Invalid request: q must be a string or a list of strings")
+    texts = check_q(q)
     if not is_json:                       # form bodies: CRLF line ends count as one character, as in LibreTranslate
         texts = ["\n".join(text.splitlines()) for text in texts]
     limits = state.settings
@@ -155,14 +199,17 @@ def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) 
     for text in texts:
         if len(text) > limits.max_chars:
             raise invalid(f"Invalid request: request ({len(text)}) exceeds text limit ({limits.max_chars})")
-    return texts
+    return gate_texts(texts)
 
 
 def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
-    try:
-        alternatives = max(0, int(fields.get("alternatives") or 0))
-    except (TypeError, ValueError, OverflowError):             # OverflowError: JSON's 1e999
-        raise invalid("Invalid request: alternatives parameter is not a number") from None
+    """`alternatives` as an int: an integer, or digits (as forms send it); anything else is a 400."""
+    value = fields.get("alternatives") or 0
+    if isinstance(value, str) and DIGITS.fullmatch(value):
+        value = int(value.strip(" \t\n\r") or 0)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid("Invalid request: alternatives parameter is not a number")
+    alternatives = max(0, value)
     if alternatives > state.settings.max_alternatives:
         raise invalid(f"Invalid request: alternatives parameter must be <= {state.settings.max_alternatives}")
     if alternatives and not state.has_n_best:
@@ -212,7 +259,7 @@ translate_router = APIRouter(tags=["LibreTranslate"])
 info_router = APIRouter(tags=["LibreTranslate"])
 
 
-@translate_router.post("/translate", responses=ERRORS, openapi_extra=FORM_BODY,
+@translate_router.post("/translate", responses={**TRANSLATED, **ERRORS}, openapi_extra=request_body(),
                        dependencies=[Depends(rate_limited)])
 async def translate(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
     """LibreTranslate's translate: `{"translatedText": ...}`, a string for a string and a list for a list,
@@ -235,13 +282,15 @@ async def translate(request: Request, state: ServiceState = Depends(service_stat
     return result
 
 
-@info_router.post("/detect", responses=ERRORS, dependencies=[Depends(rate_limited)])
+@info_router.post("/detect", responses={**DETECTED_LIST, **ERRORS}, openapi_extra=request_body(detect=True),
+                    dependencies=[Depends(rate_limited)])
 async def detect(request: Request, state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
     """LibreTranslate's detect: the model reads English only, so the answer is always English."""
     fields, _ = await read_fields(request)
     check_key(state, request, fields)
     if not fields.get("q"):
         raise invalid("Invalid request: missing q parameter")
+    check_q(fields["q"])
     return [dict(DETECTED)]
 
 

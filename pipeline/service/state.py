@@ -11,6 +11,7 @@ from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
 from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
+from pipeline.text import gate_texts
 
 
 class ServiceState:
@@ -36,6 +37,11 @@ class ServiceState:
     def has_n_best(self) -> bool:
         """Whether the translator gives n-best lists (`translator.n_best`)."""
         return self.batcher.n_best is not None
+
+    def admit(self, sentences: Sequence[str]) -> list[str]:
+        """The texts of a request through the gate (`text.gate_text`), after the limits (413s)."""
+        self.check_limits(sentences)
+        return gate_texts(sentences)
 
     def check_limits(self, sentences: Sequence[str]) -> None:
         """413 for too many sentences or one too long."""

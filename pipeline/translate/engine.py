@@ -19,11 +19,17 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
-from pipeline.text import clean_side, nonblank
-from pipeline.translate.segment import Segmented, segment_text
+from pipeline.text import clean_side, gate_texts, nonblank
+from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
 from pipeline.vectorizers import Vectorizers
 
 Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
+
+
+def one_line(translation: str) -> str:
+    """A sentence's translation on one line: a line break the model wrote (a byte piece) becomes a space, so that
+    a text keeps exactly its own line breaks and a file one output line per input line."""
+    return LINE_BREAK.sub(" ", translation)
 
 
 class Engine:
@@ -97,7 +103,7 @@ class Engine:
             bar.update(len(cleaned) - len(todo))
             for rows, texts in self._translate_batches(ids, lengths, limits, beam, alpha, batch_size, sampling):
                 for row, text in zip(rows, texts):
-                    outputs[todo[row]] = text
+                    outputs[todo[row]] = one_line(text)
                 bar.update(len(rows))
         return outputs
 
@@ -115,7 +121,7 @@ class Engine:
         lengths = (ids != 0).sum(1)
         for rows, ranked in self._n_best_batches(ids, lengths, self.step_limits(lengths), n, beam, alpha, batch_size):
             for row, texts in zip(rows, ranked):
-                outputs[todo[row]] = list(dict.fromkeys(text for text in texts if text)) or [""]
+                outputs[todo[row]] = list(dict.fromkeys(one_line(text) for text in texts if text)) or [""]
         return outputs
 
     def _check_sampling(self, sample: bool, temperature: float | None, top_k: int | None, top_p: float | None,
@@ -135,13 +141,15 @@ class Engine:
 
     # -- texts ----------------------------------------------------------------------------------------------
     def segment(self, texts: Iterable[str]) -> list[Segmented]:
-        """Each text cut into pieces of at most `max_input_length` source tokens (`segment.segment_text`)."""
-        return [segment_text(text, self.source_tokens, self.max_input_length) for text in texts]
+        """Each text through the gate (`text.gate_text`: a lone surrogate becomes U+FFFD), then cut into pieces of
+        at most `max_input_length` source tokens (`segment.segment_text`)."""
+        return [segment_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
 
     def translate(self, texts: Iterable[str], **options: Any) -> list[str]:
         """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
 
-        Each text is split into sentences (and over-long sentences into pieces within the model's limit),
+        Each text passes the gate (`text.gate_text`: a code point UTF-8 cannot encode becomes U+FFFD), is split
+        into sentences (and over-long sentences into pieces within the model's limit),
         all pieces are translated as one batch, and each text is rejoined with its spacing and line breaks.
         A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
         batch_size, length_penalty, progress (a bar over pieces), and sampling's.

@@ -9,7 +9,7 @@ import numpy as np
 
 from pipeline.config import Config
 from pipeline.rundir import load_run
-from pipeline.text import clean_side
+from pipeline.text import clean_side, gate_text
 from pipeline.translate.engine import Batches, Engine
 from pipeline.vectorizers import Vectorizers
 
@@ -80,7 +80,7 @@ class KerasEngine(Engine):
 
     def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
         """Translate one sentence and return its cross-attention with the tokens on both sides."""
-        cleaned = clean_side(sentence)
+        cleaned = clean_side(gate_text(sentence))
         if not cleaned:
             raise ValueError("cross_attention needs a non-empty sentence")
         ids = self.source_ids([cleaned])

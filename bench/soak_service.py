@@ -1,0 +1,171 @@
+"""Bounded soak of the translation service: valid, hostile and oversized requests on both APIs, for minutes.
+
+Starts `scripts/serve.py` on 127.0.0.1 (a free port), warms it up, then `--clients` concurrent loopback clients
+send a mix of requests back to back for `--minutes`: native and LibreTranslate translations (JSON, form, HTML,
+alternatives), and hostile ones (lone surrogates, wrong types, nested arrays, non-JSON, binary and empty bodies,
+bodies over the size limit, texts over the character limit, 3,000 tags, unclosed HTML, bad alternatives).
+Reports requests served, answers by status code, p50/p95/p99 latency, and the service's RSS after warm-up and at
+the end. Then it sends one more burst and SIGTERM while those requests are in flight: each must get its answer,
+and the process must exit 0 within 10 s.
+
+Acceptance: RSS growth < 10% after warm-up, 0 answers >= 500, every in-flight request answered, exit 0 in 10 s.
+
+usage: python bench/soak_service.py --run RUN [--minutes 5] [--clients 16] [--engine keras|ctranslate2]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench_service import english_sentences, start_service, stop_service, wait_healthy
+from common import emit
+
+import numpy as np
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def requests_mix(sentences: list[str]) -> list[tuple[str, str, dict]]:
+    """(name, path, httpx keyword arguments) of every request kind; a client cycles through them."""
+    sentence = sentences[0]
+    json_headers = {"Content-Type": "application/json"}
+    hostile_json = '{"text": "lone \\ud800 surrogate and \\udfff"}'
+    return [
+        ("native", "/translate", {"json": {"text": sentence}}),
+        ("native_list", "/translate", {"json": {"text": sentences[1:4], "beam": 2}}),
+        ("lt_json", "/translate", {"json": {"q": sentence, "source": "en", "target": "it"}}),
+        ("lt_form", "/translate", {"data": {"q": sentence, "source": "auto", "target": "it"}}),
+        ("lt_html", "/translate", {"json": {"q": f"<p>{sentence} <b>{sentences[2]}</b></p>", "source": "en",
+                                            "target": "it", "format": "html"}}),
+        ("lt_alternatives", "/translate", {"json": {"q": sentence, "source": "en", "target": "it",
+                                                    "alternatives": 2}}),
+        ("surrogate_native", "/translate", {"content": hostile_json, "headers": json_headers}),
+        ("surrogate_lt", "/translate", {"content": '{"q": "lone \\udfff", "source": "en", "target": "it"}',
+                                        "headers": json_headers}),
+        ("surrogate_html", "/translate", {"content": '{"q": "<p title=\\"\\ud800\\">a \\ud800</p>", "source": "en", '
+                                                     '"target": "it", "format": "html"}', "headers": json_headers}),
+        ("wrong_type", "/translate", {"json": {"text": 42}}),
+        ("nested", "/translate", {"json": {"text": [["a"], {"b": 1}]}}),
+        ("not_json", "/translate", {"content": "{not json", "headers": json_headers}),
+        ("binary", "/translate", {"content": bytes(range(256)) * 8,
+                                  "headers": {"Content-Type": "application/octet-stream"}}),
+        ("empty", "/translate", {"content": b"", "headers": json_headers}),
+        ("too_big_body", "/translate", {"content": b'{"text": "' + b"a" * 1_100_000 + b'"}', "headers": json_headers}),
+        ("too_many_chars", "/translate", {"json": {"text": "word " * 400}}),
+        ("many_tags", "/translate", {"json": {"q": "<b>x</b>" * 3000, "source": "en", "target": "it",
+                                              "format": "html"}}),
+        ("unclosed_html", "/translate", {"json": {"q": "<p><b>Where is <i>the station", "source": "en",
+                                                  "target": "it", "format": "html"}}),
+        ("bad_alternatives", "/translate", {"json": {"q": "Hi", "source": "en", "target": "it",
+                                                     "alternatives": "many"}}),
+        ("health", "/health", {}),
+        ("languages", "/languages", {}),
+    ]
+
+
+async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
+    import httpx
+
+    kinds = requests_mix(sentences)
+    statuses: Counter = Counter()
+    by_kind: dict[str, Counter] = {name: Counter() for name, _, _ in kinds}
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+        end = time.perf_counter() + seconds
+
+        async def one_client(index: int) -> None:
+            position = index
+            while time.perf_counter() < end:
+                name, path, kwargs = kinds[position % len(kinds)]
+                position += 1
+                sent = time.perf_counter()
+                try:
+                    method = client.get if path in ("/health", "/languages") else client.post
+                    response = await method(url + path, **kwargs)
+                    status = str(response.status_code)
+                    if response.status_code >= 400:
+                        json.loads(response.text)["error"]        # every error is {"error": "..."}
+                except Exception as exc:                           # noqa: BLE001  (a dropped connection counts)
+                    status = type(exc).__name__
+                latencies.append(time.perf_counter() - sent)
+                statuses[status] += 1
+                by_kind[name][status] += 1
+
+        await asyncio.gather(*(one_client(i) for i in range(clients)))
+    ms = np.array(latencies) * 1000.0
+    return {"requests": len(latencies), "statuses": dict(statuses),
+            "by_kind": {name: dict(counts) for name, counts in by_kind.items()},
+            "p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)),
+            "p99_ms": float(np.percentile(ms, 99))}
+
+
+async def burst_then_sigterm(url: str, process, sentences: list[str], burst: int) -> dict:
+    """`burst` translations in flight, SIGTERM, then every answer and the exit."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=60) as client:
+        pending = [asyncio.create_task(client.post(url + "/translate", json={"text": sentences[i % len(sentences)]}))
+                   for i in range(burst)]
+        await asyncio.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        signalled = time.perf_counter()
+        answers = await asyncio.gather(*pending, return_exceptions=True)
+    code = await asyncio.to_thread(process.wait, 30)
+    return {"in_flight": burst, "answered_200": sum(getattr(a, "status_code", None) == 200 for a in answers),
+            "answers": dict(Counter(str(getattr(a, "status_code", type(a).__name__)) for a in answers)),
+            "exit_code": code, "exit_seconds": round(time.perf_counter() - signalled, 2)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="trained run directory (or a CTranslate2 export)")
+    parser.add_argument("--minutes", type=float, default=5.0, help="soak duration (default: %(default)s)")
+    parser.add_argument("--warmup-s", type=float, default=30.0, help="mixed load before the first RSS reading")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default: %(default)s)")
+    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras")
+    parser.add_argument("--burst", type=int, default=32, help="requests in flight at SIGTERM (default: %(default)s)")
+    args = parser.parse_args()
+    args.max_wait_ms, args.beam = 10.0, None                      # what start_service passes on
+    run = Path(args.run)
+    sentences = english_sentences(run, None, 500)
+    process, url = start_service(run, 64, args)
+    try:
+        asyncio.run(wait_healthy(url, process))
+        asyncio.run(soak(url, sentences, args.clients, args.warmup_s))
+        rss_start = rss_mb(process.pid)
+        result = asyncio.run(soak(url, sentences, args.clients, args.minutes * 60))
+        rss_end = rss_mb(process.pid)
+        shutdown = asyncio.run(burst_then_sigterm(url, process, sentences, args.burst))
+    finally:
+        if process.poll() is None:
+            stop_service(process)
+    growth = rss_end / rss_start - 1
+    server_errors = sum(n for status, n in result["statuses"].items() if not status.isdigit() or int(status) >= 500)
+    met = (growth < 0.10 and server_errors == 0 and shutdown["answered_200"] == shutdown["in_flight"]
+           and shutdown["exit_code"] == 0 and shutdown["exit_seconds"] <= 10)
+    emit("soak_service", result["requests"], "requests", engine=args.engine, clients=args.clients,
+         minutes=args.minutes, rss_start_mb=round(rss_start), rss_end_mb=round(rss_end),
+         rss_growth_pct=round(100 * growth, 1), server_errors=server_errors,
+         **{key: round(value, 1) if isinstance(value, float) else value for key, value in result.items()},
+         shutdown=shutdown, target="RSS growth < 10%, 0 x 5xx, in-flight answered, exit 0 within 10 s", met=met)
+    print(f"soak: {result['requests']:,} requests in {args.minutes:g} min, statuses {result['statuses']}, "
+          f"p50/p95/p99 {result['p50_ms']:.0f}/{result['p95_ms']:.0f}/{result['p99_ms']:.0f} ms, RSS "
+          f"{rss_start:.0f} -> {rss_end:.0f} MB ({100 * growth:+.1f}%), shutdown {shutdown}; "
+          f"{'met' if met else 'NOT met'}", file=sys.stderr)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

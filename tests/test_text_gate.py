@@ -1,0 +1,111 @@
+"""One gate for incoming text (`text.gate_text`): a lone surrogate becomes U+FFFD identically on every door (the
+Python API of both engines, the native and LibreTranslate routes in JSON, form and HTML, and the CLI's
+arguments), so that the same input gives the same outcome everywhere and never a 5xx or a binding error."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from pipeline.text import REPLACEMENT, gate_text, gate_texts
+
+HOSTILE = ["lone \ud800 surrogate", "a \udfff", "\udc80\udcff", "mixed 😀 \ud83d and é"]
+REPLACED = [text.replace("\ud800", REPLACEMENT).replace("\udfff", REPLACEMENT).replace("\udc80", REPLACEMENT)
+            .replace("\udcff", REPLACEMENT).replace("\ud83d", REPLACEMENT) for text in HOSTILE]
+
+
+def test_the_gate_replaces_exactly_the_code_points_utf8_cannot_encode():
+    assert gate_texts(HOSTILE) == REPLACED
+    assert gate_text("😀 é \ufffd \U0010ffff") == "😀 é \ufffd \U0010ffff"       # surrogate *pairs* are not in str
+    with pytest.raises(TypeError, match="expected a str"):
+        gate_text(b"bytes")
+
+
+@pytest.fixture(scope="module")
+def keras_engine(trained_tiny):
+    from pipeline.translate import open_translator
+
+    return open_translator(trained_tiny.run_dir, jit_compile=False)
+
+
+@pytest.fixture(scope="module")
+def ct2_engine(trained_tiny, tmp_path_factory):
+    pytest.importorskip("ctranslate2")
+    from pipeline.export.ctranslate2 import export_ctranslate2
+    from pipeline.translate.ct2_engine import CTranslate2Engine
+
+    return CTranslate2Engine(export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2") / "m"), threads=2)
+
+
+@pytest.mark.parametrize("engine", ["keras_engine", "ct2_engine"])
+def test_both_engines_translate_a_surrogate_as_the_replacement_character(engine, request):
+    translator = request.getfixturevalue(engine)
+    out = translator.translate(HOSTILE, beam=1)
+    assert out == translator.translate(REPLACED, beam=1)
+    for translation in out:
+        translation.encode("utf-8")
+    assert translator.n_best(HOSTILE, 2, beam=2) == translator.n_best(REPLACED, 2, beam=2)
+
+
+def test_keras_and_ctranslate2_give_the_same_outcome(keras_engine, ct2_engine):
+    assert keras_engine.translate(HOSTILE, beam=1) == ct2_engine.translate(HOSTILE, beam=1)
+
+
+@pytest.fixture(scope="module")
+def client(keras_engine):
+    from fastapi.testclient import TestClient
+
+    from pipeline.service import ServiceSettings, create_app
+
+    with TestClient(create_app(keras_engine, ServiceSettings(max_wait_ms=1, beam=1))) as test_client:
+        yield test_client
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def raw_json(value) -> str:
+    """JSON with lone surrogates written as \\uXXXX escapes, as a hostile client sends them."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+def test_native_route_translates_surrogates_like_the_python_api(client, keras_engine):
+    response = client.post("/translate", content=raw_json({"text": HOSTILE}), headers=JSON)
+    assert response.status_code == 200, response.text
+    assert response.json()["translations"] == keras_engine.translate(REPLACED, beam=1)
+
+
+@pytest.mark.parametrize("text_format", ["text", "html"])
+def test_libretranslate_json_and_html_translate_surrogates(client, keras_engine, text_format):
+    q = "<p title=\"\ud800\">lone \udfff here</p>" if text_format == "html" else HOSTILE[1]
+
+    def translated(text):
+        body = {"q": text, "source": "en", "target": "it", "format": text_format}
+        response = client.post("/translate", content=raw_json(body), headers=JSON)
+        assert response.status_code == 200, response.text
+        return response.json()["translatedText"]
+    assert translated(q) == translated(gate_text(q))
+    if text_format == "text":
+        assert translated(q) == keras_engine.translate([REPLACED[1]], beam=1)[0]
+    else:
+        assert translated(q).startswith(f'<p title="{REPLACEMENT}">')
+
+
+def test_a_form_with_bytes_that_are_not_utf8_is_answered_not_crashed(client):
+    response = client.post("/translate", content=b"q=caf%E9&source=en&target=it",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status_code in (200, 400), response.text
+    assert "error" in response.json() or "translatedText" in response.json()
+
+
+def test_cli_arguments_with_invalid_bytes_translate_like_the_replacement_character(trained_tiny):
+    """A shell hands Python invalid UTF-8 arguments as lone surrogates (surrogateescape)."""
+    script = str(ROOT / "scripts" / "translate.py")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    run = [sys.executable, script, "--run", str(trained_tiny.run_dir), "--beam", "1"]
+    bad = subprocess.run(run + [os.fsencode("caf\udce9 au lait")], capture_output=True, timeout=300, env=env)
+    good = subprocess.run(run + ["caf\ufffd au lait"], capture_output=True, timeout=300, env=env)
+    assert bad.returncode == 0, bad.stderr.decode()[-2000:]
+    assert bad.stdout == good.stdout and bad.stdout.strip()
