@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
 from common import ROOT, emit  # noqa: E402
 
@@ -50,12 +51,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_service(run: Path, max_batch: int, args, checkout: Path = ROOT) -> tuple[subprocess.Popen, str]:
+def start_service(run: Path, max_batch: int, args, checkout: Path = ROOT, extra: Sequence[str] = (),
+                  stderr: Any = subprocess.PIPE) -> tuple[subprocess.Popen, str]:
+    """`scripts/serve.py` on a free loopback port, with `extra` flags; its stderr to `stderr` (a pipe, or a file
+    for a long run, whose log nobody reads while it runs)."""
     port = free_port()
     command = [sys.executable, str(checkout / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
                "--max-batch", str(max_batch), "--max-wait-ms", str(args.max_wait_ms), "--timeout-s", "60",
                "--log-level", "warning", "--engine", args.engine] + (["--beam", str(args.beam)] if args.beam else [])
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command + list(extra), stdout=subprocess.DEVNULL, stderr=stderr, text=True)
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -66,7 +70,8 @@ async def wait_healthy(url: str, process: subprocess.Popen, seconds: float = 300
     async with httpx.AsyncClient() as client:
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise SystemExit(f"serve.py exited with {process.returncode}: {process.stderr.read()[-2000:]}")
+                log = process.stderr.read()[-2000:] if process.stderr else "(its log is in the file it was given)"
+                raise SystemExit(f"serve.py exited with {process.returncode}: {log}")
             try:
                 response = await client.get(url + "/health", timeout=2)
                 if response.status_code == 200:

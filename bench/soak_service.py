@@ -8,7 +8,9 @@ Reports requests served, answers by status code, p50/p95/p99 latency, and the se
 the end. Then it sends one more burst and SIGTERM while those requests are in flight: each must get its answer,
 and the process must exit 0 within 10 s.
 
-Acceptance: RSS growth < 10% after warm-up, 0 answers >= 500, every in-flight request answered, exit 0 in 10 s.
+Acceptance: RSS growth < 10% after warm-up, 0 answers >= 500, no dropped connection or malformed error (a body
+over the size limit may see its connection closed after the 413, counted apart), every in-flight request
+answered, exit 0 within 10 s. The service's log goes to a temporary file, named in the summary.
 
 usage: python bench/soak_service.py --run RUN [--minutes 5] [--clients 16] [--engine keras|ctranslate2]
 """
@@ -18,13 +20,17 @@ import argparse
 import asyncio
 import json
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 from bench_service import english_sentences, start_service, stop_service, wait_healthy
 from common import emit
+
+MAX_CHARS = 30_000            # the soaked service's --max-chars: room for the 3,000-tag HTML case
 
 import numpy as np
 
@@ -62,9 +68,15 @@ def requests_mix(sentences: list[str]) -> list[tuple[str, str, dict]]:
                                   "headers": {"Content-Type": "application/octet-stream"}}),
         ("empty", "/translate", {"content": b"", "headers": json_headers}),
         ("too_big_body", "/translate", {"content": b'{"text": "' + b"a" * 1_100_000 + b'"}', "headers": json_headers}),
-        ("too_many_chars", "/translate", {"json": {"text": "word " * 400}}),
+        ("too_many_chars", "/translate", {"json": {"text": "word " * (MAX_CHARS // 5 + 1)}}),
         ("many_tags", "/translate", {"json": {"q": "<b>x</b>" * 3000, "source": "en", "target": "it",
-                                              "format": "html"}}),
+                                              "format": "html"}}),             # 24,000 characters: parsed
+        ("deep_json", "/translate", {"content": "[" * 100_000 + "]" * 100_000, "headers": json_headers}),
+        ("deep_json_lt", "/translate", {"content": '{"q": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                                        "headers": json_headers}),
+        ("surrogate_fields", "/translate", {"content": '{"q": "a", "source": "\\ud800", "target": "\\udfff", '
+                                                       '"format": "\\ud800"}', "headers": json_headers}),
+        ("query_string", "/translate", {"params": {"q": sentence, "source": "en", "target": "it"}}),
         ("unclosed_html", "/translate", {"json": {"q": "<p><b>Where is <i>the station", "source": "en",
                                                   "target": "it", "format": "html"}}),
         ("bad_alternatives", "/translate", {"json": {"q": "Hi", "source": "en", "target": "it",
@@ -97,7 +109,11 @@ async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> 
                     status = str(response.status_code)
                     if response.status_code >= 400:
                         json.loads(response.text)["error"]        # every error is {"error": "..."}
-                except Exception as exc:                           # noqa: BLE001  (a dropped connection counts)
+                except (httpx.WriteError, httpx.RemoteProtocolError) as exc:
+                    # a body over the limit is answered 413 and the connection closed before it is all sent;
+                    # a client may see the close first. Anywhere else a dropped connection is a failure.
+                    status = "413_closed_early" if name == "too_big_body" else type(exc).__name__
+                except Exception as exc:                           # noqa: BLE001  (counted as a failure)
                     status = type(exc).__name__
                 latencies.append(time.perf_counter() - sent)
                 statuses[status] += 1
@@ -122,7 +138,10 @@ async def burst_then_sigterm(url: str, process, sentences: list[str], burst: int
         process.send_signal(signal.SIGTERM)
         signalled = time.perf_counter()
         answers = await asyncio.gather(*pending, return_exceptions=True)
-    code = await asyncio.to_thread(process.wait, 30)
+    try:
+        code = await asyncio.to_thread(process.wait, 30)
+    except subprocess.TimeoutExpired:
+        code = None                                                  # reported as not met, then killed
     return {"in_flight": burst, "answered_200": sum(getattr(a, "status_code", None) == 200 for a in answers),
             "answers": dict(Counter(str(getattr(a, "status_code", type(a).__name__)) for a in answers)),
             "exit_code": code, "exit_seconds": round(time.perf_counter() - signalled, 2)}
@@ -140,7 +159,8 @@ def main() -> int:
     args.max_wait_ms, args.beam = 10.0, None                      # what start_service passes on
     run = Path(args.run)
     sentences = english_sentences(run, None, 500)
-    process, url = start_service(run, 64, args)
+    log = tempfile.NamedTemporaryFile("w+", prefix="soak-", suffix=".log", delete=False)
+    process, url = start_service(run, 64, args, extra=["--max-chars", str(MAX_CHARS)], stderr=log)
     try:
         asyncio.run(wait_healthy(url, process))
         asyncio.run(soak(url, sentences, args.clients, args.warmup_s))
@@ -152,17 +172,20 @@ def main() -> int:
         if process.poll() is None:
             stop_service(process)
     growth = rss_end / rss_start - 1
-    server_errors = sum(n for status, n in result["statuses"].items() if not status.isdigit() or int(status) >= 500)
-    met = (growth < 0.10 and server_errors == 0 and shutdown["answered_200"] == shutdown["in_flight"]
+    server_errors = sum(n for status, n in result["statuses"].items() if status.isdigit() and int(status) >= 500)
+    failures = sum(n for status, n in result["statuses"].items()             # dropped connections, bad bodies
+                   if not status.isdigit() and status != "413_closed_early")
+    met = (growth < 0.10 and server_errors == 0 and failures == 0 and shutdown["answered_200"] == shutdown["in_flight"]
            and shutdown["exit_code"] == 0 and shutdown["exit_seconds"] <= 10)
     emit("soak_service", result["requests"], "requests", engine=args.engine, clients=args.clients,
          minutes=args.minutes, rss_start_mb=round(rss_start), rss_end_mb=round(rss_end),
-         rss_growth_pct=round(100 * growth, 1), server_errors=server_errors,
+         rss_growth_pct=round(100 * growth, 1), server_errors=server_errors, client_failures=failures,
+         service_log=log.name,
          **{key: round(value, 1) if isinstance(value, float) else value for key, value in result.items()},
          shutdown=shutdown, target="RSS growth < 10%, 0 x 5xx, in-flight answered, exit 0 within 10 s", met=met)
     print(f"soak: {result['requests']:,} requests in {args.minutes:g} min, statuses {result['statuses']}, "
           f"p50/p95/p99 {result['p50_ms']:.0f}/{result['p95_ms']:.0f}/{result['p99_ms']:.0f} ms, RSS "
-          f"{rss_start:.0f} -> {rss_end:.0f} MB ({100 * growth:+.1f}%), shutdown {shutdown}; "
+          f"{rss_start:.0f} -> {rss_end:.0f} MB ({100 * growth:+.1f}%), shutdown {shutdown}, service log {log.name}; "
           f"{'met' if met else 'NOT met'}", file=sys.stderr)
     return 0 if met else 1
 

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 
 def _umask() -> int:
@@ -76,43 +76,41 @@ def read_text_lines(path: str | os.PathLike, what: str = "input file",
         raise IsADirectoryError(f"{what} {path}: is a directory, expected a text file")
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path}: not found")
-    lines = []
     with path.open("rb") as handle:
-        for number in itertools.count(1):
-            line = handle.readline(max_line_bytes + 1)
-            if not line:
-                break
-            if number == 1:
-                if line.startswith(UTF16_BOMS):
-                    raise ValueError(f"{what} {path}: UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
-                line = line.removeprefix(UTF8_BOM)
-            if len(line) > max_line_bytes and not line.endswith(b"\n"):
-                raise ValueError(f"{what} {path} line {number}: longer than {max_line_bytes:,} bytes; split it into "
-                                 "paragraphs of one line each")
-            if b"\x00" in line:
-                raise ValueError(f"{what} {path} line {number}: a NUL byte; expected a UTF-8 text file, not a binary one")
-            try:
-                lines.append(line.decode("utf-8").removesuffix("\n").removesuffix("\r"))
-            except UnicodeDecodeError:
-                raise ValueError(f"{what} {path} line {number}: not valid UTF-8") from None
-    return lines
+        return read_lines(handle, f"{what} {path}", max_line_bytes)
 
 
-def read_stdin_lines() -> list[str]:
-    """Lines of standard input as UTF-8; invalid bytes or a NUL byte are a one-line error naming the line."""
+def read_stdin_lines(max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
+    """Lines of standard input, read and checked exactly as `read_text_lines` reads a file."""
     import sys
 
-    data = sys.stdin.buffer.read()
+    if sys.stdin is None:
+        raise ValueError("standard input: closed; give texts as arguments or --input FILE")
+    return read_lines(sys.stdin.buffer, "standard input", max_line_bytes)
 
-    def line_of(offset: int) -> int:
-        return data[:offset].count(b"\n") + 1
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise ValueError(f"standard input line {line_of(nul)}: a NUL byte; expected UTF-8 text")
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"standard input line {line_of(exc.start)}: not valid UTF-8") from None
+
+def read_lines(handle: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES) -> list[str]:
+    """Lines of a binary stream of UTF-8 text, split at LF only (a CR before it dropped), so that the same
+    bytes give the same lines from a file or a pipe; errors are one line starting with `name`."""
+    lines = []
+    for number in itertools.count(1):
+        line = handle.readline(max_line_bytes + 1)
+        if not line:
+            break
+        if number == 1:
+            if line.startswith(UTF16_BOMS):
+                raise ValueError(f"{name}: UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+            line = line.removeprefix(UTF8_BOM)
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            raise ValueError(f"{name} line {number}: longer than {max_line_bytes:,} bytes; split it into "
+                             "paragraphs of one line each")
+        if b"\x00" in line:
+            raise ValueError(f"{name} line {number}: a NUL byte; expected a UTF-8 text file, not a binary one")
+        try:
+            lines.append(line.decode("utf-8").removesuffix("\n").removesuffix("\r"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{name} line {number}: not valid UTF-8") from None
+    return lines
 
 
 @contextmanager

@@ -61,19 +61,22 @@ def open_corpus(path: str | Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-UNENCODABLE = re.compile("[\ud800-\udfff]")   # lone surrogates: the only str code points UTF-8 cannot encode
+SURROGATE = re.compile("[\ud800-\udfff]")     # the only str code points that UTF-8 cannot encode
 REPLACEMENT = "\ufffd"
 
 
 def gate_text(text: str) -> str:
     """The one gate for incoming text: every door (CLI arguments and files, the Python API of both engines,
-    the HTTP routes and so the page) passes texts through it before anything else. Each code point that UTF-8
-    cannot encode (a lone surrogate, U+D800-U+DFFF, as JSON's "\\ud800" or a CLI argument of invalid bytes
-    gives) becomes U+FFFD, the replacement character, so such text translates like any other and the same
-    input gives the same output everywhere. Anything but a str is a TypeError."""
+    the HTTP routes and so the page) passes texts through it before anything else. Surrogate code points
+    (U+D800-U+DFFF: JSON's "\\ud800", a CLI argument's invalid bytes) are the only ones UTF-8 cannot encode: a
+    high-low pair held as two code points becomes the character it stands for, and each lone one becomes
+    U+FFFD, the replacement character, so such text translates like any other and the same input gives the
+    same output everywhere. Anything but a str is a TypeError."""
     if not isinstance(text, str):
         raise TypeError(f"expected a str, got {type(text).__name__}")
-    return UNENCODABLE.sub(REPLACEMENT, text)
+    if SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def gate_texts(texts: Iterable[str]) -> list[str]:

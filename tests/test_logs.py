@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from pipeline.logs import is_noise
+from pipeline.logs import forward_filtered, is_noise
 
 NOISE = [
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
@@ -26,6 +26,10 @@ REAL = [
     "INVALID_ARGUMENT: slice index 3 of dimension 0 out of bounds.",
     "W0000 00:00:1795588229.4   28394 allocator.cc:122] Allocation of 4000000000 exceeds 10% of free system memory.",
     "Traceback (most recent call last):",
+    "E0000 00:00:1795588229.6   28394 cuda_driver.cc:1] failed to allocate 2.0G from device: "
+    "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    "E0000 00:00:1795588229.7   28394 cuda_dnn.cc:1] Loaded runtime CuDNN library: 8.1.0 but source was compiled "
+    "with: 8.9.4.",
     "translate:  40%|████      | 4/10 [00:01<00:02,  2.50 sent/s]",
 ]
 
@@ -37,7 +41,24 @@ def test_cpu_only_noise_is_dropped(line):
 
 @pytest.mark.parametrize("line", REAL)
 def test_real_warnings_errors_and_python_output_pass(line):
-    assert not is_noise(line)
+    assert not is_noise(line) and not is_noise(line, no_gpu=False)
+
+
+def test_no_gpu_notes_show_where_a_gpu_is_visible():
+    assert is_noise(NOISE[2], no_gpu=True) and not is_noise(NOISE[2], no_gpu=False)      # failed call to cuInit
+    assert is_noise(NOISE[5], no_gpu=False)                                              # TensorRT: everywhere
+
+
+def test_a_broken_sink_drops_the_rest_without_blocking_the_writers():
+    import io
+
+    class Broken(io.BytesIO):
+        def write(self, data):
+            raise BrokenPipeError
+
+    source = io.BytesIO(b"".join(f"line {i}\n".encode() for i in range(1000)) + b"x" * 200_000 + b"\n")
+    forward_filtered(source, Broken())
+    assert source.tell() == len(source.getvalue())                                       # read to the end
 
 
 FILTERED = """
@@ -70,3 +91,20 @@ def test_a_script_on_a_cpu_only_machine_prints_no_native_noise(trained_tiny):
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()
     assert [line for line in result.stderr.splitlines() if line.strip()] == []
+
+
+CRASH = """
+import os, sys
+sys.path.insert(0, {root!r})
+from pipeline.logs import quiet_native_logs
+quiet_native_logs()
+os.write(2, b"F0000 00:00:1795588229.5   28394 check.cc:1] Check failed: the last words of a crashing process\\n")
+os.abort()
+"""
+
+
+def test_the_last_native_lines_of_a_crashing_process_still_show():
+    result = subprocess.run([sys.executable, "-c", CRASH.format(root=str(ROOT))], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "NMT_NATIVE_LOGS": "0"})
+    assert result.returncode != 0
+    assert "Check failed: the last words of a crashing process" in result.stderr

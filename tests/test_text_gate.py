@@ -18,7 +18,9 @@ REPLACED = [text.replace("\ud800", REPLACEMENT).replace("\udfff", REPLACEMENT).r
 
 def test_the_gate_replaces_exactly_the_code_points_utf8_cannot_encode():
     assert gate_texts(HOSTILE) == REPLACED
-    assert gate_text("😀 é \ufffd \U0010ffff") == "😀 é \ufffd \U0010ffff"       # surrogate *pairs* are not in str
+    assert gate_text("😀 é \ufffd \U0010ffff") == "😀 é \ufffd \U0010ffff"
+    assert gate_text("a \ud83d\ude00 b") == "a 😀 b"              # a pair held as two code points is one character
+    assert gate_text("\ud800\ud800\ude00\udfff") == "\ufffd\U00010200\ufffd"
     with pytest.raises(TypeError, match="expected a str"):
         gate_text(b"bytes")
 
@@ -91,6 +93,36 @@ def test_libretranslate_json_and_html_translate_surrogates(client, keras_engine,
         assert translated(q) == keras_engine.translate([REPLACED[1]], beam=1)[0]
     else:
         assert translated(q).startswith(f'<p title="{REPLACEMENT}">')
+
+
+@pytest.mark.parametrize("field", ["source", "target", "format", "alternatives", "api_key"])
+def test_a_surrogate_in_any_libretranslate_field_is_a_4xx_not_a_5xx(client, field):
+    body = {"q": "Hello.", "source": "en", "target": "it", field: "\ud800"}
+    for path in ("/translate", "/libretranslate/translate", "/libretranslate/detect"):
+        response = client.post(path, content=raw_json(body), headers=JSON)
+        assert response.status_code in (200, 400), response.text
+        response.json()
+
+
+def test_a_keyed_service_compares_a_surrogate_key_without_crashing(keras_engine):
+    from fastapi.testclient import TestClient
+
+    from pipeline.service import ServiceSettings, create_app
+
+    with TestClient(create_app(keras_engine, ServiceSettings(api_key="k\u00e9y", max_wait_ms=1))) as keyed:
+        body = raw_json({"q": "Hello.", "source": "en", "target": "it", "api_key": "\udfff"})
+        response = keyed.post("/translate", content=body, headers=JSON)
+        assert response.status_code == 403 and response.json() == {"error": "Invalid API key"}
+
+
+@pytest.mark.parametrize("depth", [50, 5000, 200_000])
+def test_json_nested_too_deep_is_a_4xx_on_every_route(client, depth):
+    for path in ("/translate", "/libretranslate/translate", "/libretranslate/detect"):
+        for body in ("[" * depth + "]" * depth, '{"q": ' + "[" * depth + "]" * depth + "}",
+                     '{"text": ' + "[" * depth + "]" * depth + "}"):
+            response = client.post(path, content=body, headers=JSON)
+            assert 400 <= response.status_code < 500, (path, depth, response.text[:200])
+            assert set(response.json()) == {"error"}
 
 
 def test_a_form_with_bytes_that_are_not_utf8_is_answered_not_crashed(client):

@@ -12,7 +12,8 @@ from pipeline.service.errors import ServiceError
 
 def key_matches(given: str | None, expected: str) -> bool:
     """Whether `given` is the API key, compared in constant time."""
-    return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+    return given is not None and secrets.compare_digest(given.encode("utf-8", "surrogatepass"),
+                                                        expected.encode("utf-8", "surrogatepass"))
 
 
 def bearer_auth(api_key: str) -> Callable[..., Any]:

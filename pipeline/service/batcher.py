@@ -51,11 +51,13 @@ class Batcher:
         self.largest_batch = 0    # most sentences in one model call
 
     def start(self) -> "Batcher":
-        """Start the worker thread (once: a second call while it runs does nothing)."""
-        if self._thread is not None and self._thread.is_alive():
-            return self
-        self._thread = threading.Thread(target=self._run, name="translation-worker", daemon=True)
-        self._thread.start()
+        """Start the worker thread: once while it runs (a second call does nothing), and again after `close`."""
+        with self._cond:
+            if self._thread is not None and self._thread.is_alive():
+                return self
+            self._closing = False
+            self._thread = threading.Thread(target=self._run, name="translation-worker", daemon=True)
+            self._thread.start()
         return self
 
     def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1) -> Future:

@@ -9,6 +9,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pipeline.text import gate_text
+
 log = logging.getLogger("pipeline.service")
 
 
@@ -31,7 +33,8 @@ def error_responses(codes: list[tuple[int, str, str]]) -> dict[int | str, dict[s
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    """`{"error": message}`; the message passes the text gate, since it may quote what a client sent."""
+    return JSONResponse({"error": gate_text(message)}, status_code=status, headers=headers)
 
 
 # -- request validation -> one readable line ---------------------------------------------------------------------

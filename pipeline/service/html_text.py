@@ -10,6 +10,7 @@ by inline markup (`I <b>love</b> you`) is translated in pieces.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 from pipeline.extras import require
@@ -37,7 +38,10 @@ class HtmlText:
         bs4 = require("bs4", "serve")
         self._formatter = _formatter(bs4)
         try:
-            self._soup = bs4.BeautifulSoup(markup, "html.parser")
+            with warnings.catch_warnings():   # a client's text that looks like a URL or XML is not our warning
+                warnings.simplefilter("ignore", bs4.MarkupResemblesLocatorWarning)
+                warnings.simplefilter("ignore", bs4.XMLParsedAsHTMLWarning)
+                self._soup = bs4.BeautifulSoup(markup, "html.parser")
         except bs4.ParserRejectedMarkup as exc:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self._nodes = [node for node in self._soup.find_all(string=True)

@@ -23,7 +23,7 @@ from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.html_text import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
-from pipeline.text import gate_texts
+from pipeline.text import gate_text
 
 PREFIX = "/libretranslate"
 DIGITS = re.compile(r"^[ \t\n\r]*([+-]?[0-9]{1,9})?[ \t\n\r]*$")      # a form's alternatives: an integer, or blank for 0
@@ -57,27 +57,29 @@ def request_schema(form: bool) -> dict[str, Any]:
     numbers are digits), while JSON's `q` may be a list and `alternatives` a number or digits."""
     digits = {"type": "string", "pattern": DIGITS.pattern}
     return {"type": "object", "required": ["q", "source", "target"], "properties": {
-        "q": ({"type": "string"} if form else {"oneOf": [{"type": "string"},
-                                                         {"type": "array", "items": {"type": "string"}}]})
+        "q": ({"type": "string", "minLength": 1} if form else {"oneOf": [
+            {"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]})
         | {"description": "text(s) to translate", "example": "Where is the station?"},
         "source": {"type": "string", "enum": ["en", "auto"], "description": "auto is reported as en"},
         "target": {"type": "string", "enum": ["it"]},
-        "format": {"type": "string", "enum": ["text", "html", ""], "default": "text",
-                   "description": "empty means text"},
-        "alternatives": (digits if form else {"oneOf": [{"type": "integer"}, digits]})
+        "format": ({"type": "string", "enum": ["text", "html", ""]} if form else
+                   {"enum": ["text", "html", "", None]}) | {"default": "text", "description": "empty or null: text"},
+        "alternatives": (digits if form else {"anyOf": [{"type": "integer"}, digits, {"type": "null"}]})
         | {"default": 0, "description": "extra translations from the beam (0 or less: none)"},
         "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"}}}
 
 
 def request_body(detect: bool = False) -> dict[str, Any]:
-    """`openapi_extra` for a route reading JSON, urlencoded and multipart bodies (`detect` needs only q)."""
+    """`openapi_extra` for a route reading JSON, urlencoded and multipart bodies (`detect` needs only q). As in
+    LibreTranslate, a form's fields may also come in the query string (a form field wins), so the body is
+    optional; a JSON body is read alone."""
     def schema(form: bool) -> dict[str, Any]:
         full = request_schema(form)
         if not detect:
             return full
         return {"type": "object", "required": ["q"],
                 "properties": {name: full["properties"][name] for name in ("q", "api_key")}}
-    return {"requestBody": {"required": True, "content": {
+    return {"requestBody": {"required": False, "content": {
         "application/json": {"schema": schema(form=False)},
         **{media: {"schema": schema(form=True)}
            for media in ("application/x-www-form-urlencoded", "multipart/form-data")}}}}
@@ -95,13 +97,13 @@ def is_libretranslate_body(content_type: str, body: bytes) -> bool:
         return True
     try:
         if media == "application/x-www-form-urlencoded":
-            names = set(parse_qs(body.decode("utf-8"), keep_blank_values=True))
+            names = set(parse_qs(body.decode("latin-1"), keep_blank_values=True))     # the names are ASCII
         elif media == "application/json" or media.endswith("+json"):
             parsed = json.loads(body)
             names = set(parsed) if isinstance(parsed, dict) else set()
         else:
             return False
-    except ValueError:                    # not UTF-8 or not JSON: the service's own route answers it
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep: the service's route answers it
         return False
     return bool(names & FIELDS)
 
@@ -143,11 +145,11 @@ async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
     if media == "application/json" or media.endswith("+json"):
         try:
             fields = json.loads(await request.body())
-        except ValueError:
+        except (ValueError, RecursionError):
             raise invalid("Invalid JSON format") from None
         if not isinstance(fields, dict):
             raise invalid("Invalid JSON format")
-        return fields, True
+        return {name: gated(value) for name, value in fields.items()}, True
     fields = dict(request.query_params)
     if media in ("application/x-www-form-urlencoded", "multipart/form-data"):
         try:
@@ -155,7 +157,17 @@ async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
         except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
             raise invalid(f"Invalid request: cannot read the form ({exc})") from None
         fields.update((name, value) for name, value in form.items() if not isinstance(value, UploadFile))
-    return fields, False
+    return {name: gated(value) for name, value in fields.items()}, False
+
+
+def gated(value: Any) -> Any:
+    """A field's value with every string in it through the gate (`text.gate_text`), so that no field (echoed
+    in an error, compared with the key) carries a code point UTF-8 cannot encode; other values unchanged."""
+    if isinstance(value, str):
+        return gate_text(value)
+    if isinstance(value, list):
+        return [gate_text(item) if isinstance(item, str) else item for item in value]
+    return value
 
 
 def check_key(state: ServiceState, request: Request, fields: dict[str, Any]) -> None:
@@ -184,8 +196,8 @@ def check_q(q: Any) -> list[str]:
 
 
 def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) -> list[str]:
-    """`q` as a list through the gate (`text.gate_text`), after LibreTranslate's checks of q, source, target
-    and the limits (400s)."""
+    """`q` as a list (gated by `read_fields`), after LibreTranslate's checks of q, source, target and the
+    limits (400s)."""
     for name in ("q", "source", "target"):
         if not fields.get(name):
             raise invalid(f"Invalid request: missing {name} parameter")
@@ -199,14 +211,18 @@ def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) 
     for text in texts:
         if len(text) > limits.max_chars:
             raise invalid(f"Invalid request: request ({len(text)}) exceeds text limit ({limits.max_chars})")
-    return gate_texts(texts)
+    return texts                          # gated by `read_fields`
 
 
 def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
     """`alternatives` as an int: an integer, or digits (as forms send it); anything else is a 400."""
-    value = fields.get("alternatives") or 0
-    if isinstance(value, str) and DIGITS.fullmatch(value):
+    value = fields.get("alternatives")
+    if value is None:
+        value = 0
+    elif isinstance(value, str) and DIGITS.fullmatch(value):
         value = int(value.strip(" \t\n\r") or 0)
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 1e9:     # JSON's 2.0 is an integer
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
         raise invalid("Invalid request: alternatives parameter is not a number")
     alternatives = max(0, value)
@@ -224,7 +240,9 @@ def check_languages(fields: dict[str, Any]) -> str:
         raise invalid(f"{fields['source']} is not supported")
     if fields["target"] != TARGET["code"]:
         raise invalid(f"{fields['target']} is not supported")
-    text_format = fields.get("format") or "text"
+    text_format = fields.get("format")
+    if text_format is None or text_format == "":
+        text_format = "text"
     if text_format not in ("text", "html"):
         raise invalid(f"{text_format} format is not supported")
     return text_format

@@ -40,7 +40,7 @@ class CTranslate2Engine(Engine):
         workers, each decoding its own batches. On 2 cores, 2 workers ran 1.3x (float32) to 3x (int8)
         the sentences/s of one 2-thread worker, whose int8 GEMMs were slower than float32."""
         ctranslate2 = require("ctranslate2", EXTRA)
-        export = RunDir(model_dir)
+        export = RunDir(model_dir).require()
         self.model_dir = export.path
         self.settings = read_export_settings(export.path)
         self.config = export.load_config()
