@@ -1,0 +1,233 @@
+"""Glossaries: a user's term list (English -> Italian) read from TSV, CSV or TBX, and found in English text.
+
+A `Glossary` maps English terms (one or several words) to their Italian form. An entry whose Italian equals its
+English (`Pipeline -> Pipeline`) is a do-not-translate term: names, code and brands that must come out verbatim.
+
+Formats (`Glossary.load(path)`, chosen by the file's extension):
+- `.tsv` / `.txt`: `english<TAB>italian` per line; blank lines and lines starting with `#` are skipped.
+- `.csv`: two columns, read by the standard library's `csv` module (quoting, embedded commas).
+- `.tbx`: TermBase eXchange (ISO 30042), parsed by translate-toolkit; each entry's `en*` and `it*` language sets
+  give its terms (every English term of an entry maps to the entry's first Italian term).
+A first row naming the columns (`en/it`, `english/italian`, `source/target`, `term/translation`) is a header.
+Bad files are one-line `GlossaryError`s naming the file, the line and the reason: not UTF-8, a wrong column
+count, an empty side, one English term with two different Italian ones.
+
+Matching (`Glossary.find(text)`): every occurrence of every term, with one Aho-Corasick automaton over all terms
+(pyahocorasick: a maintained C implementation, linear in the text whatever the number of terms), kept only at
+word boundaries ("car" does not match "scar" or "cargo"; a term's edge that is not a letter or digit, as in
+"C++", needs no boundary there). Overlapping matches are resolved longest first, then leftmost. Matching ignores
+case unless the glossary is case-sensitive; offsets always refer to the text as given.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from pipeline.extras import require
+from pipeline.text import clean_side
+
+EXTRA = "glossary"
+HEADERS = frozenset({("en", "it"), ("english", "italian"), ("source", "target"), ("term", "translation"),
+                     ("src", "tgt"), ("eng", "ita")})
+MAX_TERM_CHARS = 500
+
+
+class GlossaryError(ValueError):
+    """A glossary that cannot be used: the message names the file, the line and the reason."""
+
+
+@dataclass(frozen=True)
+class Term:
+    source: str         # the English term (cleaned: NFC, single spaces)
+    target: str         # its Italian form
+    where: str          # "file line N" (or "entry N"), for messages
+
+    @property
+    def keep(self) -> bool:
+        """A do-not-translate term: its Italian is its English."""
+        return self.source == self.target
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int          # offsets into the text given to `find`
+    end: int
+    term: Term
+
+
+def fold(text: str) -> str:
+    """Lower case, one character for one, so that offsets in the folded text are offsets in the text."""
+    return "".join(lowered if len(lowered := character.lower()) == 1 else character for character in text)
+
+
+def is_word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+class Glossary:
+    """English terms -> Italian, matched at word boundaries (case-insensitive unless `case_sensitive`)."""
+
+    def __init__(self, entries: Mapping[str, str] | Iterable[tuple[str, str]], case_sensitive: bool = False,
+                 name: str = "glossary"):
+        pairs = entries.items() if isinstance(entries, Mapping) else entries
+        self.name, self.case_sensitive = name, case_sensitive
+        self.terms: dict[str, Term] = {}                 # matching key -> term
+        for number, pair in enumerate(pairs, 1):
+            if not isinstance(pair, tuple) or len(pair) != 2 or not all(isinstance(side, str) for side in pair):
+                raise GlossaryError(f"{name} entry {number}: expected an (english, italian) pair of strings")
+            self._add(pair[0], pair[1], f"{name} entry {number}")
+        self._automaton = self._build()
+
+    # -- reading ---------------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike, case_sensitive: bool = False) -> "Glossary":
+        """Read a `.tsv`/`.txt`, `.csv` or `.tbx` glossary (see the module docstring)."""
+        path = Path(path)
+        if path.is_dir():
+            raise GlossaryError(f"glossary {path}: is a directory, expected a .tsv, .csv or .tbx file")
+        if not path.is_file():
+            raise GlossaryError(f"glossary {path}: not found")
+        suffix = path.suffix.lower()
+        if suffix == ".tbx":
+            rows = read_tbx(path)
+        elif suffix in (".tsv", ".txt", ".csv"):
+            rows = read_delimited(path, "," if suffix == ".csv" else "\t")
+        else:
+            raise GlossaryError(f"glossary {path}: unknown extension {path.suffix!r}; expected .tsv, .csv or .tbx")
+        glossary = cls.__new__(cls)
+        glossary.name, glossary.case_sensitive, glossary.terms = str(path), case_sensitive, {}
+        for where, english, italian in rows:
+            glossary._add(english, italian, where)
+        glossary._automaton = glossary._build()
+        return glossary
+
+    @classmethod
+    def coerce(cls, glossary: "Glossary | Mapping[str, str] | str | os.PathLike | None") -> "Glossary | None":
+        """A `Glossary` from what the Python API accepts: a Glossary, a dict, a path, or None."""
+        if glossary is None or isinstance(glossary, Glossary):
+            return glossary
+        if isinstance(glossary, Mapping):
+            return cls(glossary, name="glossary dict")
+        if isinstance(glossary, (str, os.PathLike)):
+            return cls.load(glossary)
+        raise TypeError(f"glossary: expected a Glossary, a dict or a path, got {type(glossary).__name__}")
+
+    def _add(self, english: str, italian: str, where: str) -> None:
+        source, target = clean_side(english), clean_side(italian)
+        for side, text in (("English", source), ("Italian", target)):
+            if not text:
+                raise GlossaryError(f"{where}: empty {side} side")
+            if len(text) > MAX_TERM_CHARS:
+                raise GlossaryError(f"{where}: {side} side over {MAX_TERM_CHARS} characters")
+        key = source if self.case_sensitive else fold(source)
+        known = self.terms.get(key)
+        if known is not None:
+            if known.target != target:
+                raise GlossaryError(f"{where}: {source!r} is already {known.target!r} ({known.where}), "
+                                    f"not {target!r}")
+            return
+        self.terms[key] = Term(source, target, where)
+
+    def _build(self):
+        import ahocorasick
+        automaton = ahocorasick.Automaton()
+        for key, term in self.terms.items():
+            automaton.add_word(key, (len(key), term))
+        if self.terms:
+            automaton.make_automaton()
+        return automaton
+
+    # -- matching --------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def find(self, text: str) -> list[Match]:
+        """The terms in `text`, at word boundaries, without overlaps (longest first, then leftmost), in order."""
+        if not self.terms or not text:
+            return []
+        haystack = text if self.case_sensitive else fold(text)
+        found = []
+        for last, (length, term) in self._automaton.iter(haystack):
+            start, end = last - length + 1, last + 1
+            if (start > 0 and is_word_character(term.source[0]) and is_word_character(text[start - 1])) or \
+                    (end < len(text) and is_word_character(term.source[-1]) and is_word_character(text[end])):
+                continue
+            found.append(Match(start, end, term))
+        found.sort(key=lambda match: (match.start - match.end, match.start))
+        taken: list[Match] = []
+        for match in found:
+            if all(match.end <= other.start or match.start >= other.end for other in taken):
+                taken.append(match)
+        return sorted(taken, key=lambda match: match.start)
+
+
+# -- formats -----------------------------------------------------------------------------------------------------
+def decoded_lines(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff").splitlines()
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise GlossaryError(f"glossary {path} line {line}: not valid UTF-8") from None
+
+
+def read_delimited(path: Path, delimiter: str) -> list[tuple[str, str, str]]:
+    """(where, english, italian) rows of a TSV or CSV file; comments, blank lines and a header skipped."""
+    lines = decoded_lines(path)
+    rows = []
+    if delimiter == "\t":
+        numbered = [(number, line.split("\t")) for number, line in enumerate(lines, 1)]
+    else:
+        numbered = []
+        reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, strict=True)
+        try:
+            for fields in reader:
+                numbered.append((reader.line_num, fields))
+        except csv.Error as exc:
+            raise GlossaryError(f"glossary {path} line {reader.line_num}: {exc}") from None
+    first = True
+    for number, fields in numbered:
+        if not any(field.strip() for field in fields) or fields[0].lstrip().startswith("#"):
+            continue
+        if len(fields) != 2:
+            raise GlossaryError(f"glossary {path} line {number}: {len(fields)} columns, expected 2 "
+                                f"(english{'<TAB>' if delimiter == chr(9) else ','}italian)")
+        if first and (fields[0].strip().lower(), fields[1].strip().lower()) in HEADERS:
+            first = False
+            continue
+        first = False
+        rows.append((f"glossary {path} line {number}", fields[0], fields[1]))
+    return rows
+
+
+def read_tbx(path: Path) -> list[tuple[str, str, str]]:
+    """(where, english, italian) of each English term of each TBX entry that has an Italian term."""
+    require("translate.storage.tbx", EXTRA)
+    from translate.storage import tbx
+
+    decoded_lines(path)                                # not UTF-8: the same one-line error as the other formats
+    try:
+        store = tbx.tbxfile.parsefile(str(path))
+    except Exception as exc:                          # noqa: BLE001 - lxml's syntax errors, translate's own
+        raise GlossaryError(f"glossary {path}: not a TBX file ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
+            from None
+    language = "{http://www.w3.org/XML/1998/namespace}lang"
+    rows = []
+    for number, unit in enumerate(store.units, 1):
+        terms: dict[str, list[str]] = {"en": [], "it": []}
+        for lang_set in unit.xmlelement.iter("{*}langSet", "langSet"):
+            code = (lang_set.get(language) or lang_set.get("lang") or "").lower().split("-")[0].split("_")[0]
+            if code in terms:
+                terms[code] += ["".join(term.itertext()) for term in lang_set.iter("{*}term", "term")]
+        where = f"glossary {path} entry {number}" + (f" ({unit.getid()})" if unit.getid() else "")
+        if terms["en"] and not terms["it"]:
+            continue                                   # an entry without Italian says nothing to us
+        if terms["it"] and not terms["en"]:
+            continue
+        for english in terms["en"]:
+            rows.append((where, english, terms["it"][0]))
+    return rows
