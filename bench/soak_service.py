@@ -93,6 +93,7 @@ async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> 
     statuses: Counter = Counter()
     by_kind: dict[str, Counter] = {name: Counter() for name, _, _ in kinds}
     latencies: list[float] = []
+    kind_latencies: dict[str, list[float]] = {name: [] for name, _, _ in kinds}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(limits=limits, timeout=120) as client:
         end = time.perf_counter() + seconds
@@ -109,13 +110,14 @@ async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> 
                     status = str(response.status_code)
                     if response.status_code >= 400:
                         json.loads(response.text)["error"]        # every error is {"error": "..."}
-                except (httpx.WriteError, httpx.RemoteProtocolError) as exc:
+                except (httpx.WriteError, httpx.ReadError, httpx.RemoteProtocolError) as exc:
                     # a body over the limit is answered 413 and the connection closed before it is all sent;
                     # a client may see the close first. Anywhere else a dropped connection is a failure.
                     status = "413_closed_early" if name == "too_big_body" else type(exc).__name__
                 except Exception as exc:                           # noqa: BLE001  (counted as a failure)
                     status = type(exc).__name__
                 latencies.append(time.perf_counter() - sent)
+                kind_latencies[name].append(latencies[-1])
                 statuses[status] += 1
                 by_kind[name][status] += 1
 
@@ -124,7 +126,9 @@ async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> 
     return {"requests": len(latencies), "statuses": dict(statuses),
             "by_kind": {name: dict(counts) for name, counts in by_kind.items()},
             "p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)),
-            "p99_ms": float(np.percentile(ms, 99))}
+            "p99_ms": float(np.percentile(ms, 99)),
+            "p50_p95_ms_by_kind": {name: [round(float(np.percentile(values, q)) * 1000.0) for q in (50, 95)]
+                                   for name, values in kind_latencies.items() if values}}
 
 
 async def burst_then_sigterm(url: str, process, sentences: list[str], burst: int) -> dict:

@@ -26,7 +26,8 @@ NATIVE_LINE = re.compile(r"^([IWEF])\d{4} [\d:.]+\s+\d+ ([\w.]+):\d+\] (.*)")
 # absent, unused CPU features. Each is an exact message, so that a real error of the same library still shows.
 ALWAYS_NOISE = re.compile(r"Unable to register (cuDNN|cuFFT|cuBLAS) factory: Attempting to register factory"
                           r"|computation placer already registered|TF-TRT Warning: Could not find TensorRT"
-                          r"|oneDNN custom operations are on|rebuild TensorFlow with the appropriate compiler flags")
+                          r"|oneDNN custom operations are on|rebuild TensorFlow with the appropriate compiler flags"
+                          r"|oneDNN supports DT_INT64 only on platforms with AVX-512")
 # ... and what a machine without an NVIDIA GPU adds: no driver, no device. Dropped only where no GPU is visible.
 NO_GPU_NOISE = re.compile(r"failed call to cuInit|Could not find cuda drivers|no NVIDIA GPU device is present"
                           r"|CUDA_ERROR_NO_DEVICE|kernel driver does not appear to be running"

@@ -20,6 +20,8 @@ NOISE = [
     "appropriate compiler flags.",
     "W0000 00:00:1795588229.1   28394 tf_trt.cc:1] TF-TRT Warning: Could not find TensorRT",
     "I0000 00:00:1795588229.2   28394 service.cc:148] XLA service 0x5 initialized for platform Host",
+    "E0000 00:00:1795600600.614371   16086 util.cc:131] oneDNN supports DT_INT64 only on platforms with AVX-512. "
+    "Falling back to the default Eigen-based implementation if present.",
 ]
 REAL = [
     "E0000 00:00:1795588229.3   28394 op_kernel.cc:1841] OP_REQUIRES failed at strided_slice_op.cc:117 : "

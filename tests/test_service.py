@@ -292,7 +292,7 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, translator
             response = in_flight.result(30)
         assert response.status_code == 200
         assert response.json()["translations"] == translator.translate(SENTENCES[:2], beam=1)
-        assert process.wait(30) in (0, -signal.SIGTERM)
+        assert process.wait(30) == 0                     # a graceful stop is a plain exit
         output = process.stdout.read()
         assert "Waiting for application shutdown" in output and "Finished server process" in output
         with pytest.raises(httpx.TransportError):

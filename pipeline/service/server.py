@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import signal
 import sys
 import time
 import warnings
@@ -71,9 +72,14 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     options = {"jit_compile": False} if engine == "keras" else {}
     translator = open_translator(run_dir, which, engine, **options)
     app = create_app(translator, settings, {"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine})
-    beams = sorted({1, app.state.service.default_beam})
-    print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)
-    print(f"compiled in {warm_up(translator, beams):.1f} s", file=sys.stderr, flush=True)
+    if engine == "keras":                      # CTranslate2 compiles nothing per shape: nothing to warm up
+        beams = sorted({1, app.state.service.default_beam})
+        print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)
+        print(f"compiled in {warm_up(translator, beams):.1f} s", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
                             timeout_graceful_shutdown=int(settings.timeout_s) + 5)
+    # uvicorn shuts down gracefully on SIGTERM or Ctrl-C, then raises the signal again for the handler it found:
+    # these make that a plain exit (0 after SIGTERM, 130 after Ctrl-C), not a death by signal or a traceback
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    signal.signal(signal.SIGINT, lambda number, frame: sys.exit(130))
     uvicorn.Server(config).run()
