@@ -109,3 +109,80 @@ def test_ten_thousand_entries_load_in_under_a_second(tmp_path):
     glossary = Glossary.load(path)
     assert time.perf_counter() - started < 1.0 and len(glossary) == 10_000
     assert spans(glossary, "Use term42 word42 here.") == [("term42 word42", "termine42")]
+
+
+# -- applying a glossary in translation ---------------------------------------------------------------------------
+class UpperEngine:
+    """Stands in for a model: "translates" each piece by upper-casing it, except the words it copies."""
+
+    def __init__(self, vectorizers, config):
+        from pipeline.translate.engine import Engine
+
+        class Echo(Engine):
+            def translate_sentences(self, sentences, **options):
+                self.seen = list(sentences)
+                return [s.upper() for s in sentences]
+
+            def n_best_sentences(self, sentences, n, **options):
+                return [[s.upper(), s.lower()] for s in sentences]
+        self.engine = Echo.__new__(Echo)
+        self.engine.vectorizers, self.engine.config = vectorizers, config
+
+
+@pytest.fixture(scope="module")
+def echo(prepared_tiny):
+    from pipeline.vectorizers import load_vectorizers
+
+    config, _ = prepared_tiny
+    return UpperEngine(load_vectorizers(config.prepared_dir / "vectorizers.pkl"), config).engine
+
+
+def test_a_text_without_a_term_is_translated_exactly_as_without_a_glossary(echo):
+    texts = ["Nothing  to see here.", "Two sentences. No terms at all."]
+    assert echo.translate(texts, glossary={"car": "automobile"}) == echo.translate(texts)
+
+
+@pytest.mark.parametrize("style,model_reads", [("target", "The auto rossa and the Pipeline, ok."),
+                                               ("placeholder", "The Term0 and the Term1, ok.")])
+def test_terms_are_masked_for_the_model_and_restored_in_the_glossary_s_form(echo, style, model_reads):
+    glossary = {"red car": "auto rossa", "pipeline": "Pipeline"}
+    out = echo.translate(["The red car and the pipeline, ok."], glossary=glossary, glossary_style=style)
+    assert echo.seen == [model_reads]
+    assert out == ["THE auto rossa AND THE Pipeline, OK."]
+
+
+def test_do_not_translate_terms_come_out_verbatim_even_outside_the_vocabulary(echo):
+    out = echo.translate(["Install Ꝏꝏ-Tool 3 now."], glossary={"Ꝏꝏ-Tool": "Ꝏꝏ-Tool"}, glossary_style="placeholder")
+    assert out == ["INSTALL Ꝏꝏ-Tool 3 NOW."]
+
+
+def test_n_best_applies_the_glossary_to_every_hypothesis(echo):
+    ranked = echo.n_best(["The car."], 2, glossary=Glossary({"car": "automobile"}), glossary_style="placeholder")
+    assert ranked == [["THE automobile.", "the automobile."]]
+
+
+def test_a_path_a_dict_or_a_glossary_and_nothing_else(echo, tmp_path):
+    path = tmp_path / "g.tsv"
+    path.write_text("car\tautomobile\n", encoding="utf-8")
+    assert echo.translate(["A car."], glossary=path) == echo.translate(["A car."], glossary={"car": "automobile"})
+    with pytest.raises(TypeError, match="expected a Glossary, a dict or a path"):
+        echo.translate(["A car."], glossary=42)
+    with pytest.raises(ValueError, match="glossary style"):
+        echo.translate(["A car."], glossary={"car": "auto"}, glossary_style="magic")
+
+
+def test_keras_and_ctranslate2_apply_a_glossary_alike(trained_tiny, tmp_path_factory):
+    pytest.importorskip("ctranslate2")
+    from pipeline.export.ctranslate2 import export_ctranslate2
+    from pipeline.translate import open_translator
+    from pipeline.translate.ct2_engine import CTranslate2Engine
+
+    keras_engine = open_translator(trained_tiny.run_dir, jit_compile=False)
+    ct2 = CTranslate2Engine(export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2g") / "m"),
+                            threads=2)
+    texts = ["Tom has a red car.", "I love you.", "The pipeline is slow. Tom is here."]
+    glossary = Glossary({"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"})
+    for style in ("target", "placeholder"):
+        out = keras_engine.translate(texts, beam=1, glossary=glossary, glossary_style=style)
+        assert out == ct2.translate(texts, beam=1, glossary=glossary, glossary_style=style)
+        assert out[1] == keras_engine.translate([texts[1]], beam=1)[0]          # no term: no change

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
+from pipeline.translate.glossary import Glossary, GlossaryLike, unmask
 from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
 from pipeline.vectorizers import Vectorizers
 
@@ -145,7 +146,8 @@ class Engine:
         at most `max_input_length` source tokens (`segment.segment_text`)."""
         return [segment_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
 
-    def translate(self, texts: Iterable[str], **options: Any) -> list[str]:
+    def translate(self, texts: Iterable[str], glossary: GlossaryLike = None, glossary_style: str = "target",
+                  **options: Any) -> list[str]:
         """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
 
         Each text passes the gate (`text.gate_text`: a code point UTF-8 cannot encode becomes U+FFFD), is split
@@ -153,19 +155,38 @@ class Engine:
         all pieces are translated as one batch, and each text is rejoined with its spacing and line breaks.
         A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
         batch_size, length_penalty, progress (a bar over pieces), and sampling's.
+
+        `glossary` (a `Glossary`, a dict english -> italian, or a .tsv/.csv/.tbx path; experimental, issue 26):
+        each piece's terms are masked before translation and restored after (`Glossary.mask`, `glossary_style`);
+        a piece without a term is translated exactly as without a glossary. Measured on our models, neither
+        masking style yet beats no glossary (README, "Glossaries"), so no script offers it.
         """
         if isinstance(texts, str):
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
-        translations = iter(self.translate_sentences([p for layout in layouts for p in layout.to_translate],
-                                                     **options))
+        pieces = [p for layout in layouts for p in layout.to_translate]
+        glossary = Glossary.coerce(glossary)
+        if glossary is None:
+            translations = iter(self.translate_sentences(pieces, **options))
+        else:
+            masked = [glossary.mask(piece, glossary_style) for piece in pieces]
+            outputs = self.translate_sentences([m.text for m in masked], **options)
+            translations = iter([unmask(out, m) for out, m in zip(outputs, masked)])
         return [layout.join(translations) for layout in layouts]
 
-    def n_best(self, texts: Iterable[str], n: int, **options: Any) -> list[list[str]]:
+    def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike = None, glossary_style: str = "target",
+               **options: Any) -> list[list[str]]:
         """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
-        beam); texts are split and rejoined as in `translate`. `options`: beam, batch_size."""
+        beam); texts are split and rejoined as in `translate`, with its `glossary`. `options`: beam, batch_size."""
         if isinstance(texts, str):
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
-        ranked = iter(self.n_best_sentences([p for layout in layouts for p in layout.to_translate], n, **options))
+        pieces = [p for layout in layouts for p in layout.to_translate]
+        glossary = Glossary.coerce(glossary)
+        if glossary is None:
+            ranked = iter(self.n_best_sentences(pieces, n, **options))
+        else:
+            masked = [glossary.mask(piece, glossary_style) for piece in pieces]
+            outputs = self.n_best_sentences([m.text for m in masked], n, **options)
+            ranked = iter([list(dict.fromkeys(unmask(out, m) for out in outs)) for outs, m in zip(outputs, masked)])
         return [layout.join_ranked([next(ranked) for _ in layout.to_translate]) for layout in layouts]

@@ -23,17 +23,21 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Union
 
 from pipeline.extras import require
-from pipeline.text import clean_side
+from pipeline.text import clean_side, gate_text
 
 EXTRA = "glossary"
 HEADERS = frozenset({("en", "it"), ("english", "italian"), ("source", "target"), ("term", "translation"),
                      ("src", "tgt"), ("eng", "ita")})
 MAX_TERM_CHARS = 500
+
+
+GlossaryLike = Union["Glossary", Mapping[str, str], str, os.PathLike, None]
 
 
 class GlossaryError(ValueError):
@@ -106,7 +110,7 @@ class Glossary:
         return glossary
 
     @classmethod
-    def coerce(cls, glossary: "Glossary | Mapping[str, str] | str | os.PathLike | None") -> "Glossary | None":
+    def coerce(cls, glossary: GlossaryLike) -> "Glossary | None":
         """A `Glossary` from what the Python API accepts: a Glossary, a dict, a path, or None."""
         if glossary is None or isinstance(glossary, Glossary):
             return glossary
@@ -117,7 +121,7 @@ class Glossary:
         raise TypeError(f"glossary: expected a Glossary, a dict or a path, got {type(glossary).__name__}")
 
     def _add(self, english: str, italian: str, where: str) -> None:
-        source, target = clean_side(english), clean_side(italian)
+        source, target = clean_side(gate_text(english)), clean_side(gate_text(italian))
         for side, text in (("English", source), ("Italian", target)):
             if not text:
                 raise GlossaryError(f"{where}: empty {side} side")
@@ -163,6 +167,49 @@ class Glossary:
             if all(match.end <= other.start or match.start >= other.end for other in taken):
                 taken.append(match)
         return sorted(taken, key=lambda match: match.start)
+
+    # -- applying it: terms masked before translation, restored after ----------------------------------------
+    def mask(self, sentence: str, style: str = "target") -> "Masked":
+        """`sentence` as the model should read it, each matched term replaced (see `STYLES`), and what `unmask`
+        needs to restore the terms. A sentence without a match is returned unchanged."""
+        if style not in STYLES:
+            raise ValueError(f"glossary style {style!r}: expected one of {', '.join(STYLES)}")
+        matches = self.find(clean_side(sentence))
+        if not matches:
+            return Masked(sentence, ())                # byte for byte what the model reads without a glossary
+        sentence = clean_side(sentence)                # as the engines clean it: the offsets refer to this
+        out, slots, last = [], [], 0
+        for number, match in enumerate(matches):
+            stand_in = match.term.target if style == "target" else PLACEHOLDER.format(number)
+            out += [sentence[last:match.start], stand_in]
+            slots.append((stand_in, match.term))
+            last = match.end
+        out.append(sentence[last:])
+        return Masked("".join(out), tuple(slots))
+
+
+def unmask(translation: str, masked: "Masked") -> str:
+    """The translation with each stand-in of `masked` replaced by its term's Italian, exactly as the glossary
+    writes it (case included): the first whole-word occurrence, ignoring case. A stand-in the model dropped
+    cannot be placed and is left out (`term_use` measures how often that happens)."""
+    for stand_in, term in masked.slots:
+        found = re.search(rf"(?<!\w){re.escape(fold(stand_in))}(?!\w)", fold(translation))
+        if found:
+            translation = translation[:found.start()] + term.target + translation[found.end():]
+    return translation
+
+
+# How a matched term reaches the model: "target" writes the Italian term into the English sentence for the model
+# to carry over (it can adapt the words around it: "the red car" -> "l'automobile rossa"); "placeholder" writes
+# an opaque name the model copies, restored afterwards (the model never sees the term: exact, but blind to it).
+STYLES = ("target", "placeholder")
+PLACEHOLDER = "Term{}"
+
+
+@dataclass(frozen=True)
+class Masked:
+    text: str                                   # the sentence the model reads
+    slots: tuple[tuple[str, Term], ...]         # (stand-in written into it, its term), in order
 
 
 # -- formats -----------------------------------------------------------------------------------------------------

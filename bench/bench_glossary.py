@@ -1,0 +1,108 @@
+"""Glossary methods on a terminology test set (issue 26): term use, BLEU/chrF, no-match-no-change and speed.
+
+For each method (no glossary, then each `--styles` entry) it translates the set's sentences (`sentences.tsv` from
+bench/build_term_sets.py) with the set's `glossary.tsv`, and reports:
+- term use: the share of (sentence, term) pairs whose requested Italian occurs in the output (whole words, any case);
+- BLEU and chrF against the references (sacreBLEU, with signatures); meaningful on the plain set only;
+- no match, no change: `--unmatched` validation sentences in which the glossary finds no term, translated with and
+  without it, must be byte-identical;
+- speed: greedy sentences/s over the set with a 10,000-entry glossary (the set's terms plus filler) against no
+  glossary, and the time to load that glossary from a TSV file.
+
+usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles target placeholder] [--beam 1]
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import emit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.io_utils import read_text_lines  # noqa: E402
+from pipeline.translate import open_translator  # noqa: E402
+from pipeline.translate.glossary import Glossary, fold  # noqa: E402
+
+
+def term_use(outputs: list[str], terms: list[list[tuple[str, str]]]) -> float:
+    pairs = [(out, target) for out, sentence_terms in zip(outputs, terms) for _, target in sentence_terms]
+    used = sum(re.search(rf"(?<!\w){re.escape(fold(target))}(?!\w)", fold(out)) is not None for out, target in pairs)
+    return used / max(len(pairs), 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--set", required=True, help="a term set directory (sentences.tsv, glossary.tsv)")
+    parser.add_argument("--styles", nargs="+", default=["target", "placeholder"])
+    parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
+    parser.add_argument("--beam", type=int, default=1)
+    parser.add_argument("--unmatched", type=int, default=300, help="validation sentences for no-match-no-change")
+    args = parser.parse_args()
+    import sacrebleu
+
+    term_set = Path(args.set)
+    rows = [line.split("\t") for line in read_text_lines(term_set / "sentences.tsv", "term set")]
+    sources, references = [r[0] for r in rows], [r[1] for r in rows]
+    terms = [[tuple(t.split("=", 1)) for t in r[2].split("|")] for r in rows]
+    glossary = Glossary.load(term_set / "glossary.tsv")
+    translator = open_translator(args.run, engine=args.engine)
+    translator.translate(sources[:32], beam=args.beam)                            # compile before timing
+
+    results = {}
+    for style in ["none", *args.styles]:
+        started = time.perf_counter()
+        outputs = translator.translate(sources, beam=args.beam, glossary=None if style == "none" else glossary,
+                                       glossary_style="target" if style == "none" else style)
+        seconds = time.perf_counter() - started
+        bleu_metric, chrf_metric = sacrebleu.BLEU(), sacrebleu.CHRF()
+        bleu, chrf = bleu_metric.corpus_score(outputs, [references]), chrf_metric.corpus_score(outputs, [references])
+        signatures = {"bleu": str(bleu_metric.get_signature()), "chrf": str(chrf_metric.get_signature())}
+        results[style] = {"term_use": round(100 * term_use(outputs, terms), 1), "bleu": round(bleu.score, 2),
+                          "chrf": round(chrf.score, 2), "sentences_per_s": round(len(sources) / seconds, 1)}
+        print(f"{style}: {results[style]}", file=sys.stderr)
+        hypotheses = Path(args.run) / "eval" / f"terms-{term_set.name}-{style}.hyp.txt"
+        hypotheses.parent.mkdir(parents=True, exist_ok=True)
+        hypotheses.write_text("\n".join(outputs) + "\n", encoding="utf-8")
+
+    # no match, no change
+    from pipeline.rundir import prepared_beside, split_text_file
+
+    valid_file = prepared_beside(Path(args.run).resolve()) / split_text_file("valid")
+    valid = read_text_lines(valid_file, "split file") if valid_file.is_file() else []
+    unmatched = [line.split("\t")[0] for line in valid if not glossary.find(line.split("\t")[0])][:args.unmatched]
+    plain = translator.translate(unmatched, beam=args.beam)
+    identical = {style: sum(a == b for a, b in zip(plain, translator.translate(
+        unmatched, beam=args.beam, glossary=glossary, glossary_style=style))) for style in args.styles}
+
+    # speed with 10,000 entries, and their load time
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "big.tsv"
+        entries = [f"{t.source}\t{t.target}" for t in glossary.terms.values()]
+        entries += [f"filler term {i}\ttermine di riempimento {i}" for i in range(10_000 - len(entries))]
+        big.write_text("\n".join(entries) + "\n", encoding="utf-8")
+        started = time.perf_counter()
+        large = Glossary.load(big)
+        load_s = time.perf_counter() - started
+    speed = {}
+    for name, use in (("none", None), ("10k", large)):
+        started = time.perf_counter()
+        translator.translate(sources, beam=1, glossary=use, glossary_style=args.styles[0])
+        speed[name] = len(sources) / (time.perf_counter() - started)
+    emit("bench_glossary", results[args.styles[0]]["term_use"], "% term use", set=str(term_set), run=args.run,
+         engine=args.engine, beam=args.beam, sentences=len(sources), results=results, signatures=signatures,
+         unmatched=len(unmatched), identical_without_match=identical, load_10k_s=round(load_s, 3),
+         greedy_speed_ratio_10k=round(speed["10k"] / speed["none"], 3))
+    print(f"glossary: {len(sources)} sentences; " + "; ".join(f"{k} {v}" for k, v in results.items())
+          + f"; unmatched identical {identical} of {len(unmatched)}; 10k load {load_s:.2f} s, greedy speed ratio "
+          f"{speed['10k'] / speed['none']:.2f}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Build terminology test sets from our own held-out data and the FreeDict English-Italian dictionary (issue 26).
+
+For each pair of a prepared test split, every dictionary headword found in the English sentence (at word
+boundaries, longest match first: `Glossary.find`) whose dictionary translation occurs in the Italian reference
+becomes a term of that sentence. Two sets come out:
+
+- plain: the glossary asks for the translation the reference uses. One glossary for the whole set, so a headword
+  keeps the translation most references use, and sentences whose reference uses another one are left out.
+- hard: for headwords with two or more dictionary translations, the glossary asks for one the reference does
+  *not* use (the least frequent in the plain set's references), so a constraint must override the model's
+  preference. Only term use is meaningful there: BLEU against the reference would reward ignoring the glossary.
+
+Each set is a directory with `sentences.tsv` (english, italian reference, the terms of the sentence as
+`english=italian|...`) and `glossary.tsv` (english<TAB>italian), plus a README naming the sources and licences.
+
+The dictionary comes from Debian's `dict-freedict-eng-ita` package (GPL-2+), read where dictd installs it; nothing
+is downloaded:
+
+    apt-get install dict-freedict-eng-ita
+    python bench/build_term_sets.py --prepared runs/broad60/prepared --out data/terms
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.io_utils import atomic_directory, read_text_lines  # noqa: E402
+from pipeline.text import clean_side  # noqa: E402
+from pipeline.translate.glossary import Glossary, fold  # noqa: E402
+
+DICTD = Path("/usr/share/dictd")
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def dictd_number(text: str) -> int:
+    """dictd's base-64 numbers (most significant digit first)."""
+    value = 0
+    for character in text:
+        value = value * 64 + B64.index(character)
+    return value
+
+
+# Function words make poor terms (a glossary holds names and content words) and FreeDict's entries for them are
+# mostly other senses: they are left out.
+FUNCTION_WORDS = frozenset("""a about above after again against all also am an and any are as at be because been
+before being below between both but by can could did do does doing down during each even ever every few for from
+further had has have having he her here hers him his how i if in into is it its just let me might more most must my
+no nor not now of off on once one only or other our out over own same shall she should so some such than that the
+their them then there these they this those through to too under until up upon very was we well were what when
+where which while who whom why will with would yes yet you your""".split())
+
+
+def read_freedict(index: Path, data: Path) -> dict[str, list[list[str]]]:
+    """English headword -> its senses, each a list of Italian synonyms (a line of the entry, split at commas),
+    in the dictionary's order, from a dictd index and body."""
+    body = gzip.decompress(data.read_bytes())
+    entries: dict[str, list[list[str]]] = defaultdict(list)
+    for line in index.read_text(encoding="utf-8").splitlines():
+        headword, offset, length = line.split("\t")
+        if headword.startswith("00database") or not headword.strip():
+            continue
+        start = dictd_number(offset)
+        text = body[start:start + dictd_number(length)].decode("utf-8")
+        for sense in text.splitlines()[1:]:                      # the first line repeats the headword and its IPA
+            sense = re.sub(r"^\d+\.\s*", "", sense.strip())
+            synonyms = [clean_side(t.replace("\u2010", "-")) for t in sense.split(",")]
+            synonyms = [t for t in synonyms if t and not t.startswith("(")]
+            if synonyms and synonyms not in entries[headword]:
+                entries[headword].append(synonyms)
+    return {clean_side(headword.replace("\u2010", "-")): senses for headword, senses in entries.items()
+            if senses and headword.lower() not in FUNCTION_WORDS and len(headword) > 2}
+
+
+def occurs(term: str, text: str) -> bool:
+    """Whether `term` occurs in `text` as whole words, ignoring case."""
+    return re.search(rf"(?<!\w){re.escape(fold(term))}(?!\w)", fold(text)) is not None
+
+
+def sentence_terms(pairs, dictionary: dict[str, list[list[str]]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(english, italian, [(headword, the translation the reference uses)]) for pairs with at least one term."""
+    headwords = Glossary({headword: headword for headword in dictionary}, name="FreeDict headwords")
+    found = []
+    for english, italian in pairs:
+        terms = []
+        for match in headwords.find(english):
+            headword = match.term.source
+            used = [t for sense in dictionary[headword] for t in sense if occurs(t, italian)]
+            if used:
+                terms.append((english[match.start:match.end], used[0]))
+        if terms:
+            found.append((english, italian, terms))
+    return found
+
+
+def write_set(directory: Path, rows: list[tuple[str, str, list[tuple[str, str]]]], glossary: dict[str, str],
+              readme: str) -> None:
+    with atomic_directory(directory) as tmp:
+        (tmp / "sentences.tsv").write_text(
+            "".join(f"{en}\t{it}\t{'|'.join(f'{s}={t}' for s, t in terms)}\n" for en, it, terms in rows),
+            encoding="utf-8")
+        (tmp / "glossary.tsv").write_text("english\titalian\n" + "".join(f"{s}\t{t}\n" for s, t in
+                                                                          sorted(glossary.items())),
+                                          encoding="utf-8")
+        (tmp / "README.md").write_text(readme, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prepared", required=True, help="a prepared workdir's prepared/ directory")
+    parser.add_argument("--split", default="test", help="the split to draw from (default: %(default)s)")
+    parser.add_argument("--out", required=True, help="directory receiving plain/ and hard/")
+    parser.add_argument("--per-corpus", type=int, default=400, help="at most this many sentences per corpus")
+    args = parser.parse_args()
+    index, data = DICTD / "freedict-eng-ita.index", DICTD / "freedict-eng-ita.dict.dz"
+    if not index.is_file():
+        raise SystemExit(f"{index}: not found; apt-get install dict-freedict-eng-ita")
+    dictionary = read_freedict(index, data)
+    prepared = Path(args.prepared)
+    splits = sorted(prepared.glob(f"{args.split}.*.tsv")) or [prepared / f"{args.split}.tsv"]
+    rows = []
+    for split in splits:
+        pairs = [tuple(line.split("\t")[:2]) for line in read_text_lines(split, "split file") if "\t" in line]
+        seen, picked = set(), []
+        for row in sentence_terms(pairs, dictionary):
+            if row[0] not in seen:                               # one reference per English sentence
+                seen.add(row[0])
+                picked.append(row)
+        rows += picked[:args.per_corpus]
+        print(f"{split.name}: {len(pairs):,} pairs, {len(picked):,} with a dictionary term, kept "
+              f"{min(len(picked), args.per_corpus):,}", file=sys.stderr)
+    usage: dict[str, Counter] = defaultdict(Counter)
+    usage_form: dict[str, str] = {}                              # the first surface form of each term
+    for _, _, terms in rows:
+        for source, target in terms:
+            usage[fold(source)][target] += 1
+            usage_form.setdefault(fold(source), source)
+    plain_glossary = {source: counts.most_common(1)[0][0] for source, counts in usage.items()}
+    plain = [(en, it, terms) for en, it, terms in rows
+             if all(plain_glossary[fold(s)] == t for s, t in terms)]
+    by_fold = {fold(headword): headword for headword in dictionary}
+    hard_glossary, hard = {}, []
+    for en, it, terms in plain:
+        hard_terms = []
+        for source, target in terms:
+            senses = dictionary[by_fold[fold(source)]]
+            # a synonym from the same sense (the same line of the entry) that the reference does not use
+            others = [t for sense in senses if target in sense for t in sense if t != target and not occurs(t, it)]
+            if others and fold(source) not in hard_glossary:
+                hard_glossary[fold(source)] = (source, others[-1])
+            if fold(source) in hard_glossary and hard_glossary[fold(source)][1] != target:
+                hard_terms.append((source, hard_glossary[fold(source)][1]))
+        if hard_terms:
+            hard.append((en, it, hard_terms))
+    credits = (f"Built from `{args.split}` of {prepared} (`configs/broad60.yaml`: seed 1234, four corpora) with at "
+               f"most {args.per_corpus} sentences per corpus.\n\n"
+               "Sources: the English sentences and Italian references are pairs of our own held-out test split, from "
+               "Tatoeba (https://tatoeba.org, CC-BY 2.0 FR, via ManyThings.org) and the documentation corpora "
+               "(LibreOffice help MPL-2.0, GIMP manual GFDL-1.2+, Debian Reference GPL-2+, Debian New Maintainers' "
+               "Guide MIT, GNOME documentation CC-BY-SA-3.0; see ../shared/data/docs-en-it/README). The glossary "
+               "entries come from the FreeDict English-Italian dictionary 0.1.2 (https://freedict.org, GPL-2+), "
+               "as Debian's dict-freedict-eng-ita ships it. Built by bench/build_term_sets.py.\n")
+    out = Path(args.out)
+    write_set(out / "plain", plain, {usage_form[key]: plain_glossary[key] for key in
+                                     {fold(s) for row in plain for s, _ in row[2]}},
+              "# Terminology test set: plain\n\nThe glossary asks for the translation each reference uses.\n\n"
+              + credits)
+    write_set(out / "hard", hard, dict(hard_glossary[key] for key in {fold(s) for row in hard for s, _ in row[2]}),
+              "# Terminology test set: hard\n\nThe glossary asks for a dictionary synonym (from the same line of the "
+              "FreeDict entry) that the reference does not use: score term use, not BLEU. FreeDict gives no part of "
+              "speech, so a few synonyms are of another word class (need -> fabbisogno) and cannot fit the sentence "
+              "fluently; term use is still measurable.\n\n" + credits)
+    print(f"term sets: plain {len(plain):,} sentences, {len(plain_glossary):,} glossary terms; hard {len(hard):,} "
+          f"sentences, {len(hard_glossary):,} terms -> {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
