@@ -117,7 +117,7 @@ def evaluate(translator, evalset: EvalSet, beam: int | None = None, batch_size: 
              length_penalty: float | None = None, progress: bool = True) -> tuple[dict[str, Any], list[str]]:
     """Translate `evalset` and score it; returns (report, hypotheses)."""
     decode = translator.config.decode
-    beam, alpha, _ = translator.decode_settings(beam, length_penalty)
+    beam, alpha, _ = decode.resolve(beam, length_penalty)               # the one owner of the defaults
     started = time.perf_counter()
     hypotheses = translator.translate(evalset.sources, beam=beam, batch_size=batch_size, length_penalty=alpha,
                                       progress=progress)

@@ -81,7 +81,7 @@ def argos_translate(package_dir, sentences):
     import sentencepiece
 
     processor = sentencepiece.SentencePieceProcessor(model_file=str(package_dir / "sentencepiece.model"))
-    translator = ctranslate2.KerasEngine(str(package_dir / "model"))
+    translator = ctranslate2.Translator(str(package_dir / "model"))
     extra = yaml.safe_load((package_dir / "model" / "config.yaml").read_text())["decode"]["max_extra_length"]
     outputs = []
     for sentence in sentences:
@@ -111,9 +111,9 @@ def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_s
     processor = sentencepiece.SentencePieceProcessor(model_file=str(installed / "sentencepiece.model"))
     long_input = processor.encode("word " * 300, out_type=str)      # one unsplit 300-word sentence
     argos_defaults = dict(beam_size=1, min_decoding_length=256, max_decoding_length=256)  # 256: Argos's limit
-    result = ctranslate2.KerasEngine(str(installed / "model")).translate_batch([long_input], **argos_defaults)
+    result = ctranslate2.Translator(str(installed / "model")).translate_batch([long_input], **argos_defaults)
     assert len(result[0].hypotheses[0]) == 256
-    plain = ctranslate2.KerasEngine(str(ct2_engine.model_dir))
+    plain = ctranslate2.Translator(str(ct2_engine.model_dir))
     with pytest.raises(Exception, match="No position encodings are defined for positions >= "):
         plain.translate_batch([long_input], **argos_defaults)
 
@@ -128,7 +128,7 @@ def test_export_is_reproducible_and_atomic(package, trained_tiny, monkeypatch):
         zip_path.write_bytes(b"half a zip")
         raise OSError("disk full")
 
-    monkeypatch.setattr(pipeline.argos, "_zip_folder", fail)
+    monkeypatch.setattr(pipeline.export.argos, "zip_folder", fail)
     with pytest.raises(OSError, match="disk full"):
         export_argos(trained_tiny.run_dir, package.parent)
     assert package.read_bytes() == before and [p.name for p in package.parent.iterdir()] == [package.name]

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
+from pipeline.config import DecodeConfig
 from pipeline.evaluation import EvalSet, evaluate, load_parallel_files, load_split_set, score
 from pipeline.extras import MissingExtra, require
 
@@ -22,7 +23,7 @@ class FixedTranslator:
 
     def __init__(self, outputs):
         self.outputs = outputs
-        self.config = SimpleNamespace(decode=SimpleNamespace(beam_size=4, length_penalty=0.6, ban_unk=True))
+        self.config = SimpleNamespace(decode=DecodeConfig(beam_size=4, length_penalty=0.6, ban_unk=True))
 
     def translate(self, sentences, beam=None, batch_size=None, length_penalty=None, progress=False):
         return [self.outputs[s] for s in sentences]

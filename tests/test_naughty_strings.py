@@ -77,7 +77,7 @@ BASE = {"/translate": {"text": "Hello."},
 @pytest.mark.parametrize("path", list(FIELDS))
 def test_every_string_in_every_field_is_answered_without_a_5xx(client, translator, path):
     for field in FIELDS[path]:
-        for value in STRINGS[::3]:
+        for value in STRINGS[::5]:
             assert_answered(client.post(path, json={**BASE[path], field: value}))
             if path != "/translate":
                 assert_answered(client.post(path, data={**BASE[path], field: value}))

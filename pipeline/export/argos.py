@@ -103,11 +103,11 @@ def export_argos(run_dir: str | Path, out_dir: str | Path, package_version: str 
         (root / README_FILE).write_text(package_readme(run, vectorizers, package_version, quantization, which),
                                         encoding="utf-8")
         with atomic_file(target) as tmp:
-            _zip_folder(root, tmp)
+            zip_folder(root, tmp)
     return target
 
 
-def _zip_folder(root: Path, zip_path: Path) -> None:
+def zip_folder(root: Path, zip_path: Path) -> None:
     """Zip `root` as one top-level folder, files in sorted order with fixed timestamps."""
     with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
