@@ -14,7 +14,6 @@ usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
@@ -26,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.io_utils import read_text_lines  # noqa: E402
 from pipeline.translate import open_translator  # noqa: E402
-from pipeline.translate.glossary import Glossary, fold  # noqa: E402
+from pipeline.translate.glossary import Glossary, find_words  # noqa: E402
 
 
 def term_use(outputs: list[str], terms: list[list[tuple[str, str]]]) -> float:
     pairs = [(out, target) for out, sentence_terms in zip(outputs, terms) for _, target in sentence_terms]
-    used = sum(re.search(rf"(?<!\w){re.escape(fold(target))}(?!\w)", fold(out)) is not None for out, target in pairs)
+    used = sum(find_words(target, out) is not None for out, target in pairs)
     return used / max(len(pairs), 1)
 
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.io_utils import atomic_directory, read_text_lines  # noqa: E402
 from pipeline.text import clean_side  # noqa: E402
-from pipeline.translate.glossary import Glossary, fold  # noqa: E402
+from pipeline.translate.glossary import Glossary, find_words, fold  # noqa: E402
 
 DICTD = Path("/usr/share/dictd")
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -80,7 +80,7 @@ def read_freedict(index: Path, data: Path) -> dict[str, list[list[str]]]:
 
 def occurs(term: str, text: str) -> bool:
     """Whether `term` occurs in `text` as whole words, ignoring case."""
-    return re.search(rf"(?<!\w){re.escape(fold(term))}(?!\w)", fold(text)) is not None
+    return find_words(term, text) is not None
 
 
 def sentence_terms(pairs, dictionary: dict[str, list[list[str]]]) -> list[tuple[str, str, list[tuple[str, str]]]]:

@@ -72,18 +72,30 @@ def is_word_character(character: str) -> bool:
     return character.isalnum() or character == "_"
 
 
+def find_words(words: str, text: str) -> re.Match | None:
+    """The first occurrence of `words` in `text` as whole words, ignoring case (offsets valid in `text`)."""
+    return re.search(rf"(?<!\w){re.escape(fold(words))}(?!\w)", fold(text))
+
+
 class Glossary:
     """English terms -> Italian, matched at word boundaries (case-insensitive unless `case_sensitive`)."""
 
     def __init__(self, entries: Mapping[str, str] | Iterable[tuple[str, str]], case_sensitive: bool = False,
                  name: str = "glossary"):
         pairs = entries.items() if isinstance(entries, Mapping) else entries
-        self.name, self.case_sensitive = name, case_sensitive
-        self.terms: dict[str, Term] = {}                 # matching key -> term
+        rows = []
         for number, pair in enumerate(pairs, 1):
             if not isinstance(pair, tuple) or len(pair) != 2 or not all(isinstance(side, str) for side in pair):
                 raise GlossaryError(f"{name} entry {number}: expected an (english, italian) pair of strings")
-            self._add(pair[0], pair[1], f"{name} entry {number}")
+            rows.append((f"{name} entry {number}", pair[0], pair[1]))
+        self._fill(rows, case_sensitive, name)
+
+    def _fill(self, rows: Iterable[tuple[str, str, str]], case_sensitive: bool, name: str) -> None:
+        """The terms of (where, english, italian) rows, and the automaton over them."""
+        self.name, self.case_sensitive = name, case_sensitive
+        self.terms: dict[str, Term] = {}                 # matching key -> term
+        for where, english, italian in rows:
+            self._add(english, italian, where)
         self._automaton = self._build()
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -103,10 +115,7 @@ class Glossary:
         else:
             raise GlossaryError(f"glossary {path}: unknown extension {path.suffix!r}; expected .tsv, .csv or .tbx")
         glossary = cls.__new__(cls)
-        glossary.name, glossary.case_sensitive, glossary.terms = str(path), case_sensitive, {}
-        for where, english, italian in rows:
-            glossary._add(english, italian, where)
-        glossary._automaton = glossary._build()
+        glossary._fill(rows, case_sensitive, str(path))
         return glossary
 
     @classmethod
@@ -193,7 +202,7 @@ def unmask(translation: str, masked: "Masked") -> str:
     writes it (case included): the first whole-word occurrence, ignoring case. A stand-in the model dropped
     cannot be placed and is left out (`term_use` measures how often that happens)."""
     for stand_in, term in masked.slots:
-        found = re.search(rf"(?<!\w){re.escape(fold(stand_in))}(?!\w)", fold(translation))
+        found = find_words(stand_in, translation)
         if found:
             translation = translation[:found.start()] + term.target + translation[found.end():]
     return translation
