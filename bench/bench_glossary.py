@@ -7,13 +7,18 @@ bench/build_term_sets.py) with the set's `glossary.tsv`, and reports:
 - no match, no change: `--unmatched` validation sentences in which the glossary finds no term, translated with and
   without it, must be byte-identical;
 - speed: greedy sentences/s over the set with a 10,000-entry glossary (the set's terms plus filler) against no
-  glossary, and the time to load that glossary from a TSV file.
+  glossary, and the time to load that glossary from a TSV file;
+- do-not-translate: `--dnt` validation sentences naming Tom, with Tom replaced by names and brands of which some
+  use characters the vocabulary lacks (Ꝏ, ŀ, ß...), each kept verbatim by the glossary: the share reproduced exactly;
+- agreement probes: a few sentences whose Italian must agree with a glossary term of another gender ("the red
+  car" with car -> automobile), printed with and without the glossary.
 
-usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles target placeholder] [--beam 1]
+usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles annotate target placeholder]
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -25,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.io_utils import read_text_lines  # noqa: E402
 from pipeline.translate import open_translator  # noqa: E402
-from pipeline.translate.glossary import Glossary, find_words  # noqa: E402
+from pipeline.glossary import Glossary, find_words  # noqa: E402
 
 
 def term_use(outputs: list[str], terms: list[list[tuple[str, str]]]) -> float:
@@ -38,7 +43,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True)
     parser.add_argument("--set", required=True, help="a term set directory (sentences.tsv, glossary.tsv)")
-    parser.add_argument("--styles", nargs="+", default=["target", "placeholder"])
+    parser.add_argument("--styles", nargs="+", default=["annotate", "target", "placeholder"],
+                        help="the first is used for the speed and do-not-translate figures (default: %(default)s)")
+    parser.add_argument("--dnt", type=int, default=200, help="sentences for the do-not-translate check")
     parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
     parser.add_argument("--beam", type=int, default=1)
     parser.add_argument("--unmatched", type=int, default=300, help="validation sentences for no-match-no-change")
@@ -57,7 +64,7 @@ def main() -> int:
     for style in ["none", *args.styles]:
         started = time.perf_counter()
         outputs = translator.translate(sources, beam=args.beam, glossary=None if style == "none" else glossary,
-                                       glossary_style="target" if style == "none" else style)
+                                       glossary_style=None if style == "none" else style)
         seconds = time.perf_counter() - started
         bleu_metric, chrf_metric = sacrebleu.BLEU(), sacrebleu.CHRF()
         bleu, chrf = bleu_metric.corpus_score(outputs, [references]), chrf_metric.corpus_score(outputs, [references])
@@ -93,10 +100,28 @@ def main() -> int:
         started = time.perf_counter()
         translator.translate(sources, beam=1, glossary=use, glossary_style=args.styles[0])
         speed[name] = len(sources) / (time.perf_counter() - started)
+    # do-not-translate names, some outside the vocabulary
+    names = ["Ꝏꝏ-Tool", "Zoë", "Łukasz", "Groß-Gerau", "iPhone", "Kubernetes", "Ŀlorenç", "Ærøskøbing", "Tōkyō-kun",
+             "ReLU6"]
+    tom = [line.split("\t")[0] for line in valid if find_words("Tom", line.split("\t")[0])][:args.dnt]
+    dnt_sources = [re.sub(r"\bTom\b", names[i % len(names)], s) for i, s in enumerate(tom)]
+    dnt_outputs = translator.translate(dnt_sources, beam=args.beam, glossary={n: n for n in names},
+                                       glossary_style=args.styles[0])
+    dnt_kept = sum(names[i % len(names)] in out for i, out in enumerate(dnt_outputs)) / max(len(dnt_sources), 1)
+    print(f"do-not-translate: {100 * dnt_kept:.1f}% of {len(dnt_sources)} kept verbatim", file=sys.stderr)
+
+    probes = ["The red car is mine.", "I saw the car yesterday.", "These cars are new.", "My account is closed.",
+              "The old account was blocked."]
+    probe_glossary = {"car": "automobile", "account": "conto"}
+    probe_out = translator.translate(probes, beam=args.beam, glossary=probe_glossary, glossary_style=args.styles[0])
+    for source, plain_out, out in zip(probes, translator.translate(probes, beam=args.beam), probe_out):
+        print(f"probe: {source} | without: {plain_out} | with: {out}", file=sys.stderr)
+
     emit("bench_glossary", results[args.styles[0]]["term_use"], "% term use", set=str(term_set), run=args.run,
          engine=args.engine, beam=args.beam, sentences=len(sources), results=results, signatures=signatures,
          unmatched=len(unmatched), identical_without_match=identical, load_10k_s=round(load_s, 3),
-         greedy_speed_ratio_10k=round(speed["10k"] / speed["none"], 3))
+         greedy_speed_ratio_10k=round(speed["10k"] / speed["none"], 3), dnt_verbatim=round(100 * dnt_kept, 1),
+         dnt_sentences=len(dnt_sources), probes=dict(zip(probes, probe_out)))
     print(f"glossary: {len(sources)} sentences; " + "; ".join(f"{k} {v}" for k, v in results.items())
           + f"; unmatched identical {identical} of {len(unmatched)}; 10k load {load_s:.2f} s, greedy speed ratio "
           f"{speed['10k'] / speed['none']:.2f}", file=sys.stderr)

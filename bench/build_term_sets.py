@@ -17,7 +17,11 @@ The dictionary comes from Debian's `dict-freedict-eng-ita` package (GPL-2+), rea
 is downloaded:
 
     apt-get install dict-freedict-eng-ita
-    python bench/build_term_sets.py --prepared runs/broad60/prepared --out data/terms
+    python bench/build_term_sets.py --prepared runs/broad60/prepared --out data/terms \
+        --dictionary-out data/dictionaries/freedict-eng-ita.tsv
+
+`--dictionary-out` also writes the dictionary itself as text (`english<TAB>synonym|synonym`, one line per sense),
+the file from which prepare's `data.term_annotation` draws its training annotations (`pipeline/terms.py`).
 """
 from __future__ import annotations
 
@@ -31,9 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.io_utils import atomic_directory, read_text_lines  # noqa: E402
+from pipeline.io_utils import atomic_directory, atomic_write_bytes, read_text_lines  # noqa: E402
 from pipeline.text import clean_side  # noqa: E402
-from pipeline.translate.glossary import Glossary, find_words, fold  # noqa: E402
+from pipeline.glossary import Glossary, find_words, fold  # noqa: E402
 
 DICTD = Path("/usr/share/dictd")
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -111,17 +115,31 @@ def write_set(directory: Path, rows: list[tuple[str, str, list[tuple[str, str]]]
         (tmp / "README.md").write_text(readme, encoding="utf-8")
 
 
+def write_dictionary(path: Path, dictionary: dict[str, list[list[str]]]) -> None:
+    header = ("# FreeDict English-Italian dictionary 0.1.2 (https://freedict.org), GPL-2+, as Debian's "
+              "dict-freedict-eng-ita ships it;\n# one line per sense: english<TAB>synonym|synonym. "
+              "Written by bench/build_term_sets.py.\n")
+    lines = "".join(f"{headword}\t{'|'.join(sense)}\n" for headword in sorted(dictionary)
+                    for sense in dictionary[headword] if not any("|" in t or "\t" in t for t in sense))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, (header + lines).encode("utf-8"))
+    print(f"dictionary: {len(dictionary):,} headwords -> {path}", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prepared", required=True, help="a prepared workdir's prepared/ directory")
     parser.add_argument("--split", default="test", help="the split to draw from (default: %(default)s)")
     parser.add_argument("--out", required=True, help="directory receiving plain/ and hard/")
+    parser.add_argument("--dictionary-out", help="also write the dictionary as english<TAB>synonym|... lines")
     parser.add_argument("--per-corpus", type=int, default=400, help="at most this many sentences per corpus")
     args = parser.parse_args()
     index, data = DICTD / "freedict-eng-ita.index", DICTD / "freedict-eng-ita.dict.dz"
     if not index.is_file():
         raise SystemExit(f"{index}: not found; apt-get install dict-freedict-eng-ita")
     dictionary = read_freedict(index, data)
+    if args.dictionary_out:
+        write_dictionary(Path(args.dictionary_out), dictionary)
     prepared = Path(args.prepared)
     splits = sorted(prepared.glob(f"{args.split}.*.tsv")) or [prepared / f"{args.split}.tsv"]
     rows = []

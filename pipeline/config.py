@@ -47,6 +47,11 @@ class DataConfig:
     tokenizer_max_sentences: int = 1_000_000   # at most this many sentences (sampled) train the vocabularies
     shard_rows: int = 500_000     # rows per prepared .npy shard (each side): bounds prepare's memory
     too_long_warning: float = 0.01   # prepare warns when data.max_length drops more than this share of a corpus
+    term_annotation: float = 0.0  # > 0: this share of training pairs gets inline term annotations, so the model learns
+                                  # to honour glossaries (pipeline/terms.py); validation and test pairs never do
+    term_dictionary: str = ""     # english<TAB>synonym|synonym lines the annotations come from ("": the bundled FreeDict)
+    term_swap: float = 0.0        # share of annotated terms that ask for another synonym, or names made up (reference rewritten)
+    term_replace: float = 0.0     # share of annotations that replace their English term instead of following it
 
 
 @dataclass
@@ -170,7 +175,7 @@ NON_NEGATIVE = {
     "train.final_bleu_sentences",
 }
 FRACTIONS = {"data.valid_fraction", "data.test_fraction", "model.dropout", "train.label_smoothing",
-             "data.too_long_warning"}
+             "data.too_long_warning", "data.term_swap", "data.term_replace"}
 
 
 def default_corpus_name(paths: list[str]) -> str:
@@ -278,6 +283,8 @@ def validate(config: Config) -> Config:
         if not 0.0 <= flat[key] < 1.0:
             raise ConfigError(f"config key '{key}': must be in [0, 1), got {flat[key]!r}")
     _validate_corpora(config.data)
+    if not 0.0 <= config.data.term_annotation <= 1.0:
+        raise ConfigError(f"config key 'data.term_annotation': must be in [0, 1], got {config.data.term_annotation!r}")
     if config.data.valid_fraction + config.data.test_fraction >= 1.0:
         raise ConfigError("config keys 'data.valid_fraction' + 'data.test_fraction' must be < 1, got "
                           f"{config.data.valid_fraction + config.data.test_fraction}")

@@ -31,6 +31,7 @@ from pipeline.io_utils import atomic_directory, atomic_write_bytes, atomic_write
 from pipeline.rundir import (REPORT_FILE, SPLITS_INDEX_FILE, VECTORIZERS_FILE, RunDir, check_output_dir,
                              split_text_file)
 from pipeline.shards import ShardWriter, index_bytes
+from pipeline.terms import AnnotationStats, TermAnnotator, annotator_for
 from pipeline.text import (DROP_REASONS, Corpus, ExclusionList, assign_splits, check_usable, group_hash,
                            pair_hash)
 from pipeline.tokenizers import WORD_END, WORD_START, SentencePieceTokenizer, Tokenizer, WordTokenizer, word_tokens
@@ -185,17 +186,26 @@ def sample_mask(candidates: np.ndarray, limit: int, seed: int) -> np.ndarray:
     return mask
 
 
+def pair_key(corpus_number: int, position: int) -> str:
+    """What seeds a training pair's term annotation: its corpus (1-based, in config order) and its position."""
+    return f"{corpus_number}:{position}"
+
+
 def tokenizer_sample(sources: Sequence[Source], scans: Sequence[Scan], limit: int, seed: int,
-                     progress: bool) -> tuple[list[str], list[str]]:
+                     progress: bool, annotator: TermAnnotator | None = None) -> tuple[list[str], list[str]]:
     """Pass 2: a seeded sample of at most `limit` training sentences per side, drawn uniformly from the
-    training pairs of all corpora (whatever their weights), in corpus order."""
+    training pairs of all corpora (whatever their weights), in corpus order; annotated as pass 3 will
+    annotate them (so the markers are in the vocabulary)."""
     train = np.concatenate([scan.keep & (scan.split == 0) for scan in scans])
     take_english, take_italian = sample_mask(train, limit, seed), sample_mask(train, limit, seed + 1)
     english, italian = [], []
     offset = 0
-    for source, scan in zip(sources, scans):
-        for index, (en, it) in enumerate(_valid_pairs(source.corpus, progress, f"prepare 2/3: sample {source.name}"),
-                                         offset):
+    for number, (source, scan) in enumerate(zip(sources, scans), 1):
+        for position, (en, it) in enumerate(_valid_pairs(source.corpus, progress,
+                                                          f"prepare 2/3: sample {source.name}")):
+            index = offset + position
+            if (take_english[index] or take_italian[index]) and annotator is not None:
+                en, it = annotator(en, it, key=pair_key(number, position))
             if take_english[index]:
                 english.append(en)
             if take_italian[index]:
@@ -226,7 +236,9 @@ class SplitWriters:
     every split; with several corpora each also gets its own `<split>.<name>.tsv`.
     """
 
-    def __init__(self, out: Path, vectorizers: Vectorizers, names: Sequence[str], shard_rows: int):
+    def __init__(self, out: Path, vectorizers: Vectorizers, names: Sequence[str], shard_rows: int,
+                 annotator: TermAnnotator | None = None):
+        self.annotator = annotator          # training pairs only: inline term annotations (pipeline/terms.py)
         widths = {"english": vectorizers.max_length, "italian": vectorizers.max_length + 2}
         self.out, self.vectorizers, self.names = out, vectorizers, list(names)
         self.shards = {name: ShardWriter(out, name, widths, shard_rows) for name in SPLITS}
@@ -253,6 +265,8 @@ class SplitWriters:
         if not self.scan.keep[position]:
             return
         name = SPLITS[self.scan.split[position]]
+        if name == "train" and self.annotator is not None:
+            pair = self.annotator(*pair, key=pair_key(len(self.stats), position))
         self.pending[name].append((position, pair))
         if len(self.pending[name]) == ENCODE_BLOCK:
             self._flush(name)
@@ -393,19 +407,22 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
                          "fractions" + (" or the exclusion list" if len(exclusion) else ""))
 
     source_text = "; ".join(str(source.corpus) for source in sources)
+    annotator = annotator_for(data, config.seed)
     if vectorizers_from is not None:
         vectorizers = parent_vectorizers(vectorizers_from, data, source_text)
         tokenizer = f"{vectorizers.english.kind} from {vectorizers_from}"
     else:
         english, italian = fit_tokenizers(data, *tokenizer_sample(sources, scans, data.tokenizer_max_sentences,
-                                                                  config.seed, progress), config.seed)
+                                                                  config.seed, progress, annotator), config.seed)
+        if annotator is not None:
+            annotator.stats = AnnotationStats()          # the report counts the training pairs written
         metadata = {"max_length": data.max_length, "seed": config.seed, "source": source_text,
                     "tokenizer": data.tokenizer, "splits": SPLITS_INDEX_FILE}
         vectorizers = Vectorizers(english, italian, metadata)
         tokenizer = data.tokenizer if data.tokenizer == "word" else f"sentencepiece ({data.sentencepiece_type})"
 
     with atomic_directory(config.prepared_dir) as out:
-        writers = SplitWriters(out, vectorizers, [source.name for source in sources], data.shard_rows)
+        writers = SplitWriters(out, vectorizers, [source.name for source in sources], data.shard_rows, annotator)
         try:
             for source, scan in zip(sources, scans):
                 writers.begin_corpus(scan)
@@ -422,6 +439,8 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
         report = build_report(sources, scans, data, writers, tokenizer)
         if vectorizers_from is not None:
             report["vectorizers_from"] = str(Path(vectorizers_from).resolve())
+        if writers.annotator is not None:
+            report["term_annotation"] = writers.annotator.stats.to_dict()
         if len(exclusion):
             report["excluded_sentences"] = {"files": [str(p) for p in exclusion.paths], "distinct": len(exclusion)}
         atomic_write_bytes(out / SPLITS_INDEX_FILE, index_bytes(shard_index))
@@ -463,5 +482,9 @@ def format_report(report: dict[str, Any]) -> str:
         f"ids->text round trip on valid: {rt['exact_matches']:,}/{rt['sentences']:,} sentences exact ({rate}); "
         f"{rt['sentences_in_vocabulary']:,} without unknown tokens",
     ]
+    if "term_annotation" in report:
+        annotated = report["term_annotation"]
+        lines.append(f"term annotations: {annotated['annotated_pairs']:,} of {annotated['pairs']:,} training pairs ("
+                     + ", ".join(f"{kind} {n:,}" for kind, n in sorted(annotated["terms"].items())) + " terms)")
     lines += [f"warning: {w}" for w in report.get("warnings", [])]
     return "\n".join(lines)

@@ -16,6 +16,10 @@ def main() -> int:
     parser.add_argument("--input", help="English text file: each line (one or more sentences) gives one output line")
     parser.add_argument("--output", help="write translations here (default: standard output)")
     parser.add_argument("--max-length", type=int, help="most tokens per translated sentence")
+    parser.add_argument("--glossary", help="a term list (.tsv/.csv english<TAB>italian, or .tbx) whose terms the "
+                                           "translations must use; a term whose Italian is its English is kept verbatim")
+    parser.add_argument("--glossary-case-sensitive", action="store_true",
+                        help="match the glossary's English terms in their case only (default: any case)")
     args = parser.parse_args()
     if args.sentences and args.input:
         parser.error("give sentences or --input, not both")
@@ -28,6 +32,13 @@ def main() -> int:
         if args.input and Path(args.output).resolve() == Path(args.input).resolve():
             raise ValueError(f"output file {args.output}: is the input file; write the translation to another file")
 
+    glossary = None
+    if args.glossary:
+        from pipeline.glossary import Glossary
+
+        glossary = Glossary.load(args.glossary, case_sensitive=args.glossary_case_sensitive)
+    elif args.glossary_case_sensitive:
+        parser.error("--glossary-case-sensitive needs --glossary")
     sentences = args.sentences or (read_text_lines(args.input) if args.input else read_stdin_lines())
     sampling = {name: value for name, value in (("sample", args.sample or None), ("temperature", args.temperature),
                                                 ("top_k", args.top_k), ("top_p", args.top_p), ("seed", args.seed))
@@ -37,7 +48,10 @@ def main() -> int:
     from pipeline.translate import open_translator        # ctranslate2: imports neither TensorFlow nor Keras
 
     translator = open_translator(args.run, args.model, args.engine)
-    outputs = translator.translate(sentences, beam=args.beam, max_length=args.max_length,
+    if glossary is not None and translator.glossary_style != "annotate":
+        print(f"note: {args.run} was not trained with term annotations (data.term_annotation), so glossary terms are "
+              "masked instead, which the model honours less often; see the README's Glossaries", file=sys.stderr)
+    outputs = translator.translate(sentences, beam=args.beam, max_length=args.max_length, glossary=glossary,
                                    batch_size=args.batch_size, progress=bool(args.input), **sampling)
     text = "".join(line + "\n" for line in outputs)
     if args.output:

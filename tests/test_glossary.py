@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from pipeline.translate.glossary import Glossary, GlossaryError
+from pipeline.glossary import Glossary, GlossaryError
 
 TBX = """<?xml version="1.0" encoding="UTF-8"?>
 <martif type="TBX" xml:lang="en"><martifHeader><fileDesc><sourceDesc><p>test</p></sourceDesc></fileDesc>
@@ -151,6 +151,41 @@ def test_terms_are_masked_for_the_model_and_restored_in_the_glossary_s_form(echo
     assert out == ["THE auto rossa AND THE Pipeline, OK."]
 
 
+def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(echo):
+    assert echo.glossary_style == "placeholder"              # the tiny run has no data.term_annotation
+    glossary = {"red car": "auto rossa", "pipeline": "Pipeline"}
+    echo.translate(["The red car and the pipeline, ok."], glossary=glossary)
+    assert echo.seen == ["The Term0 and the Term1, ok."]
+    annotated = echo.config.data.term_annotation
+    try:
+        echo.config.data.term_annotation = 0.5
+        assert echo.glossary_style == "annotate"
+        follows = type(echo).translate_sentences
+        answers = {"A red car ‹ auto rossa ›.": "UN'‹ auto rossa ›.",       # a model that carries annotations over,
+                   "The pipeline ‹ Pipeline ›.": "LA PIPELINE."}           # echoing a marker, a term's case its own
+        type(echo).translate_sentences = lambda self, sentences, **options: [
+            follows(self, sentences) and answers.get(sentence, sentence.upper()) for sentence in sentences]
+        try:
+            out = echo.translate(["A red car.", "The pipeline.", "The red car and the pipeline, ok, fine, yes."],
+                                 glossary=glossary)
+        finally:
+            type(echo).translate_sentences = follows
+        assert echo.seen[:2] == list(answers)
+        assert out[:2] == ["UN'auto rossa.", "LA Pipeline."]
+        # annotated, the third no longer fits the tiny model's 20 input tokens: it gets placeholders instead
+        assert echo.source_tokens(echo.seen[2]) <= echo.max_input_length and "Term0" in echo.seen[2]
+    finally:
+        echo.config.data.term_annotation = annotated
+
+
+def test_a_list_gives_each_text_its_own_glossary(echo):
+    out = echo.translate(["A car.", "A car.", "A car."], glossary=[{"car": "auto"}, None, {"car": "vettura"}],
+                         glossary_style="placeholder")
+    assert out == ["A auto.", "A CAR.", "A vettura."]
+    with pytest.raises(ValueError, match="one glossary per text; got 1 for 3 texts"):
+        echo.translate(["a", "b", "c"], glossary=[{"car": "auto"}])
+
+
 def test_do_not_translate_terms_come_out_verbatim_even_outside_the_vocabulary(echo):
     out = echo.translate(["Install Ꝏꝏ-Tool 3 now."], glossary={"Ꝏꝏ-Tool": "Ꝏꝏ-Tool"}, glossary_style="placeholder")
     assert out == ["INSTALL Ꝏꝏ-Tool 3 NOW."]
@@ -182,7 +217,30 @@ def test_keras_and_ctranslate2_apply_a_glossary_alike(trained_tiny, tmp_path_fac
                             threads=2)
     texts = ["Tom has a red car.", "I love you.", "The pipeline is slow. Tom is here."]
     glossary = Glossary({"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"})
-    for style in ("target", "placeholder"):
+    for style in ("annotate", "target", "placeholder"):
         out = keras_engine.translate(texts, beam=1, glossary=glossary, glossary_style=style)
         assert out == ct2.translate(texts, beam=1, glossary=glossary, glossary_style=style)
         assert out[1] == keras_engine.translate([texts[1]], beam=1)[0]          # no term: no change
+
+
+def test_cli_glossary_equals_the_python_api_and_a_bad_file_is_one_line(trained_tiny, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    from pipeline.translate import open_translator
+
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("english\titalian\nred car\tauto rossa\nTom\tTom\n", encoding="utf-8")
+    texts = ["Tom has a red car.", "I love you."]
+    script = [sys.executable, str(ROOT / "scripts" / "translate.py"), "--run", str(trained_tiny.run_dir), "--beam", "1"]
+    done = subprocess.run(script + ["--glossary", str(terms), *texts], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = open_translator(trained_tiny.run_dir).translate(texts, beam=1, glossary=terms)
+    assert done.stdout.splitlines() == expected
+    assert "was not trained with term annotations" in done.stderr     # the tiny run: placeholders, and a note
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("car\tauto\ncar\tmacchina\n", encoding="utf-8")
+    failed = subprocess.run(script + ["--glossary", str(bad), "A car."], capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+    assert f"glossary {bad} line 2: 'car' is already 'auto'" in failed.stderr

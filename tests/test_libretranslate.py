@@ -318,3 +318,15 @@ def test_httpx_json_with_and_without_the_api_key(server, translator, beam):
     ours = httpx.post(url + "/translate", json={"text": SENTENCES, "beam": beam},
                       headers={"Authorization": f"Bearer {key}"}, timeout=30)
     assert ours.json()["translations"] == expected
+
+
+def test_deep_translator_s_query_string_requests_are_libretranslate_s(server, translator, beam):
+    from deep_translator import LibreTranslator
+    from deep_translator.exceptions import AuthorizationException
+
+    url, key = server
+    expected = translator.translate(SENTENCES[:1], beam=beam)[0]
+    for base in (url + "/", url + "/libretranslate/"):       # fields in the query string, an empty body
+        assert LibreTranslator(source="en", target="it", custom_url=base, api_key=key).translate(SENTENCES[0]) == expected
+    with pytest.raises(AuthorizationException):
+        LibreTranslator(source="en", target="it", custom_url=url + "/", api_key="wrong").translate(SENTENCES[0])

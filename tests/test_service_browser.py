@@ -105,3 +105,27 @@ def test_page_shows_a_service_error(browser, server_url):
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "error").text)
     assert browser.find_element(By.ID, "error").text == "413: sentence 0 has 1001 characters; the limit is 1000"
     assert httpx.get(server_url + "/health", timeout=5).status_code == 200
+
+
+def test_page_uploads_a_glossary_and_translates_with_it(browser, server_url, translator, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    terms = tmp_path / "house style.tsv"
+    terms.write_text("english\titalian\nstation\tstazione ferroviaria\nTom\tTom\n", encoding="utf-8")
+    sentence = "Where is the station?"
+    browser.get(server_url + "/")
+    WebDriverWait(browser, 30).until(lambda d: "backend" in d.find_element(By.ID, "model").text)
+    browser.find_element(By.ID, "glossary-file").send_keys(str(terms))
+    WebDriverWait(browser, 30).until(lambda d: "house style.tsv" in d.find_element(By.ID, "glossary").text)
+    menu = Select(browser.find_element(By.ID, "glossary"))
+    assert menu.first_selected_option.text == "house style.tsv (2)"            # the upload is picked
+    assert browser.find_element(By.ID, "time").text == "glossary house style.tsv: 2 terms"
+    browser.find_element(By.ID, "english").send_keys(sentence)
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
+    glossary = {"station": "stazione ferroviaria", "Tom": "Tom"}
+    assert browser.find_element(By.ID, "italian").text == translator.translate([sentence], glossary=glossary)[0]
+    browser.get(server_url + "/")                                              # a new visit lists it again
+    WebDriverWait(browser, 30).until(lambda d: "house style.tsv" in d.find_element(By.ID, "glossary").text)
+    assert browser.find_element(By.ID, "error").text == ""

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pipeline.service.errors import error_responses
+from pipeline.service.glossary_store import resolve
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.settings import MAX_BEAM
 from pipeline.service.state import ServiceState, service_state
@@ -16,13 +17,16 @@ router = APIRouter(tags=["translation"])
 
 # What each request field accepts: the one line a client gets for any wrong value of it.
 FIELD_RULES = {"text": "must be a string or a non-empty list of strings",
-               "beam": f"must be an integer from 1 to {MAX_BEAM}"}
+               "beam": f"must be an integer from 1 to {MAX_BEAM}",
+               "glossary_id": "must be a glossary id (POST /glossaries)",
+               "glossary": "must be an object {english: italian}"}
 
 ERRORS = error_responses([
     (400, "the body is not JSON", "invalid JSON body: Expecting value"),
     (401, "missing or wrong API key (with --api-key-env)", "missing or wrong API key: send the header "
                                                              "'Authorization: Bearer <key>'"),
     (413, "too many sentences, a sentence too long, or a body over 1 MB", "request body over 1,000,000 bytes"),
+    (404, "no glossary with this glossary_id", "no glossary with id 0123456789abcdef0123456789abcdef"),
     (415, "the body is not sent as application/json", "send a JSON body with 'Content-Type: application/json'"),
     (422, "a field is missing or has the wrong type or value", "missing 'text': it must be a string or a "
                                                                 "non-empty list of strings"),
@@ -38,6 +42,9 @@ class TranslateRequest(BaseModel):
         description="one English sentence, or a list of them")
     beam: StrictInt | None = Field(None, ge=1, le=MAX_BEAM, description="beam size (1 = greedy); "
                                    "default: --beam, else the run's decode.beam_size")
+    glossary_id: StrictStr | None = Field(None, description="a stored glossary (POST /glossaries) whose terms the "
+                                          "translations must use")
+    glossary: dict[StrictStr, StrictStr] | None = Field(None, description="or the terms inline: {english: italian}")
 
 
 class TranslateResponse(BaseModel):
@@ -52,8 +59,9 @@ async def translate(body: TranslateRequest, state: ServiceState = Depends(servic
     """Translate English sentences into Italian; concurrent requests share decoding batches."""
     started = time.perf_counter()
     sentences = state.admit([body.text] if isinstance(body.text, str) else body.text)
+    glossary = resolve(state.glossaries, body.glossary_id, body.glossary)
     beam = body.beam or state.default_beam
-    translations = await state.translate(sentences, beam)
+    translations = await state.translate(sentences, beam, glossary=glossary)
     return TranslateResponse(translations=translations, beam=beam,
                              milliseconds=round((time.perf_counter() - started) * 1000.0, 1))
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.service import api, libretranslate
+from pipeline.service import api, glossaries, libretranslate
 from pipeline.service.auth import bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import JsonCORSMiddleware
@@ -55,6 +55,7 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
             yield
         finally:                                  # requests in flight have finished: stop the worker
             await run_in_threadpool(state.batcher.close)
+            state.glossaries.close()
 
     app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
                   description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
@@ -70,6 +71,7 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
     app.include_router(page_router())
     app.include_router(api.router, dependencies=auth)
+    app.include_router(glossaries.router(), dependencies=auth)
     app.include_router(libretranslate.translate_router, prefix=libretranslate.PREFIX)   # its own key check
     app.include_router(libretranslate.info_router, prefix=libretranslate.PREFIX)
     app.include_router(libretranslate.info_router, include_in_schema=False)            # the same at the root

@@ -6,10 +6,10 @@ import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-TranslateFn = Callable[[list[str], int], list[str]]               # (sentences, beam) -> translations
-NBestFn = Callable[[list[str], int, int], list[list[str]]]         # (sentences, beam, n) -> n-best lists
+TranslateFn = Callable[..., list[str]]          # (sentences, beam[, glossaries]) -> translations
+NBestFn = Callable[..., list[list[str]]]        # (sentences, beam, n[, glossaries]) -> n-best lists
 
 
 class BatcherClosed(RuntimeError):
@@ -21,6 +21,7 @@ class _Job:
     sentences: list[str]
     beam: int
     n_best: int = 1             # > 1: the job wants each sentence's n-best list
+    glossary: Any = None        # a `Glossary` for every sentence of the job, or None
     future: Future = field(default_factory=Future)
 
 
@@ -31,7 +32,8 @@ class Batcher:
     `max_batch` sentences are in hand; jobs are never split, and one job larger than `max_batch`
     runs alone. A batch holding several beam sizes (or n-best sizes) runs once per size. A job whose
     future was cancelled while it queued (the caller timed out) is skipped. Jobs asking for n-best
-    lists run through `n_best`.
+    lists run through `n_best`. Jobs with glossaries share batches with those without: the functions then
+    get one more argument, each sentence's glossary (None for none).
     """
 
     def __init__(self, translate: TranslateFn, max_batch: int = 64, max_wait_ms: float = 10.0,
@@ -60,12 +62,12 @@ class Batcher:
             self._thread.start()
         return self
 
-    def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1) -> Future:
+    def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None) -> Future:
         """Queue sentences; the future resolves to their translations, in order (with `n_best` > 1:
-        to a list of up to `n_best` translations per sentence)."""
+        to a list of up to `n_best` translations per sentence), with `glossary` (if any) applied."""
         if n_best > 1 and self.n_best is None:
             raise ValueError("this batcher has no n-best function")
-        job = _Job(list(sentences), int(beam), int(n_best))
+        job = _Job(list(sentences), int(beam), int(n_best), glossary)
         with self._cond:
             if self._closing or self._thread is None:
                 raise BatcherClosed("the translation worker is not running")
@@ -124,11 +126,13 @@ class Batcher:
         for beam, n_best in sorted({(job.beam, job.n_best) for job in live}):
             jobs = [job for job in live if (job.beam, job.n_best) == (beam, n_best)]
             sentences = [s for job in jobs for s in job.sentences]
+            glossaries = [job.glossary for job in jobs for _ in job.sentences]
+            extra = (glossaries,) if any(g is not None for g in glossaries) else ()
             try:
                 if n_best == 1:
-                    outputs: list = self.translate(sentences, beam)
+                    outputs: list = self.translate(sentences, beam, *extra)
                 else:
-                    outputs = self.n_best(sentences, beam, n_best)
+                    outputs = self.n_best(sentences, beam, n_best, *extra)
             except Exception as exc:  # noqa: BLE001 - handed to every caller; the worker keeps serving
                 for job in jobs:
                     job.future.set_exception(exc)

@@ -3,9 +3,10 @@ alternatives, api_key), `POST /detect`, `GET /languages`, `GET /frontend/setting
 
 Field names, status codes and error wording follow LibreTranslate's app.py. Every route also answers
 under `/libretranslate/` (a client's base URL may point there). `POST /translate` is shared with the
-service's own API: `Dispatch` hands a body naming any LibreTranslate field (`q`, `source`, `target`,
-`format`, `alternatives`, `api_key`), and any multipart form, to `/libretranslate/translate`; every
-other body stays with the service's own `{"text": ...}` route.
+service's own API: `Dispatch` hands a body or a query string naming any LibreTranslate field (`q`, `source`,
+`target`, `format`, `alternatives`, `api_key`), and any multipart form, to `/libretranslate/translate`; every
+other request stays with the service's own `{"text": ...}` route. (deep-translator sends its fields in the query
+string with an empty body.)
 """
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.service.auth import key_matches
 from pipeline.service.errors import ServiceError, error_responses
+from pipeline.service.glossary_store import resolve
 from pipeline.service.html_text import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
 from pipeline.text import gate_text
+from pipeline.glossary import Glossary
 
 PREFIX = "/libretranslate"
 DIGITS = re.compile(r"^[ \t\n\r]*([+-]?[0-9]{1,9})?[ \t\n\r]*$")      # a form's alternatives: an integer, or blank for 0
@@ -34,6 +37,7 @@ DETECTED = {"confidence": 100.0, "language": "en"}      # the model reads Englis
 ERRORS = error_responses([
     (400, "invalid request", "Invalid request: missing q parameter"),
     (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
+    (404, "no glossary with this glossary_id (our extension)", "no glossary with id 0123456789abcdef0123456789abcdef"),
     (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
     (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
     (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")])
@@ -66,7 +70,12 @@ def request_schema(form: bool) -> dict[str, Any]:
                    {"enum": ["text", "html", "", None]}) | {"default": "text", "description": "empty or null: text"},
         "alternatives": (digits if form else {"anyOf": [{"type": "integer"}, digits, {"type": "null"}]})
         | {"default": 0, "description": "extra translations from the beam (0 or less: none)"},
-        "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"}}}
+        "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"},
+        "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$",
+                        "description": "extension: a stored glossary (POST /glossaries)"},
+        "glossary": ({"type": "string", "description": "extension: the terms inline, as JSON text {english: italian}"}
+                     if form else {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1,
+                                   "description": "extension: the terms inline, {english: italian}"})}}
 
 
 def request_body(detect: bool = False) -> dict[str, Any]:
@@ -127,7 +136,8 @@ class Dispatch:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if is_libretranslate_body(Headers(scope=scope).get("content-type", ""), body):
+        query = set(parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        if is_libretranslate_body(Headers(scope=scope).get("content-type", ""), body) or query & FIELDS:
             path = PREFIX + "/translate"
             scope = {**scope, "path": path, "raw_path": path.encode()}
         replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
@@ -249,23 +259,40 @@ def check_languages(fields: dict[str, Any]) -> str:
 
 
 # -- translating ---------------------------------------------------------------------------------------------
-async def translate_texts(state: ServiceState, texts: list[str],
-                          alternatives: int) -> tuple[list[str], list[list[str]]]:
+def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: bool) -> Glossary | None:
+    """Our extension fields, which plain clients never send: `glossary_id` (a stored glossary) or `glossary` (the
+    terms inline: a JSON object {english: italian}, in a form as JSON text). A bad one is a 400, an unknown id a 404."""
+    glossary_id, inline = fields.get("glossary_id") or None, fields.get("glossary") or None
+    if not is_json and isinstance(inline, str):
+        try:
+            inline = json.loads(inline)
+        except (ValueError, RecursionError):
+            raise invalid("Invalid request: glossary must be a JSON object {english: italian}") from None
+    try:
+        return resolve(state.glossaries, glossary_id, inline)
+    except ServiceError as exc:
+        if exc.status == 404:
+            raise
+        raise invalid(f"Invalid request: {exc.message}") from None
+
+
+async def translate_texts(state: ServiceState, texts: list[str], alternatives: int,
+                          glossary: Glossary | None = None) -> tuple[list[str], list[list[str]]]:
     """(translations, alternatives of each): with alternatives, one beam search of beam >= alternatives + 1."""
     if not alternatives:
-        return await state.translate(texts, state.default_beam), [[] for _ in texts]
-    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1)
+        return await state.translate(texts, state.default_beam, glossary=glossary), [[] for _ in texts]
+    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1, glossary)
     return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
 
 
-async def translate_html(state: ServiceState, documents: list[str]) -> list[str]:
+async def translate_html(state: ServiceState, documents: list[str], glossary: Glossary | None = None) -> list[str]:
     """Each document with its text nodes translated, all nodes of all documents in one batcher job."""
     try:
         parsed = [HtmlText(document) for document in documents]
     except ValueError as exc:
         raise invalid(f"Invalid request: {exc}") from None
     nodes = [text for document in parsed for text in document.texts]
-    translations = await state.translate(nodes, state.default_beam) if nodes else []
+    translations = await state.translate(nodes, state.default_beam, glossary=glossary) if nodes else []
     rendered, start = [], 0
     for document in parsed:
         rendered.append(document.render(translations[start:start + len(document.texts)]))
@@ -287,10 +314,11 @@ async def translate(request: Request, state: ServiceState = Depends(service_stat
     texts = requested_texts(state, fields, is_json)
     alternatives = requested_alternatives(state, fields)
     text_format = check_languages(fields)
+    glossary = requested_glossary(state, fields, is_json)
     if text_format == "html":
-        translated, others = await translate_html(state, texts), [[] for _ in texts]
+        translated, others = await translate_html(state, texts, glossary), [[] for _ in texts]
     else:
-        translated, others = await translate_texts(state, texts, alternatives)
+        translated, others = await translate_texts(state, texts, alternatives, glossary)
     one = isinstance(fields["q"], str)
     result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
     if fields["source"] == "auto":

@@ -20,6 +20,7 @@ class ServiceSettings:
     req_limit: int = 0                # most translation requests a minute from one client address (0: no limit)
     cors_origins: tuple[str, ...] = ()  # origins browsers may call from ("*": any; empty: no CORS headers)
     max_alternatives: int = 3         # most LibreTranslate `alternatives` (LibreTranslate's default limit)
+    glossary_db: str | None = None    # the SQLite file of stored glossaries (None: in memory, lost at exit)
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes"):

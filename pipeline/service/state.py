@@ -9,6 +9,7 @@ from fastapi import Request
 
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
+from pipeline.service.glossary_store import GlossaryStore
 from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 from pipeline.text import gate_texts
@@ -26,12 +27,15 @@ class ServiceState:
         self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms, n_best)
         self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
         self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
+        self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
 
-    def _translate_batch(self, sentences: list[str], beam: int) -> list[str]:
-        return self.translator.translate(sentences, beam=beam, batch_size=self.settings.max_batch)
+    def _translate_batch(self, sentences: list[str], beam: int, glossaries: list | None = None) -> list[str]:
+        extra = {"glossary": glossaries} if glossaries is not None else {}
+        return self.translator.translate(sentences, beam=beam, batch_size=self.settings.max_batch, **extra)
 
-    def _n_best_batch(self, sentences: list[str], beam: int, n: int) -> list[list[str]]:
-        return self.translator.n_best(sentences, n, beam=beam, batch_size=self.settings.max_batch)
+    def _n_best_batch(self, sentences: list[str], beam: int, n: int, glossaries: list | None = None) -> list[list[str]]:
+        extra = {"glossary": glossaries} if glossaries is not None else {}
+        return self.translator.n_best(sentences, n, beam=beam, batch_size=self.settings.max_batch, **extra)
 
     @property
     def has_n_best(self) -> bool:
@@ -53,11 +57,12 @@ class ServiceState:
                 raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
                                         f"the limit is {limits.max_chars}")
 
-    async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1) -> list[Any]:
-        """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first),
-        or a 503 once `timeout_s` has passed or while shutting down."""
+    async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None) -> list[Any]:
+        """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first; with
+        `glossary`, a `Glossary` applied to every sentence), or a 503 once `timeout_s` has passed or while
+        shutting down."""
         try:
-            future = self.batcher.submit(sentences, beam, n_best)
+            future = self.batcher.submit(sentences, beam, n_best, glossary)
         except BatcherClosed:
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
         self.waiting += 1

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
-from pipeline.translate.glossary import Glossary, GlossaryLike, unmask
+from pipeline.glossary import Glossary, GlossaryLike, Masked, default_style, unmask
 from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
 from pipeline.vectorizers import Vectorizers
 
@@ -146,8 +146,39 @@ class Engine:
         at most `max_input_length` source tokens (`segment.segment_text`)."""
         return [segment_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
 
-    def translate(self, texts: Iterable[str], glossary: GlossaryLike = None, glossary_style: str = "target",
-                  **options: Any) -> list[str]:
+    @property
+    def glossary_style(self) -> str:
+        """How this run applies a glossary (`glossary.STYLES`): "annotate" where it was trained with term annotations
+        (prepare's `data.term_annotation`), else "placeholder"."""
+        return default_style(self.config.data.term_annotation > 0)
+
+    def _glossed(self, pieces: list[str], glossaries: list[Glossary | None], style: str | None) -> list[Masked | None]:
+        """Each piece's `Masked` form under its glossary (None: no glossary, the piece as it is). Annotations make
+        a piece longer: one that no longer fits the model's input gets placeholders instead, else no glossary."""
+        style = style or self.glossary_style
+        masked = []
+        for piece, glossary in zip(pieces, glossaries):
+            form = None if glossary is None else glossary.mask(piece, style)
+            if form is not None and form.slots and self.source_tokens(form.text) > self.max_input_length:
+                form = glossary.mask(piece, "placeholder")
+                if self.source_tokens(form.text) > self.max_input_length:
+                    form = None
+            masked.append(form)
+        return masked
+
+    def _glossaries(self, glossary: GlossaryLike | list[GlossaryLike], layouts: list[Segmented]) -> list[Glossary | None]:
+        """The glossary of each piece: one for every text, or (a list) one per text."""
+        if isinstance(glossary, list):
+            if len(glossary) != len(layouts):
+                raise ValueError(f"glossary: a list gives one glossary per text; got {len(glossary)} for "
+                                 f"{len(layouts)} texts")
+            per_text = [Glossary.coerce(g) for g in glossary]
+        else:
+            per_text = [Glossary.coerce(glossary)] * len(layouts)
+        return [g for layout, g in zip(layouts, per_text) for _ in layout.to_translate]
+
+    def translate(self, texts: Iterable[str], glossary: GlossaryLike | list[GlossaryLike] = None,
+                  glossary_style: str | None = None, **options: Any) -> list[str]:
         """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
 
         Each text passes the gate (`text.gate_text`: a code point UTF-8 cannot encode becomes U+FFFD), is split
@@ -156,37 +187,30 @@ class Engine:
         A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
         batch_size, length_penalty, progress (a bar over pieces), and sampling's.
 
-        `glossary` (a `Glossary`, a dict english -> italian, or a .tsv/.csv/.tbx path; experimental, issue 26):
-        each piece's terms are masked before translation and restored after (`Glossary.mask`, `glossary_style`);
-        a piece without a term is translated exactly as without a glossary. Measured on our models, neither
-        masking style yet beats no glossary (README, "Glossaries"), so no script offers it.
+        `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
+        them (None allowed), one per text. Each piece's terms are written into it as the run learnt
+        (`glossary_style`, default `self.glossary_style`) and the glossary's forms restored after; a piece without
+        a term is translated exactly as without a glossary.
         """
         if isinstance(texts, str):
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        glossary = Glossary.coerce(glossary)
-        if glossary is None:
-            translations = iter(self.translate_sentences(pieces, **options))
-        else:
-            masked = [glossary.mask(piece, glossary_style) for piece in pieces]
-            outputs = self.translate_sentences([m.text for m in masked], **options)
-            translations = iter([unmask(out, m) for out, m in zip(outputs, masked)])
+        masked = self._glossed(pieces, self._glossaries(glossary, layouts), glossary_style)
+        outputs = self.translate_sentences([m.text if m else p for p, m in zip(pieces, masked)], **options)
+        translations = iter([unmask(out, m) if m else out for out, m in zip(outputs, masked)])
         return [layout.join(translations) for layout in layouts]
 
-    def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike = None, glossary_style: str = "target",
-               **options: Any) -> list[list[str]]:
+    def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,
+               glossary_style: str | None = None, **options: Any) -> list[list[str]]:
         """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
         beam); texts are split and rejoined as in `translate`, with its `glossary`. `options`: beam, batch_size."""
         if isinstance(texts, str):
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        glossary = Glossary.coerce(glossary)
-        if glossary is None:
-            ranked = iter(self.n_best_sentences(pieces, n, **options))
-        else:
-            masked = [glossary.mask(piece, glossary_style) for piece in pieces]
-            outputs = self.n_best_sentences([m.text for m in masked], n, **options)
-            ranked = iter([list(dict.fromkeys(unmask(out, m) for out in outs)) for outs, m in zip(outputs, masked)])
+        masked = self._glossed(pieces, self._glossaries(glossary, layouts), glossary_style)
+        outputs = self.n_best_sentences([m.text if m else p for p, m in zip(pieces, masked)], n, **options)
+        ranked = iter([list(dict.fromkeys(unmask(out, m) for out in outs)) if m else outs
+                       for outs, m in zip(outputs, masked)])
         return [layout.join_ranked([next(ranked) for _ in layout.to_translate]) for layout in layouts]

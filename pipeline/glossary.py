@@ -177,16 +177,19 @@ class Glossary:
                 taken.append(match)
         return sorted(taken, key=lambda match: match.start)
 
-    # -- applying it: terms masked before translation, restored after ----------------------------------------
-    def mask(self, sentence: str, style: str = "target") -> "Masked":
-        """`sentence` as the model should read it, each matched term replaced (see `STYLES`), and what `unmask`
-        needs to restore the terms. A sentence without a match is returned unchanged."""
+    # -- applying it: terms written into the sentence before translation, restored after ---------------------
+    def mask(self, sentence: str, style: str = "annotate") -> "Masked":
+        """`sentence` as the model should read it, with each matched term annotated or replaced (see `STYLES`),
+        and what `unmask` needs afterwards. A sentence without a match is returned unchanged."""
         if style not in STYLES:
             raise ValueError(f"glossary style {style!r}: expected one of {', '.join(STYLES)}")
         matches = self.find(clean_side(sentence))
         if not matches:
-            return Masked(sentence, ())                # byte for byte what the model reads without a glossary
-        sentence = clean_side(sentence)                # as the engines clean it: the offsets refer to this
+            return Masked(sentence, (), style)          # byte for byte what the model reads without a glossary
+        sentence = clean_side(sentence)                 # as the engines clean it: the offsets refer to this
+        if style in ("annotate", "replace"):
+            text = annotate(sentence, [(m.start, m.end, m.term.target, style == "annotate") for m in matches])
+            return Masked(text, tuple((m.term.target, m.term) for m in matches), style)
         out, slots, last = [], [], 0
         for number, match in enumerate(matches):
             stand_in = match.term.target if style == "target" else PLACEHOLDER.format(number)
@@ -194,13 +197,28 @@ class Glossary:
             slots.append((stand_in, match.term))
             last = match.end
         out.append(sentence[last:])
-        return Masked("".join(out), tuple(slots))
+        return Masked("".join(out), tuple(slots), style)
 
 
 def unmask(translation: str, masked: "Masked") -> str:
-    """The translation with each stand-in of `masked` replaced by its term's Italian, exactly as the glossary
-    writes it (case included): the first whole-word occurrence, ignoring case. A stand-in the model dropped
-    cannot be placed and is left out (`term_use` measures how often that happens)."""
+    """The translation with the glossary's terms as it writes them.
+
+    `annotate`: markers the model echoed are removed, and a term the model wrote in another case gets the
+    glossary's ("IPHONE" -> "iPhone"), except a capital that starts a sentence. `target` and `placeholder`: each
+    stand-in is replaced by its term's Italian, exactly as the glossary writes it: the first whole-word occurrence,
+    ignoring case. A term the model dropped cannot be placed and is left out (bench/bench_glossary.py measures how
+    often)."""
+    if masked.style in ("annotate", "replace"):
+        translation = strip_markers(translation)
+        for stand_in, term in masked.slots:
+            found = find_words(term.target, translation)
+            if found is None or translation[found.start():found.end()] == term.target:
+                continue
+            starts_sentence = re.search(r"(^|[.!?:]\s+)[\W_]*$", translation[:found.start()]) is not None
+            if starts_sentence and translation[found.start():found.end()] == term.target[:1].upper() + term.target[1:]:
+                continue
+            translation = translation[:found.start()] + term.target + translation[found.end():]
+        return translation
     for stand_in, term in masked.slots:
         found = find_words(stand_in, translation)
         if found:
@@ -208,17 +226,52 @@ def unmask(translation: str, masked: "Masked") -> str:
     return translation
 
 
-# How a matched term reaches the model: "target" writes the Italian term into the English sentence for the model
-# to carry over (it can adapt the words around it: "the red car" -> "l'automobile rossa"); "placeholder" writes
-# an opaque name the model copies, restored afterwards (the model never sees the term: exact, but blind to it).
-STYLES = ("target", "placeholder")
+# How a matched term reaches the model:
+# - "annotate" (Dinu et al. 2019): the Italian is written after the English term, `car ‹ automobile ›`, for a model
+#   trained to carry it over (prepare's `data.term_annotation`, pipeline/terms.py); it sees the whole sentence and
+#   can make the words around the term agree ("the red car" -> "l'automobile rossa").
+# - "target": the English term is replaced by its Italian, for the model to copy (no training needed).
+# - "placeholder": an opaque name the model copies, restored afterwards (the model never sees the term).
+# - "replace": the marked Italian in place of the English term, `the red ‹ automobile ›`, for the same models.
+# A run trained with annotations uses "annotate"; any other uses "placeholder" (`default_style`).
+STYLES = ("annotate", "replace", "target", "placeholder")
 PLACEHOLDER = "Term{}"
+OPEN, CLOSE = "\u2039", "\u203a"             # ‹ ›: single pieces of our vocabularies that the corpora never use
+
+
+def default_style(trained_with_annotations: bool) -> str:
+    return "annotate" if trained_with_annotations else "placeholder"
+
+
+def annotation(source: str, target: str, keep_source: bool = True) -> str:
+    """The annotated form of one term: `source ‹ target ›`, or `‹ target ›` in its place."""
+    return f"{source} {OPEN} {target} {CLOSE}" if keep_source else f"{OPEN} {target} {CLOSE}"
+
+
+def annotate(sentence: str, spans: Iterable[tuple[int, int, str, bool]]) -> str:
+    """`sentence` with each (start, end, italian, keep_source) span (in order, not overlapping) followed by its
+    annotation (`keep_source`) or replaced by it."""
+    out, last = [], 0
+    for start, end, target, keep_source in spans:
+        out += [sentence[last:start], annotation(sentence[start:end], target, keep_source)]
+        last = end
+    out.append(sentence[last:])
+    return "".join(out)
+
+
+def strip_markers(translation: str) -> str:
+    """A translation without any annotation marker the model echoed (spacing tidied where one was)."""
+    if OPEN not in translation and CLOSE not in translation:
+        return translation
+    stripped = re.sub(rf"{OPEN}\s?|\s?{CLOSE}", "", translation)          # a marker and the space inside it
+    return re.sub(r"(?<=\S) {2,}(?=\S)", " ", stripped).strip()
 
 
 @dataclass(frozen=True)
 class Masked:
     text: str                                   # the sentence the model reads
     slots: tuple[tuple[str, Term], ...]         # (stand-in written into it, its term), in order
+    style: str = "annotate"
 
 
 # -- formats -----------------------------------------------------------------------------------------------------

@@ -1,0 +1,108 @@
+"""The glossary routes: `POST /glossaries` (JSON entries or a .tsv/.csv/.tbx file), `GET /glossaries`, and `GET` and
+`DELETE /glossaries/{id}`, over the service's `GlossaryStore` (pipeline/service/glossary_store.py)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from starlette.datastructures import UploadFile
+
+from pipeline.service.errors import ServiceError, error_responses
+from pipeline.service.glossary_store import check_name, checked_glossary, entries_from_json, glossary_from_file
+from pipeline.service.state import ServiceState, service_state
+
+
+def router():
+    """`POST /glossaries`, `GET /glossaries`, `GET` and `DELETE /glossaries/{id}` (FastAPI imported here)."""
+    router = APIRouter(tags=["glossaries"])
+    errors = error_responses([
+        (400, "the body is not JSON or not a form", "invalid JSON body"),
+        (401, "missing or wrong API key (with --api-key-env)", "missing or wrong API key: send the header "
+                                                                 "'Authorization: Bearer <key>'"),
+        (404, "no glossary with this id", "no glossary with id 0123456789abcdef0123456789abcdef"),
+        (413, "too many entries, or a body over 1 MB", "20,001 entries; a glossary holds at most 20,000"),
+        (415, "neither JSON nor a form, or a file that is not .tsv/.csv/.tbx", "glossary file 'a.xls': expected a "
+                                                                               ".tsv, .csv or .tbx file"),
+        (422, "a bad name, id or entry", "glossary entry 2: empty Italian side"),
+        (507, "the service holds its most glossaries", "the service holds 1,000 glossaries; delete one first")])
+    summary_schema = {"type": "object", "required": ["id", "name", "case_sensitive", "entries", "created"],
+                      "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                                     "case_sensitive": {"type": "boolean"}, "entries": {"type": "integer"},
+                                     "created": {"type": "string"}}}
+    entries_schema = {"oneOf": [{"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1},
+                                {"type": "array", "minItems": 1, "items": {"type": "array", "minItems": 2,
+                                                                           "maxItems": 2, "items": {"type": "string"}}}]}
+    upload = {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": {"type": "object", "required": ["name", "entries"], "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 100}, "entries": entries_schema,
+            "case_sensitive": {"type": "boolean", "default": False}}},
+            "example": {"name": "house style", "entries": {"account": "conto", "Pipeline": "Pipeline"}}},
+        "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+            "file": {"type": "string", "format": "binary", "description": ".tsv, .csv or .tbx"},
+            "name": {"type": "string", "description": "default: the file's name"},
+            "case_sensitive": {"type": "string", "enum": ["true", "false"], "default": "false"}}}}}}}
+
+    @router.post("/glossaries", status_code=201, openapi_extra=upload, responses={
+        201: {"description": "stored", "content": {"application/json": {"schema": summary_schema}}}, **errors})
+    async def create(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """Store a glossary: JSON `{"name", "entries", "case_sensitive"}`, or a form with a .tsv/.csv/.tbx `file`.
+        Translations then name it by its `id` (`glossary_id`)."""
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media == "application/json":
+            try:
+                body = json.loads(await request.body())
+            except (ValueError, RecursionError):
+                raise ServiceError(400, "invalid JSON body") from None
+            if not isinstance(body, dict):
+                raise ServiceError(422, "the body must be a JSON object with 'name' and 'entries'")
+            case_sensitive = body.get("case_sensitive", False)
+            if not isinstance(case_sensitive, bool):
+                raise ServiceError(422, "'case_sensitive' must be true or false")
+            if "entries" not in body:
+                raise ServiceError(422, "missing 'entries': an object {english: italian} or [[english, italian], ...]")
+            name = check_name(body.get("name"))
+            glossary = checked_glossary(entries_from_json(body["entries"]), case_sensitive, name)
+        elif media == "multipart/form-data":
+            try:
+                form = await request.form()
+            except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
+                raise ServiceError(400, f"cannot read the form ({exc})") from None
+            upload_file = form.get("file")
+            if not isinstance(upload_file, UploadFile):
+                raise ServiceError(422, "missing 'file': a .tsv, .csv or .tbx glossary")
+            flag = form.get("case_sensitive", "false")
+            if flag not in ("true", "false"):
+                raise ServiceError(422, "'case_sensitive' must be true or false")
+            name = check_name(form.get("name") or upload_file.filename or "glossary")
+            glossary = glossary_from_file(upload_file.filename or "", await upload_file.read(), flag == "true")
+        else:
+            raise ServiceError(415, "send JSON ('Content-Type: application/json') or a multipart form with 'file'")
+        return state.glossaries.add(name, glossary)
+
+    @router.get("/glossaries", responses={200: {"description": "every stored glossary", "content": {
+        "application/json": {"schema": {"type": "object", "required": ["glossaries"], "properties": {
+            "glossaries": {"type": "array", "items": summary_schema}}}}}}, **errors})
+    async def list_all(state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """The stored glossaries, oldest first (without their entries)."""
+        return {"glossaries": state.glossaries.list()}
+
+    terms = {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string"}}}
+    full_schema = {**summary_schema, "required": [*summary_schema["required"], "terms"],
+                   "properties": {**summary_schema["properties"], "terms": terms}}
+
+    @router.get("/glossaries/{glossary_id}", responses={200: {"description": "the glossary and its terms", "content": {
+        "application/json": {"schema": full_schema}}}, **errors})
+    async def get_one(glossary_id: str, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """One glossary with its entries as `[english, italian]` pairs (`terms`)."""
+        return state.glossaries.get(glossary_id)
+
+    @router.delete("/glossaries/{glossary_id}", responses={200: {"description": "deleted", "content": {
+        "application/json": {"schema": {"type": "object", "required": ["deleted"],
+                                        "properties": {"deleted": {"type": "string"}}}}}}, **errors})
+    async def delete(glossary_id: str, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """Delete a glossary; translations naming it then get a 404."""
+        state.glossaries.delete(glossary_id)
+        return {"deleted": glossary_id}
+
+    return router
