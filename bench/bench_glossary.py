@@ -33,6 +33,11 @@ from pipeline.translate import open_translator  # noqa: E402
 from pipeline.glossary import Glossary, find_words  # noqa: E402
 
 
+def method(style: str) -> str | None:
+    """`Engine.translate`'s glossary_style for a method name: None for "none" and "auto"."""
+    return None if style in ("none", "auto") else style
+
+
 def term_use(outputs: list[str], terms: list[list[tuple[str, str]]]) -> float:
     pairs = [(out, target) for out, sentence_terms in zip(outputs, terms) for _, target in sentence_terms]
     used = sum(find_words(target, out) is not None for out, target in pairs)
@@ -43,8 +48,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True)
     parser.add_argument("--set", required=True, help="a term set directory (sentences.tsv, glossary.tsv)")
-    parser.add_argument("--styles", nargs="+", default=["annotate", "target", "placeholder"],
-                        help="the first is used for the speed and do-not-translate figures (default: %(default)s)")
+    parser.add_argument("--styles", nargs="+", default=["auto", "annotate", "replace", "target", "placeholder"],
+                        help="methods: auto is the engine's default (its style, then a second chance with another "
+                             "for pieces that lost a term); the first is used for the speed and do-not-translate "
+                             "figures (default: %(default)s)")
     parser.add_argument("--dnt", type=int, default=200, help="sentences for the do-not-translate check")
     parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
     parser.add_argument("--beam", type=int, default=1)
@@ -64,7 +71,7 @@ def main() -> int:
     for style in ["none", *args.styles]:
         started = time.perf_counter()
         outputs = translator.translate(sources, beam=args.beam, glossary=None if style == "none" else glossary,
-                                       glossary_style=None if style == "none" else style)
+                                       glossary_style=method(style))
         seconds = time.perf_counter() - started
         bleu_metric, chrf_metric = sacrebleu.BLEU(), sacrebleu.CHRF()
         bleu, chrf = bleu_metric.corpus_score(outputs, [references]), chrf_metric.corpus_score(outputs, [references])
@@ -84,7 +91,7 @@ def main() -> int:
     unmatched = [line.split("\t")[0] for line in valid if not glossary.find(line.split("\t")[0])][:args.unmatched]
     plain = translator.translate(unmatched, beam=args.beam)
     identical = {style: sum(a == b for a, b in zip(plain, translator.translate(
-        unmatched, beam=args.beam, glossary=glossary, glossary_style=style))) for style in args.styles}
+        unmatched, beam=args.beam, glossary=glossary, glossary_style=method(style)))) for style in args.styles}
 
     # speed with 10,000 entries, and their load time
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,7 +105,7 @@ def main() -> int:
     speed = {}
     for name, use in (("none", None), ("10k", large)):
         started = time.perf_counter()
-        translator.translate(sources, beam=1, glossary=use, glossary_style=args.styles[0])
+        translator.translate(sources, beam=1, glossary=use, glossary_style=method(args.styles[0]))
         speed[name] = len(sources) / (time.perf_counter() - started)
     # do-not-translate names, some outside the vocabulary
     names = ["Ꝏꝏ-Tool", "Zoë", "Łukasz", "Groß-Gerau", "iPhone", "Kubernetes", "Ŀlorenç", "Ærøskøbing", "Tōkyō-kun",
@@ -106,14 +113,15 @@ def main() -> int:
     tom = [line.split("\t")[0] for line in valid if find_words("Tom", line.split("\t")[0])][:args.dnt]
     dnt_sources = [re.sub(r"\bTom\b", names[i % len(names)], s) for i, s in enumerate(tom)]
     dnt_outputs = translator.translate(dnt_sources, beam=args.beam, glossary={n: n for n in names},
-                                       glossary_style=args.styles[0])
+                                       glossary_style=method(args.styles[0]))
     dnt_kept = sum(names[i % len(names)] in out for i, out in enumerate(dnt_outputs)) / max(len(dnt_sources), 1)
     print(f"do-not-translate: {100 * dnt_kept:.1f}% of {len(dnt_sources)} kept verbatim", file=sys.stderr)
 
     probes = ["The red car is mine.", "I saw the car yesterday.", "These cars are new.", "My account is closed.",
               "The old account was blocked."]
     probe_glossary = {"car": "automobile", "account": "conto"}
-    probe_out = translator.translate(probes, beam=args.beam, glossary=probe_glossary, glossary_style=args.styles[0])
+    probe_out = translator.translate(probes, beam=args.beam, glossary=probe_glossary,
+                                     glossary_style=method(args.styles[0]))
     for source, plain_out, out in zip(probes, translator.translate(probes, beam=args.beam), probe_out):
         print(f"probe: {source} | without: {plain_out} | with: {out}", file=sys.stderr)
 

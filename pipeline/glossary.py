@@ -226,6 +226,11 @@ def unmask(translation: str, masked: "Masked") -> str:
     return translation
 
 
+def terms_missing(translation: str, masked: "Masked") -> int:
+    """How many of the terms of `masked` its translation lacks (their Italian as whole words, in any case)."""
+    return sum(find_words(term.target, translation) is None for _, term in masked.slots)
+
+
 # How a matched term reaches the model:
 # - "annotate" (Dinu et al. 2019): the Italian is written after the English term, `car ‹ automobile ›`, for a model
 #   trained to carry it over (prepare's `data.term_annotation`, pipeline/terms.py); it sees the whole sentence and

@@ -244,7 +244,7 @@ class SplitWriters:
         self.shards = {name: ShardWriter(out, name, widths, shard_rows) for name in SPLITS}
         self.tsv = {split: [open(out / split_text_file(split), "w", encoding="utf-8", newline="\n")]
                     for split in ("valid", "test")}
-        self.pending: dict[str, list[tuple[int, tuple[str, str]]]] = {name: [] for name in SPLITS}
+        self.pending: dict[str, list[tuple[int, tuple[str, str], tuple[str, str]]]] = {name: [] for name in SPLITS}
         self.stats: list[dict[str, SplitStats]] = []
         self.scan: Scan | None = None
         self.valid_ids: list[tuple[np.ndarray, np.ndarray]] = []
@@ -265,9 +265,10 @@ class SplitWriters:
         if not self.scan.keep[position]:
             return
         name = SPLITS[self.scan.split[position]]
+        original = pair
         if name == "train" and self.annotator is not None:
             pair = self.annotator(*pair, key=pair_key(len(self.stats), position))
-        self.pending[name].append((position, pair))
+        self.pending[name].append((position, pair, original))
         if len(self.pending[name]) == ENCODE_BLOCK:
             self._flush(name)
 
@@ -297,10 +298,19 @@ class SplitWriters:
     def _flush(self, name: str) -> None:
         if not self.pending[name]:
             return
-        indices = np.array([i for i, _ in self.pending[name]], dtype=np.int64)
-        pairs = [pair for _, pair in self.pending[name]]
-        self.pending[name] = []
+        indices = np.array([i for i, _, _ in self.pending[name]], dtype=np.int64)
+        pairs = [pair for _, pair, _ in self.pending[name]]
         en_ids, it_ids, fits = encode_pairs(self.vectorizers, pairs)
+        annotated_too_long = [row for row, (_, pair, original) in enumerate(self.pending[name])
+                              if pair != original and not fits[row]]
+        if annotated_too_long:               # annotations made these too long: keep the pairs as they were
+            rows = np.array(annotated_too_long)
+            pairs = list(pairs)
+            for row in annotated_too_long:
+                pairs[row] = self.pending[name][row][2]
+            en_ids[rows], it_ids[rows], fits[rows] = encode_pairs(self.vectorizers, [pairs[r] for r in rows])
+            self.annotator.stats.terms["dropped_too_long"] += len(rows)
+        self.pending[name] = []
         en_ids, it_ids = en_ids[fits], it_ids[fits]
         self.shards[name].append(en_ids, it_ids)
         stats = self.stats[-1][name]

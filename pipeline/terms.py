@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.io_utils import read_text_lines
+from pipeline.text import clean_side
 from pipeline.glossary import Glossary, annotation, find_words, fold
 
 DEFAULT_DICTIONARY = Path(__file__).resolve().parent.parent / "data" / "dictionaries" / "freedict-eng-ita.tsv"
@@ -46,8 +47,8 @@ def read_dictionary(path: str | Path) -> dict[str, list[list[str]]]:
         fields = line.split("\t")
         if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
             raise ValueError(f"term dictionary {path} line {number}: expected english<TAB>synonym|synonym")
-        synonyms = [s.strip() for s in fields[1].split("|") if s.strip()]
-        senses.setdefault(fields[0].strip(), []).append(synonyms)
+        synonyms = [clean_side(s) for s in fields[1].split("|") if s.strip()]
+        senses.setdefault(clean_side(fields[0]), []).append(synonyms)
     if not senses:
         raise ValueError(f"term dictionary {path}: no entries")
     return senses
@@ -68,7 +69,9 @@ class TermAnnotator:
     give the same annotation."""
 
     def __init__(self, dictionary: str | Path, share: float, swap: float, seed: int, replace: float = 0.0):
-        self.senses = {fold(headword): senses for headword, senses in read_dictionary(dictionary).items()}
+        self.senses: dict[str, list[list[str]]] = {}            # headwords that differ only in case are one
+        for headword, senses in read_dictionary(dictionary).items():
+            self.senses.setdefault(fold(headword), []).extend(senses)
         self.headwords = Glossary({headword: headword for headword in self.senses}, name=f"term dictionary {dictionary}")
         self.share, self.swap, self.seed, self.replace = share, swap, seed, replace
         self.stats = AnnotationStats()

@@ -44,9 +44,9 @@ def main() -> int:
                              "(default: none, no CORS headers)")
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
-    parser.add_argument("--glossary-db", metavar="FILE", default=default_glossary_db(),
+    parser.add_argument("--glossary-db", metavar="FILE",
                         help="SQLite file of the glossaries clients upload (POST /glossaries), created on first use "
-                             "(default: %(default)s)")
+                             "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     args = parser.parse_args()
 
@@ -57,7 +57,7 @@ def main() -> int:
                                max_sentences=args.max_sentences, max_chars=args.max_chars,
                                timeout_s=args.timeout_s, beam=args.beam, req_limit=args.req_limit,
                                cors_origins=tuple(o.strip() for o in args.cors_origins.split(",") if o.strip()),
-                               max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db)
+                               max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db or default_glossary_db())
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

@@ -178,6 +178,20 @@ def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(
         echo.config.data.term_annotation = annotated
 
 
+def test_a_piece_that_lost_a_term_gets_a_second_chance_with_the_other_method(echo):
+    follows = type(echo).translate_sentences
+    type(echo).translate_sentences = lambda self, sentences, **options: [     # a model that drops placeholders
+        out.replace("TERM0", "") for out in follows(self, sentences)]
+    try:
+        out = echo.translate(["A car.", "No term."], glossary={"car": "automobile"})
+        seen = echo.seen
+        forced = echo.translate(["A car."], glossary={"car": "automobile"}, glossary_style="placeholder")
+    finally:
+        type(echo).translate_sentences = follows
+    assert seen == ["A automobile."]                 # the second call: the Italian written in, for the lost term only
+    assert out == ["A automobile.", "NO TERM."] and forced == ["A ."]
+
+
 def test_a_list_gives_each_text_its_own_glossary(echo):
     out = echo.translate(["A car.", "A car.", "A car."], glossary=[{"car": "auto"}, None, {"car": "vettura"}],
                          glossary_style="placeholder")

@@ -145,3 +145,30 @@ def test_keys_guard_the_glossary_routes(translator, tmp_path):
         keyed = client.post("/translate", json={"q": "A car.", **LT, "glossary_id": glossary_id, "api_key": "s3cret"})
         assert keyed.status_code == 200
         assert client.post("/translate", json={"q": "A car.", **LT, "glossary_id": glossary_id}).status_code == 403
+
+
+def test_a_surrogate_name_a_tbx_without_its_reader_and_a_broken_store_are_not_5xx_from_the_client(
+        translator, tmp_path, monkeypatch):
+    import pipeline.glossary
+    from pipeline.extras import MissingExtra
+    from pipeline.service.glossary_store import GlossaryStore
+
+    with service(translator, tmp_path / "g.sqlite3") as client:
+        named = client.post("/glossaries", content=b'{"name": "\\ud800", "entries": {"a": "b"}}',
+                            headers={"content-type": "application/json"})
+        assert named.status_code == 422 and "surrogates" in named.json()["error"]
+
+        def missing(module, extra):
+            raise MissingExtra(f"translate is not installed; it comes with the '{extra}' extra")
+        monkeypatch.setattr(pipeline.glossary, "require", missing)
+        tbx = client.post("/glossaries", files={"file": ("terms.tbx", TBX.encode())})
+        assert tbx.status_code == 415 and "cannot read .tbx files" in tbx.json()["error"]
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    store = GlossaryStore(blocked / "sub" / "g.sqlite3")           # its parent is a file: cannot be created
+    with pytest.raises(ValueError, match="cannot be opened"):
+        store.check()
+    with service(translator, blocked / "sub" / "g.sqlite3", timeout_s=300) as client:
+        down = client.get("/glossaries")
+        assert down.status_code == 503 and down.json()["error"].startswith("the glossary store is unavailable")
+        assert client.post("/translate", json={"text": "Hi."}).status_code == 200     # translating goes on

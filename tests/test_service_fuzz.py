@@ -48,7 +48,8 @@ def operations(app):
 def test_the_document_covers_every_route(app):
     labels = {operation.label for operation in operations(app)}
     assert {"POST /translate", "GET /health", "POST /libretranslate/translate", "POST /libretranslate/detect",
-            "GET /libretranslate/languages", "GET /libretranslate/frontend/settings"} <= labels
+            "GET /libretranslate/languages", "GET /libretranslate/frontend/settings", "POST /glossaries",
+            "GET /glossaries", "GET /glossaries/{glossary_id}", "DELETE /glossaries/{glossary_id}"} <= labels
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)

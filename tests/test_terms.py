@@ -19,6 +19,14 @@ def test_the_bundled_dictionary_reads_and_keeps_senses_apart():
     assert len(senses) > 3000 and senses["car"] == [["auto", "automobile"]]
 
 
+def test_dictionary_headwords_are_cleaned_and_merged_across_case(tmp_path):
+    path = tmp_path / "d.tsv"
+    path.write_text("ice  cream\tgelato\nIce cream\tcrema gelata\n", encoding="utf-8")
+    annotate = TermAnnotator(path, share=1.0, swap=0.0, seed=1)
+    assert annotate("I like ice cream.", "Mi piace la crema gelata.", key="0") == (
+        "I like ice cream ‹ crema gelata ›.", "Mi piace la crema gelata.")
+
+
 def test_a_bad_dictionary_line_names_the_file_and_line(tmp_path):
     path = tmp_path / "bad.tsv"
     path.write_text("car\tauto\ncar only\n", encoding="utf-8")

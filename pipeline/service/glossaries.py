@@ -25,7 +25,8 @@ def router():
         (415, "neither JSON nor a form, or a file that is not .tsv/.csv/.tbx", "glossary file 'a.xls': expected a "
                                                                                ".tsv, .csv or .tbx file"),
         (422, "a bad name, id or entry", "glossary entry 2: empty Italian side"),
-        (507, "the service holds its most glossaries", "the service holds 1,000 glossaries; delete one first")])
+        (409, "the service holds its most glossaries", "the service holds 1,000 glossaries; delete one first"),
+        (503, "the glossary database is unavailable", "the glossary store is unavailable (OperationalError)")])
     summary_schema = {"type": "object", "required": ["id", "name", "case_sensitive", "entries", "created"],
                       "properties": {"id": {"type": "string"}, "name": {"type": "string"},
                                      "case_sensitive": {"type": "boolean"}, "entries": {"type": "integer"},

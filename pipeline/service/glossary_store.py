@@ -15,14 +15,16 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from pipeline.service.errors import ServiceError
+from pipeline.extras import MissingExtra
 from pipeline.glossary import Glossary, GlossaryError
 
 ID = re.compile(r"[0-9a-f]{32}")
-NAME = re.compile(r"[^\x00-\x1f\x7f]{1,100}")
+NAME = re.compile(r"[^\x00-\x1f\x7f\ud800-\udfff]{1,100}")
 MAX_ENTRIES = 20_000            # per glossary
 MAX_GLOSSARIES = 1_000          # per service
 CACHED = 16                     # glossaries kept built in memory
@@ -34,7 +36,7 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS glossaries (
 
 def check_name(name: Any) -> str:
     if not isinstance(name, str) or not NAME.fullmatch(name.strip() or ""):
-        raise ServiceError(422, "'name' must be 1 to 100 characters without control characters")
+        raise ServiceError(422, "'name' must be 1 to 100 characters without control characters or surrogates")
     return name.strip()
 
 
@@ -81,6 +83,9 @@ def glossary_from_file(filename: str, data: bytes, case_sensitive: bool) -> Glos
             glossary = Glossary.load(path, case_sensitive)
         except GlossaryError as exc:
             raise ServiceError(422, str(exc).replace(str(path), repr(filename))) from None
+        except MissingExtra as exc:                  # TBX without translate-toolkit: say what the server lacks
+            raise ServiceError(415, f"glossary file {filename!r}: this service cannot read {suffix} files ({exc}); "
+                                    "send a .tsv or .csv") from None
     if not len(glossary):
         raise ServiceError(422, f"glossary file {filename!r}: no entries")
     if len(glossary) > MAX_ENTRIES:
@@ -97,7 +102,26 @@ class GlossaryStore:
         self._connection: sqlite3.Connection | None = None
         self._cache: OrderedDict[str, Glossary] = OrderedDict()
 
-    def _db(self) -> sqlite3.Connection:
+    def check(self) -> None:
+        """Refuse to start with a database that cannot be created or opened (one line naming the file)."""
+        try:
+            with self._lock:
+                self._open()
+        except (sqlite3.Error, OSError) as exc:
+            raise ValueError(f"glossary database {self.path}: cannot be opened ({exc}); give --glossary-db a writable "
+                             "path") from None
+
+    @contextmanager
+    def _database(self) -> Iterator[sqlite3.Connection]:
+        """The connection (opened on first use), under the lock; a storage failure is a 503: the server's, not the
+        client's."""
+        with self._lock:
+            try:
+                yield self._open()
+            except (sqlite3.Error, OSError) as exc:
+                raise ServiceError(503, f"the glossary store is unavailable ({type(exc).__name__})") from None
+
+    def _open(self) -> sqlite3.Connection:
         if self._connection is None:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -118,18 +142,17 @@ class GlossaryStore:
         terms = [(term.source, term.target) for term in glossary.terms.values()]
         row = (secrets.token_hex(16), check_name(name), int(glossary.case_sensitive), len(terms),
                time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), json.dumps(terms, ensure_ascii=False))
-        with self._lock:
-            db = self._db()
+        with self._database() as db:
             (count,) = db.execute("SELECT COUNT(*) FROM glossaries").fetchone()
             if count >= MAX_GLOSSARIES:
-                raise ServiceError(507, f"the service holds {MAX_GLOSSARIES:,} glossaries; delete one first")
+                raise ServiceError(409, f"the service holds {MAX_GLOSSARIES:,} glossaries; delete one first")
             db.execute("INSERT INTO glossaries VALUES (?, ?, ?, ?, ?, ?)", row)
             self._remember(row[0], glossary)
         return summary(row)
 
     def list(self) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db().execute("SELECT * FROM glossaries ORDER BY rowid").fetchall()
+        with self._database() as db:
+            rows = db.execute("SELECT * FROM glossaries ORDER BY rowid").fetchall()
         return [summary(row) for row in rows]
 
     def get(self, glossary_id: str) -> dict[str, Any]:
@@ -152,16 +175,16 @@ class GlossaryStore:
 
     def delete(self, glossary_id: str) -> None:
         check_id(glossary_id)
-        with self._lock:
-            deleted = self._db().execute("DELETE FROM glossaries WHERE id = ?", (glossary_id,)).rowcount
+        with self._database() as db:
+            deleted = db.execute("DELETE FROM glossaries WHERE id = ?", (glossary_id,)).rowcount
             self._cache.pop(glossary_id, None)
         if not deleted:
             raise ServiceError(404, f"no glossary with id {glossary_id}")
 
     def _row(self, glossary_id: str) -> tuple:
         check_id(glossary_id)
-        with self._lock:
-            row = self._db().execute("SELECT * FROM glossaries WHERE id = ?", (glossary_id,)).fetchone()
+        with self._database() as db:
+            row = db.execute("SELECT * FROM glossaries WHERE id = ?", (glossary_id,)).fetchone()
         if row is None:
             raise ServiceError(404, f"no glossary with id {glossary_id}")
         return row

@@ -72,6 +72,7 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     options = {"jit_compile": False} if engine == "keras" else {}
     translator = open_translator(run_dir, which, engine, **options)
     app = create_app(translator, settings, {"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine})
+    app.state.service.glossaries.check()           # a database that cannot be opened stops here, not per request
     if engine == "keras":                      # CTranslate2 compiles nothing per shape: nothing to warm up
         beams = sorted({1, app.state.service.default_beam})
         print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)

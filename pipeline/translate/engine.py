@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
-from pipeline.glossary import Glossary, GlossaryLike, Masked, default_style, unmask
+from pipeline.glossary import Glossary, GlossaryLike, Masked, default_style, terms_missing, unmask
 from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
 from pipeline.vectorizers import Vectorizers
 
@@ -189,22 +189,47 @@ class Engine:
 
         `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
         them (None allowed), one per text. Each piece's terms are written into it as the run learnt
-        (`glossary_style`, default `self.glossary_style`) and the glossary's forms restored after; a piece without
-        a term is translated exactly as without a glossary.
+        (`self.glossary_style`) and the glossary's forms restored after; a piece whose translation then lacks a
+        term gets a second chance with the other method (`_second_chance`). A piece without a term is translated
+        exactly as without a glossary. `glossary_style` (`glossary.STYLES`) forces one method, with no second
+        chance (what bench/bench_glossary.py compares).
         """
         if isinstance(texts, str):
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        masked = self._glossed(pieces, self._glossaries(glossary, layouts), glossary_style)
+        glossaries = self._glossaries(glossary, layouts)
+        masked = self._glossed(pieces, glossaries, glossary_style)
         outputs = self.translate_sentences([m.text if m else p for p, m in zip(pieces, masked)], **options)
-        translations = iter([unmask(out, m) if m else out for out, m in zip(outputs, masked)])
-        return [layout.join(translations) for layout in layouts]
+        translations = [unmask(out, m) if m else out for out, m in zip(outputs, masked)]
+        if glossary_style is None and any(masked):
+            self._second_chance(pieces, glossaries, masked, translations, options)
+        done = iter(translations)
+        return [layout.join(done) for layout in layouts]
+
+    def _second_chance(self, pieces: list[str], glossaries: list[Glossary | None], masked: list[Masked | None],
+                       translations: list[str], options: dict[str, Any]) -> None:
+        """Pieces whose translation lacks one of their terms are translated again with the other method
+        (placeholders, or for a run that reads them first, the Italian written in); the translation holding more
+        of the terms wins, the first on a tie. Changes `translations` in place."""
+        fallback = "placeholder" if self.glossary_style != "placeholder" else "target"
+        missing = [i for i, m in enumerate(masked) if m is not None and terms_missing(translations[i], m)]
+        if not missing:
+            return
+        again = self._glossed([pieces[i] for i in missing], [glossaries[i] for i in missing], fallback)
+        outputs = self.translate_sentences([m.text if m else pieces[i] for i, m in zip(missing, again)], **options)
+        for i, m, output in zip(missing, again, outputs):
+            if m is None:
+                continue
+            candidate = unmask(output, m)
+            if terms_missing(candidate, m) < terms_missing(translations[i], masked[i]):
+                translations[i] = candidate
 
     def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,
                glossary_style: str | None = None, **options: Any) -> list[list[str]]:
         """Up to `n` distinct translations of each text, best first (the first is `translate`'s at the same
-        beam); texts are split and rejoined as in `translate`, with its `glossary`. `options`: beam, batch_size."""
+        beam); texts are split and rejoined as in `translate`, with its `glossary`, but by one method: no second
+        chance, so with a glossary the first may differ from `translate`'s. `options`: beam, batch_size."""
         if isinstance(texts, str):
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
