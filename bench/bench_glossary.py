@@ -7,7 +7,7 @@ bench/build_term_sets.py) with the set's `glossary.tsv`, and reports:
 - no match, no change: `--unmatched` validation sentences in which the glossary finds no term, translated with and
   without it, must be byte-identical;
 - speed: greedy sentences/s over the set with a 10,000-entry glossary (the set's terms plus filler) against no
-  glossary, and the time to load that glossary from a TSV file;
+  glossary (medians of 3 passes after a warm-up pass), and the time to load that glossary from a TSV file;
 - do-not-translate: `--dnt` validation sentences naming Tom, with Tom replaced by names and brands of which some
   use characters the vocabulary lacks (Ꝏ, ŀ, ß...), each kept verbatim by the glossary: the share reproduced exactly;
 - agreement probes: a few sentences whose Italian must agree with a glossary term of another gender ("the red
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -52,6 +53,9 @@ def main() -> int:
                         help="methods: auto is the engine's default (its style, then a second chance with another "
                              "for pieces that lost a term); the first is used for the speed and do-not-translate "
                              "figures (default: %(default)s)")
+    parser.add_argument("--own-terms", action="store_true",
+                        help="also run each method with each sentence's own terms as its glossary (STYLE/own): the "
+                             "set's one glossary also matches terms whose translation a reference does not use")
     parser.add_argument("--dnt", type=int, default=200, help="sentences for the do-not-translate check")
     parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
     parser.add_argument("--beam", type=int, default=1)
@@ -67,11 +71,15 @@ def main() -> int:
     translator = open_translator(args.run, engine=args.engine)
     translator.translate(sources[:32], beam=args.beam)                            # compile before timing
 
+    own = [dict(sentence_terms) for sentence_terms in terms]     # each sentence's own terms only
     results = {}
-    for style in ["none", *args.styles]:
+    runs = ["none", *args.styles] + ([f"{style}/own" for style in args.styles] if args.own_terms else [])
+    for style in runs:
+        name, _, scope = style.partition("/")
         started = time.perf_counter()
-        outputs = translator.translate(sources, beam=args.beam, glossary=None if style == "none" else glossary,
-                                       glossary_style=method(style))
+        outputs = translator.translate(sources, beam=args.beam,
+                                       glossary=None if name == "none" else own if scope else glossary,
+                                       glossary_style=method(name))
         seconds = time.perf_counter() - started
         bleu_metric, chrf_metric = sacrebleu.BLEU(), sacrebleu.CHRF()
         bleu, chrf = bleu_metric.corpus_score(outputs, [references]), chrf_metric.corpus_score(outputs, [references])
@@ -79,7 +87,7 @@ def main() -> int:
         results[style] = {"term_use": round(100 * term_use(outputs, terms), 1), "bleu": round(bleu.score, 2),
                           "chrf": round(chrf.score, 2), "sentences_per_s": round(len(sources) / seconds, 1)}
         print(f"{style}: {results[style]}", file=sys.stderr)
-        hypotheses = Path(args.run) / "eval" / f"terms-{term_set.name}-{style}.hyp.txt"
+        hypotheses = Path(args.run) / "eval" / f"terms-{term_set.name}-{style.replace('/', '-')}.hyp.txt"
         hypotheses.parent.mkdir(parents=True, exist_ok=True)
         hypotheses.write_text("\n".join(outputs) + "\n", encoding="utf-8")
 
@@ -102,11 +110,14 @@ def main() -> int:
         started = time.perf_counter()
         large = Glossary.load(big)
         load_s = time.perf_counter() - started
-    speed = {}
+    speed = {}                      # the median of 3 timed passes each, after one untimed pass (compiles new shapes)
     for name, use in (("none", None), ("10k", large)):
-        started = time.perf_counter()
-        translator.translate(sources, beam=1, glossary=use, glossary_style=method(args.styles[0]))
-        speed[name] = len(sources) / (time.perf_counter() - started)
+        rates = []
+        for _ in range(4):
+            started = time.perf_counter()
+            translator.translate(sources, beam=1, glossary=use, glossary_style=method(args.styles[0]))
+            rates.append(len(sources) / (time.perf_counter() - started))
+        speed[name] = statistics.median(rates[1:])
     # do-not-translate names, some outside the vocabulary
     names = ["Ꝏꝏ-Tool", "Zoë", "Łukasz", "Groß-Gerau", "iPhone", "Kubernetes", "Ŀlorenç", "Ærøskøbing", "Tōkyō-kun",
              "ReLU6"]

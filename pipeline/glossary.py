@@ -25,6 +25,7 @@ import io
 import os
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Iterable, Mapping, Union
 
@@ -203,11 +204,13 @@ class Glossary:
 def unmask(translation: str, masked: "Masked") -> str:
     """The translation with the glossary's terms as it writes them.
 
-    `annotate`: markers the model echoed are removed, and a term the model wrote in another case gets the
-    glossary's ("IPHONE" -> "iPhone"), except a capital that starts a sentence. `target` and `placeholder`: each
-    stand-in is replaced by its term's Italian, exactly as the glossary writes it: the first whole-word occurrence,
-    ignoring case. A term the model dropped cannot be placed and is left out (bench/bench_glossary.py measures how
-    often)."""
+    `annotate` and `replace`: markers the model echoed are removed, and a term the model wrote in another case gets
+    the glossary's ("IPHONE" -> "iPhone"), except a capital that starts a sentence (a do-not-translate term keeps
+    its case even there). `target` and `placeholder`: each stand-in is replaced by its term's Italian, exactly as
+    the glossary writes it: the first whole-word occurrence, ignoring case. Then a do-not-translate term the model
+    copied nearly but not exactly ("űkasz" for "Łukasz": the vocabulary lacks some of its characters) is put back
+    verbatim (`near_miss`). A term the model dropped cannot be placed and is left out (bench/bench_glossary.py
+    measures how often)."""
     if masked.style in ("annotate", "replace"):
         translation = strip_markers(translation)
         for stand_in, term in masked.slots:
@@ -215,15 +218,43 @@ def unmask(translation: str, masked: "Masked") -> str:
             if found is None or translation[found.start():found.end()] == term.target:
                 continue
             starts_sentence = re.search(r"(^|[.!?:]\s+)[\W_]*$", translation[:found.start()]) is not None
-            if starts_sentence and translation[found.start():found.end()] == term.target[:1].upper() + term.target[1:]:
+            if not term.keep and starts_sentence and \
+                    translation[found.start():found.end()] == term.target[:1].upper() + term.target[1:]:
                 continue
             translation = translation[:found.start()] + term.target + translation[found.end():]
-        return translation
+    else:
+        for stand_in, term in masked.slots:
+            found = find_words(stand_in, translation)
+            if found:
+                translation = translation[:found.start()] + term.target + translation[found.end():]
     for stand_in, term in masked.slots:
-        found = find_words(stand_in, translation)
-        if found:
-            translation = translation[:found.start()] + term.target + translation[found.end():]
+        if term.keep and term.target not in translation:
+            span = near_miss(translation, term.target)
+            if span is not None:
+                translation = translation[:span[0]] + term.target + translation[span[1]:]
     return translation
+
+
+NEAR_MISS = 0.6        # the least similarity (difflib's ratio, ignoring case) of a near copy of a kept term
+
+
+def near_miss(text: str, term: str) -> tuple[int, int] | None:
+    """The (start, end) of the run of words in `text` most like `term` (as many words as it has, or one more or
+    less, without edge punctuation the term lacks), if at least `NEAR_MISS` alike, else None."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    size = len(term.split())
+    best, span = NEAR_MISS - 1e-9, None           # the first of equally good runs
+    for count in sorted({max(1, size - 1), size, size + 1}):
+        for first in range(len(words) - count + 1):
+            start, end = words[first][0], words[first + count - 1][1]
+            while end > start and not text[end - 1].isalnum() and not term.endswith(text[end - 1]):
+                end -= 1
+            while start < end and not text[start].isalnum() and not term.startswith(text[start]):
+                start += 1
+            ratio = SequenceMatcher(None, fold(text[start:end]), fold(term)).ratio()
+            if end > start and ratio > best:
+                best, span = ratio, (start, end)
+    return span
 
 
 def terms_missing(translation: str, masked: "Masked") -> int:

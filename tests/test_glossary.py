@@ -192,6 +192,20 @@ def test_a_piece_that_lost_a_term_gets_a_second_chance_with_the_other_method(ech
     assert out == ["A automobile.", "NO TERM."] and forced == ["A ."]
 
 
+@pytest.mark.parametrize("output,expected", [
+    ("űkasz parlava.", "Łukasz parlava."),                  # characters outside the vocabulary, copied nearly
+    ("Il Kubernete di Kubernete.", "Il Kubernetes di Kubernete."),   # the first near copy
+    ("IPhone è qui.", "iPhone è qui."),                      # a kept term keeps its case, even first
+    ("Il gatto è qui.", "Il gatto è qui."),                  # nothing alike: nothing placed
+])
+def test_a_near_copy_of_a_do_not_translate_term_is_put_back_verbatim(output, expected):
+    from pipeline.glossary import unmask
+
+    glossary = Glossary({"Łukasz": "Łukasz", "Kubernetes": "Kubernetes", "iPhone": "iPhone"})
+    masked = glossary.mask("Łukasz, Kubernetes and iPhone.", "annotate")
+    assert unmask(output, masked) == expected
+
+
 def test_a_list_gives_each_text_its_own_glossary(echo):
     out = echo.translate(["A car.", "A car.", "A car."], glossary=[{"car": "auto"}, None, {"car": "vettura"}],
                          glossary_style="placeholder")
