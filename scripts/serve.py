@@ -45,7 +45,7 @@ def main() -> int:
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--glossary-db", metavar="FILE",
-                        help="SQLite file of the glossaries clients upload (POST /glossaries), created on first use "
+                        help="SQLite file of the glossaries clients upload (POST /glossaries), created at the first start "
                              "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     args = parser.parse_args()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
 from pipeline.service.errors import ServiceError, error_responses
-from pipeline.service.glossary_store import check_name, checked_glossary, entries_from_json, glossary_from_file
+from pipeline.service.glossary_store import ID, check_name, checked_glossary, entries_from_json, glossary_from_file
 from pipeline.service.state import ServiceState, service_state
+
+GlossaryId = Annotated[str, Path(pattern=f"^{ID.pattern}$", description="a glossary's id (POST /glossaries)")]
 
 
 def router():
@@ -94,14 +96,14 @@ def router():
 
     @router.get("/glossaries/{glossary_id}", responses={200: {"description": "the glossary and its terms", "content": {
         "application/json": {"schema": full_schema}}}, **errors})
-    async def get_one(glossary_id: str, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+    async def get_one(glossary_id: GlossaryId, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
         """One glossary with its entries as `[english, italian]` pairs (`terms`)."""
         return state.glossaries.get(glossary_id)
 
     @router.delete("/glossaries/{glossary_id}", responses={200: {"description": "deleted", "content": {
         "application/json": {"schema": {"type": "object", "required": ["deleted"],
                                         "properties": {"deleted": {"type": "string"}}}}}}, **errors})
-    async def delete(glossary_id: str, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+    async def delete(glossary_id: GlossaryId, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
         """Delete a glossary; translations naming it then get a 404."""
         state.glossaries.delete(glossary_id)
         return {"deleted": glossary_id}

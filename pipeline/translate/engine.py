@@ -155,6 +155,8 @@ class Engine:
     def _glossed(self, pieces: list[str], glossaries: list[Glossary | None], style: str | None) -> list[Masked | None]:
         """Each piece's `Masked` form under its glossary (None: no glossary, the piece as it is). Annotations make
         a piece longer: one that no longer fits the model's input gets placeholders instead, else no glossary."""
+        if not any(glossaries):
+            return [None] * len(pieces)
         style = style or self.glossary_style
         masked = []
         for piece, glossary in zip(pieces, glossaries):
