@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.config import DataConfig
 from pipeline.io_utils import read_text_lines
 from pipeline.text import clean_side
 from pipeline.glossary import Glossary, annotation, find_words, fold
@@ -127,7 +128,7 @@ class TermAnnotator:
         return found
 
 
-def annotator_for(data, seed: int) -> TermAnnotator | None:
+def annotator_for(data: DataConfig, seed: int) -> TermAnnotator | None:
     """The annotator a `DataConfig` asks for (`term_annotation` > 0), else None."""
     if not data.term_annotation:
         return None

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Union
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from pipeline.service.auth import UNAUTHORIZED_RESPONSE
 from pipeline.service.errors import error_responses
 from pipeline.service.glossary_store import resolve
 from pipeline.service.ratelimit import rate_limited
@@ -23,8 +24,7 @@ FIELD_RULES = {"text": "must be a string or a non-empty list of strings",
 
 ERRORS = error_responses([
     (400, "the body is not JSON", "invalid JSON body: Expecting value"),
-    (401, "missing or wrong API key (with --api-key-env)", "missing or wrong API key: send the header "
-                                                             "'Authorization: Bearer <key>'"),
+    UNAUTHORIZED_RESPONSE,
     (413, "too many sentences, a sentence too long, or a body over 1 MB", "request body over 1,000,000 bytes"),
     (404, "no glossary with this glossary_id", "no glossary with id 0123456789abcdef0123456789abcdef"),
     (415, "the body is not sent as application/json", "send a JSON body with 'Content-Type: application/json'"),

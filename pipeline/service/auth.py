@@ -10,6 +10,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pipeline.service.errors import ServiceError
 
 
+UNAUTHORIZED = "missing or wrong API key: send the header 'Authorization: Bearer <key>'"
+UNAUTHORIZED_RESPONSE = (401, "missing or wrong API key (with --api-key-env)", UNAUTHORIZED)   # for error_responses
+
+
 def key_matches(given: str | None, expected: str) -> bool:
     """Whether `given` is the API key, compared in constant time."""
     return given is not None and secrets.compare_digest(given.encode("utf-8", "surrogatepass"),
@@ -22,6 +26,6 @@ def bearer_auth(api_key: str) -> Callable[..., Any]:
 
     async def check(credentials: HTTPAuthorizationCredentials | None = Depends(scheme)) -> None:
         if not credentials or not key_matches(credentials.credentials, api_key):
-            raise ServiceError(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
+            raise ServiceError(401, UNAUTHORIZED,
                                {"WWW-Authenticate": "Bearer"})
     return check

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 from starlette.datastructures import UploadFile
 
+from pipeline.service.auth import UNAUTHORIZED_RESPONSE
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.glossary_store import ID, check_name, checked_glossary, entries_from_json, glossary_from_file
 from pipeline.service.state import ServiceState, service_state
@@ -20,8 +21,7 @@ def router():
     router = APIRouter(tags=["glossaries"])
     errors = error_responses([
         (400, "the body is not JSON or not a form", "invalid JSON body"),
-        (401, "missing or wrong API key (with --api-key-env)", "missing or wrong API key: send the header "
-                                                                 "'Authorization: Bearer <key>'"),
+        UNAUTHORIZED_RESPONSE,
         (404, "no glossary with this id", "no glossary with id 0123456789abcdef0123456789abcdef"),
         (413, "too many entries, or a body over 1 MB", "20,001 entries; a glossary holds at most 20,000"),
         (415, "neither JSON nor a form, or a file that is not .tsv/.csv/.tbx", "glossary file 'a.xls': expected a "

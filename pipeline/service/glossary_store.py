@@ -59,12 +59,17 @@ def entries_from_json(entries: Any) -> list[tuple[str, str]]:
     return pairs
 
 
+def check_size(entries: int) -> None:
+    """413 for a glossary over `MAX_ENTRIES` entries."""
+    if entries > MAX_ENTRIES:
+        raise ServiceError(413, f"{entries:,} entries; a glossary holds at most {MAX_ENTRIES:,}")
+
+
 def checked_glossary(pairs: list[tuple[str, str]], case_sensitive: bool, name: str = "glossary") -> Glossary:
     """`Glossary` of the pairs, or a 422 with the reason (an empty side, conflicting targets, too many entries)."""
     if not pairs:
         raise ServiceError(422, "a glossary needs at least one entry")
-    if len(pairs) > MAX_ENTRIES:
-        raise ServiceError(413, f"{len(pairs):,} entries; a glossary holds at most {MAX_ENTRIES:,}")
+    check_size(len(pairs))
     try:
         return Glossary(pairs, case_sensitive=case_sensitive, name=name)
     except GlossaryError as exc:
@@ -88,8 +93,7 @@ def glossary_from_file(filename: str, data: bytes, case_sensitive: bool) -> Glos
                                     "send a .tsv or .csv") from None
     if not len(glossary):
         raise ServiceError(422, f"glossary file {filename!r}: no entries")
-    if len(glossary) > MAX_ENTRIES:
-        raise ServiceError(413, f"{len(glossary):,} entries; a glossary holds at most {MAX_ENTRIES:,}")
+    check_size(len(glossary))
     return glossary
 
 
