@@ -47,6 +47,16 @@ def main() -> int:
     parser.add_argument("--glossary-db", metavar="FILE",
                         help="SQLite file of the glossaries clients upload (POST /glossaries), created at the first start "
                              "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
+    parser.add_argument("--max-file-bytes", type=int, default=10_000_000,
+                        help="most bytes in one uploaded document (POST /translate_file, /translate_document; "
+                             "default: %(default)s)")
+    parser.add_argument("--file-timeout-s", type=float, default=600.0,
+                        help="a document not translated by then gets a 503 (default: %(default)s)")
+    parser.add_argument("--file-ttl-s", type=float, default=1800.0,
+                        help="how long a translated file can be downloaded (GET /download_file/...; default: %(default)s)")
+    parser.add_argument("--files-dir", metavar="DIR",
+                        help="where translated files wait for download (default: a private temporary directory, "
+                             "deleted at exit)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     args = parser.parse_args()
 
@@ -57,7 +67,9 @@ def main() -> int:
                                max_sentences=args.max_sentences, max_chars=args.max_chars,
                                timeout_s=args.timeout_s, beam=args.beam, req_limit=args.req_limit,
                                cors_origins=tuple(o.strip() for o in args.cors_origins.split(",") if o.strip()),
-                               max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db or default_glossary_db())
+                               max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db or default_glossary_db(),
+                               max_file_bytes=args.max_file_bytes, file_timeout_s=args.file_timeout_s,
+                               file_ttl_s=args.file_ttl_s, files_dir=args.files_dir)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

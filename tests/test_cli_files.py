@@ -73,3 +73,35 @@ def test_a_utf8_bom_and_100000_empty_lines_translate_line_for_line(trained_tiny,
     assert len(lines) == 100_003 and lines[-1] == ""            # one output line per input line
     assert lines[0] and lines[-2] and set(lines[1:-2]) == {""}
     assert not lines[0].startswith("\ufeff")
+
+
+DOCUMENTS = ROOT / "tests" / "data" / "documents"
+
+
+@pytest.mark.parametrize("name,content,fragments", [
+    ("talk.srt", b"1\nnot a timing\nHello.\n", ["talk.srt: not a SubRip file"]),
+    ("guide.docx", b"plain text, not a package", ["guide.docx: not a .docx file (not a zip package)"]),
+    ("app.po", b'msgid "a"\nmsgstr "b"\nnonsense\n', ["app.po: not a gettext catalog"]),
+])
+def test_a_bad_document_is_one_line_before_any_model_loads(tmp_path, run_dir, name, content, fragments):
+    source, out = tmp_path / name, tmp_path / f"out-{name}"
+    source.write_bytes(content)
+    assert_one_line_error(translate("--run", run_dir, "--input", source, "--output", out), *fragments)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]
+
+
+def test_a_document_is_translated_whole_with_a_progress_bar(trained_tiny, tmp_path):
+    import srt
+
+    out = tmp_path / "talk.it.srt"
+    result = translate("--run", trained_tiny.run_dir, "--input", DOCUMENTS / "talk.srt", "--output", out, "--beam", 1)
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr[-2000:]
+    assert "translate: 100%" in stderr and stderr.rstrip().endswith(f"into {out}")
+    before, after = list(srt.parse((DOCUMENTS / "talk.srt").read_text())), list(srt.parse(out.read_text()))
+    assert [(c.index, c.start, c.end, c.proprietary) for c in after] == \
+        [(c.index, c.start, c.end, c.proprietary) for c in before]
+    assert [c.content for c in after] != [c.content for c in before]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["talk.it.srt"]       # no temporary file left
+    as_lines = translate("--run", trained_tiny.run_dir, "--input", DOCUMENTS / "notes.txt", "--beam", 1)
+    assert as_lines.stdout.decode().count("\n") == (DOCUMENTS / "notes.txt").read_text().count("\n")  # .txt: by line

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, create_app
 from pipeline.service.batcher import Batcher
-from pipeline.service.html_text import HtmlText
+from pipeline.documents.html import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
 from pipeline.translate.keras_engine import KerasEngine
 
@@ -78,12 +78,12 @@ def test_html_text_nodes_are_replaced_and_markup_kept():
               '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
               '<img src="c.png" alt="A cat"></p>\n<p>\u00a9 2024</p>')
     document = HtmlText(markup)
-    assert document.texts == ["Tom & Mary\u00a0sing.", "Hi"]
-    assert document.render(["T <&> M", "Ciao"]) == (
+    assert document.texts == ["Tom & Mary\u00a0sing.", "Hi", "A cat"]          # text nodes, then alt and title
+    assert document.render(["T <&> M", "Ciao", "Un gatto"]) == (
         '<!DOCTYPE html>\n<p class="a" id="b">T &lt;&amp;&gt; M <b>Ciao</b> <br> <!-- a note -->'
         '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
-        '<img src="c.png" alt="A cat"></p>\n<p>\u00a9 2024</p>')
-    with pytest.raises(ValueError, match="2 text nodes, got 1 translations"):
+        '<img src="c.png" alt="Un gatto"></p>\n<p>\u00a9 2024</p>')
+    with pytest.raises(ValueError, match="3 texts, got 1 translations"):
         document.render(["one"])
 
 
@@ -330,3 +330,31 @@ def test_deep_translator_s_query_string_requests_are_libretranslate_s(server, tr
         assert LibreTranslator(source="en", target="it", custom_url=base, api_key=key).translate(SENTENCES[0]) == expected
     with pytest.raises(AuthorizationException):
         LibreTranslator(source="en", target="it", custom_url=url + "/", api_key="wrong").translate(SENTENCES[0])
+
+
+def test_curl_uploads_a_file_and_downloads_its_translation(server, translator, beam, tmp_path):
+    """LibreTranslate's documented file flow, as curl sends it: `-F file=@...`, then GET the URL it answers."""
+    import shutil
+    import subprocess
+
+    from pipeline.documents import translate_document
+
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl not found")
+    url, key = server
+    page = tmp_path / "notes.html"
+    page.write_text("<h1>Tom's notes</h1>\n<p>Where is the station? <b>It is late.</b></p>\n", encoding="utf-8")
+
+    def run(*arguments):
+        done = subprocess.run([curl, "-sS", "--max-time", "60", *arguments], capture_output=True, check=True)
+        return done.stdout
+
+    answer = json.loads(run("-F", f"file=@{page}", "-F", "source=en", "-F", "target=it", "-F", f"api_key={key}",
+                            url + "/translate_file"))
+    assert set(answer) == {"translatedFileUrl"} and answer["translatedFileUrl"].startswith(url + "/download_file/")
+    saved = tmp_path / "saved.html"
+    run("-o", str(saved), "--fail", answer["translatedFileUrl"])
+    assert saved.read_bytes() == translate_document(translator, page, beam=beam)
+    refused = json.loads(run("-F", f"file=@{page}", "-F", "source=en", "-F", "target=it", url + "/translate_file"))
+    assert refused == {"error": "Please contact the server operator to get an API key"}

@@ -129,3 +129,33 @@ def test_page_uploads_a_glossary_and_translates_with_it(browser, server_url, tra
     browser.get(server_url + "/")                                              # a new visit lists it again
     WebDriverWait(browser, 30).until(lambda d: "house style.tsv" in d.find_element(By.ID, "glossary").text)
     assert browser.find_element(By.ID, "error").text == ""
+
+
+def test_page_translates_a_document_and_offers_it_for_download(browser, server_url, translator, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from pipeline.documents import translate_document
+
+    subtitles = tmp_path / "talk.srt"
+    subtitles.write_text("1\n00:00:01,000 --> 00:00:03,000\nWhere is the station?\n\n"
+                         "2\n00:00:04,000 --> 00:00:06,500\n<i>It's raining.</i>\n", encoding="utf-8")
+    browser.get(server_url + "/")
+    WebDriverWait(browser, 30).until(lambda d: "backend" in d.find_element(By.ID, "model").text)
+    assert not browser.find_element(By.ID, "document-pane").is_displayed()
+    browser.find_element(By.ID, "tab-document").click()
+    assert browser.find_element(By.ID, "document-pane").is_displayed()
+    assert not browser.find_element(By.ID, "english").is_displayed()
+    browser.find_element(By.ID, "document-file").send_keys(str(subtitles))
+    link = WebDriverWait(browser, 60).until(
+        lambda d: d.find_element(By.ID, "document-link") if d.find_element(By.ID, "document-link").is_displayed()
+        else None)
+    assert link.text == "download talk.it.srt" and link.get_attribute("download") == "talk.it.srt"
+    fetched = browser.execute_async_script(      # what the link holds: read back the blob it points to
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0]).then(r => r.text()).then(done, e => done('failed: ' + e));", link.get_attribute("href"))
+    default_beam = httpx.get(server_url + "/health", timeout=5).json()["default_beam"]
+    assert fetched == translate_document(translator, subtitles, beam=default_beam).decode("utf-8")
+    assert "00:00:04,000 --> 00:00:06,500\n<i>" in fetched
+    assert browser.find_element(By.ID, "document-status").text.startswith("translated in ")
+    assert browser.find_element(By.ID, "error").text == ""

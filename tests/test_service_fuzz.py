@@ -49,7 +49,8 @@ def test_the_document_covers_every_route(app):
     labels = {operation.label for operation in operations(app)}
     assert {"POST /translate", "GET /health", "POST /libretranslate/translate", "POST /libretranslate/detect",
             "GET /libretranslate/languages", "GET /libretranslate/frontend/settings", "POST /glossaries",
-            "GET /glossaries", "GET /glossaries/{glossary_id}", "DELETE /glossaries/{glossary_id}"} <= labels
+            "GET /glossaries", "GET /glossaries/{glossary_id}", "DELETE /glossaries/{glossary_id}",
+            "POST /translate_document", "POST /translate_file", "GET /download_file/{name}"} <= labels
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.service import api, glossaries, libretranslate
+from pipeline.documents import SUFFIXES
+from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import JsonCORSMiddleware
@@ -23,8 +24,10 @@ from pipeline.service.state import ServiceState
 
 
 def page_html() -> str:
-    """The translation page shipped in the package (static/index.html): no CDN, works offline."""
-    return resources.files("pipeline.service").joinpath("static", "index.html").read_text(encoding="utf-8")
+    """The translation page shipped in the package (static/index.html), with the document formats filled in:
+    no CDN, works offline."""
+    page = resources.files("pipeline.service").joinpath("static", "index.html").read_text(encoding="utf-8")
+    return page.replace("{{suffixes}}", ",".join(SUFFIXES)).replace("{{suffix_list}}", " ".join(SUFFIXES))
 
 
 def page_router() -> APIRouter:
@@ -56,6 +59,7 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
         finally:                                  # requests in flight have finished: stop the worker
             await run_in_threadpool(state.batcher.close)
             state.glossaries.close()
+            state.files.close()
 
     app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
                   description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
@@ -63,7 +67,8 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     app.state.service = state
     install_error_handlers(app, dict(api.FIELD_RULES))
     app.add_middleware(libretranslate.Dispatch)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes,
+                       larger={path: settings.max_file_bytes for path in files.FILE_ROUTES})
     if settings.cors_origins:
         app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
@@ -72,7 +77,11 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     app.include_router(page_router())
     app.include_router(api.router, dependencies=auth)
     app.include_router(glossaries.router(), dependencies=auth)
+    app.include_router(files.native_router(), dependencies=auth)
     app.include_router(libretranslate.translate_router, prefix=libretranslate.PREFIX)   # its own key check
     app.include_router(libretranslate.info_router, prefix=libretranslate.PREFIX)
     app.include_router(libretranslate.info_router, include_in_schema=False)            # the same at the root
+    app.include_router(files.libretranslate_router())                                   # its own key check
+    app.include_router(files.libretranslate_router(libretranslate.PREFIX), prefix=libretranslate.PREFIX,
+                       include_in_schema=False)
     return app

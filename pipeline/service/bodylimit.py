@@ -7,18 +7,20 @@ from pipeline.service.errors import error_response
 
 
 class BodyLimitMiddleware:
-    """Answer 413 to a body over `max_bytes`, declared or streamed, before any route reads it."""
+    """Answer 413 to a body over `max_bytes` (over `larger[path]` on the paths named there, such as file
+    uploads), declared or streamed, before any route reads it."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None):
+        self.app, self.max_bytes, self.larger = app, max_bytes, dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.larger.get(scope["path"], self.max_bytes)
         declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await self._too_large(scope, receive, send)
+        if declared.isdigit() and int(declared) > limit:
+            await self._too_large(scope, receive, send, limit)
             return
         chunks, size = [], 0
         while True:                                   # buffer the body (at most max_bytes) ...
@@ -27,8 +29,8 @@ class BodyLimitMiddleware:
                 return
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._too_large(scope, receive, send)
+            if size > limit:
+                await self._too_large(scope, receive, send, limit)
                 return
             if not message.get("more_body", False):
                 break
@@ -39,6 +41,6 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replayed, send)
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = error_response(413, f"request body over {self.max_bytes:,} bytes", {"Connection": "close"})
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        response = error_response(413, f"request body over {limit:,} bytes", {"Connection": "close"})
         await response(scope, receive, send)

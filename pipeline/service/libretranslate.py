@@ -19,10 +19,11 @@ from fastapi import APIRouter, Depends, Request
 from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pipeline.documents import SUFFIXES
 from pipeline.service.auth import key_matches
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.glossary_store import resolve
-from pipeline.service.html_text import HtmlText
+from pipeline.documents.html import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
 from pipeline.text import gate_text
@@ -351,5 +352,5 @@ async def frontend_settings(state: ServiceState = Depends(service_state)) -> dic
     """LibreTranslate's settings for its web page and clients: limits, key, the language pair."""
     keyed = state.settings.api_key is not None
     return {"charLimit": state.settings.max_chars, "frontendTimeout": int(state.settings.timeout_s * 1000),
-            "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": False,
-            "supportedFilesFormat": [], "language": {"source": SOURCE, "target": TARGET}}
+            "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": True,
+            "supportedFilesFormat": list(SUFFIXES), "language": {"source": SOURCE, "target": TARGET}}

@@ -21,15 +21,20 @@ class ServiceSettings:
     cors_origins: tuple[str, ...] = ()  # origins browsers may call from ("*": any; empty: no CORS headers)
     max_alternatives: int = 3         # most LibreTranslate `alternatives` (LibreTranslate's default limit)
     glossary_db: str | None = None    # the SQLite file of stored glossaries (None: in memory, lost at exit)
+    max_file_bytes: int = 10_000_000  # most bytes in one uploaded document (POST /translate_file, /translate_document)
+    file_timeout_s: float = 600.0     # a document not translated by then gets a 503
+    file_ttl_s: float = 1800.0        # translated files can be downloaded for this long (GET /download_file/...)
+    files_dir: str | None = None      # where translated files wait (None: a private temporary directory)
 
     def __post_init__(self) -> None:
-        for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes"):
+        for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0:
             raise ValueError(f"max_wait_ms must be >= 0, got {self.max_wait_ms}")
-        if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        for name in ("timeout_s", "file_timeout_s", "file_ttl_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.beam is not None and not 1 <= self.beam <= MAX_BEAM:
             raise ValueError(f"beam must be from 1 to {MAX_BEAM}, got {self.beam}")
         if self.req_limit < 0:

@@ -9,6 +9,7 @@ from fastapi import Request
 
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
+from pipeline.service.file_store import FileStore
 from pipeline.service.glossary_store import GlossaryStore
 from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
@@ -28,6 +29,7 @@ class ServiceState:
         self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
         self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
         self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
+        self.files = FileStore(settings.files_dir, settings.file_ttl_s)
 
     def _translate_batch(self, sentences: list[str], beam: int, glossaries: list | None = None) -> list[str]:
         extra = {"glossary": glossaries} if glossaries is not None else {}
@@ -57,20 +59,22 @@ class ServiceState:
                 raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
                                         f"the limit is {limits.max_chars}")
 
-    async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None) -> list[Any]:
+    async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None,
+                        timeout_s: float | None = None) -> list[Any]:
         """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first; with
-        `glossary`, a `Glossary` applied to every sentence), or a 503 once `timeout_s` has passed or while
-        shutting down."""
+        `glossary`, a `Glossary` applied to every sentence), or a 503 once `timeout_s` (default: the settings')
+        has passed or while shutting down."""
+        timeout_s = timeout_s or self.settings.timeout_s
         try:
             future = self.batcher.submit(sentences, beam, n_best, glossary)
         except BatcherClosed:
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
         self.waiting += 1
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.timeout_s)
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
         except asyncio.TimeoutError:
             future.cancel()                          # still queued: the worker skips it
-            raise ServiceError(503, f"no translation within {self.settings.timeout_s:g} s: the service is busy, "
+            raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, "
                                     "try again later", {"Retry-After": "1"}) from None
         finally:
             self.waiting -= 1

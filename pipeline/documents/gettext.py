@@ -1,0 +1,102 @@
+"""Gettext catalogs (`.po`, `.pot`), with `polib` (well kept, pure Python, what many translation tools use).
+
+Every entry's msgid, msgctxt, comments, references and flags survive; obsolete entries and the header are not
+translated. An entry already translated keeps its translation unless `overwrite`; each new translation is marked
+`fuzzy`, for a translator to review (gettext then ignores it until they do). Plural entries get both Italian
+forms (msgid for n == 1, msgid_plural for the others); a template's header gets Italian's plural rule.
+
+Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`) come back verbatim: a translation that
+lost one is redone between them (`segments`). An accelerator (`_File`, `&Open`) is taken out before translating
+and put back before the same letter in the translation where it has one, else before its first letter.
+"""
+from __future__ import annotations
+
+import regex
+
+from pipeline.documents.plain import Encoded
+from pipeline.documents.segments import Segment, protected_spans
+from pipeline.extras import require
+
+PLACEHOLDER = regex.compile(r"%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0]*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
+                            r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%[0-9]{1,2}\b|\{[A-Za-z_0-9.:!\[\]]*\}"
+                            r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>")
+ACCELERATOR = regex.compile(r"(?<![\w&_])([_&])(?=[\p{L}\p{N}])(?![A-Za-z]+;|[#][0-9]+;)")
+ITALIAN_PLURALS = "nplurals=2; plural=(n != 1);"
+
+
+def take_accelerator(text: str) -> tuple[str, str | None, str | None]:
+    """(text without its accelerator marker, the marker, the letter it marked), or (text, None, None)."""
+    found = list(ACCELERATOR.finditer(text))
+    if len(found) != 1 or len(text) > 60:
+        return text, None, None
+    start = found[0].start()
+    return text[:start] + text[start + 1:], found[0].group(1), text[start + 1]
+
+
+def put_accelerator(translation: str, marker: str | None, letter: str | None) -> str:
+    if marker is None:
+        return translation
+    for index, character in enumerate(translation):
+        if character.lower() == letter.lower() and (index == 0 or not translation[index - 1].isalnum()):
+            return translation[:index] + marker + translation[index:]
+    for index, character in enumerate(translation):
+        if character.lower() == letter.lower():
+            return translation[:index] + marker + translation[index:]
+    match = regex.search(r"\p{L}", translation)
+    return translation if match is None else translation[:match.start()] + marker + translation[match.start():]
+
+
+class Message:
+    """One text of an entry (its msgid or msgid_plural): a segment, and the translation with its accelerator."""
+
+    def __init__(self, text: str):
+        bare, self._marker, self._letter = take_accelerator(text)
+        self.segment = Segment(bare, protected_spans(bare, PLACEHOLDER), numbered=True)
+
+    @property
+    def translation(self) -> str:
+        return put_accelerator(self.segment.translation, self._marker, self._letter)
+
+
+class PoDocument:
+    """A gettext catalog: `segments` of its untranslated entries (all with `overwrite`), and `render()`."""
+
+    def __init__(self, data: bytes, name: str = "document", overwrite: bool = False):
+        polib = require("polib", "documents")
+        text = Encoded(data, name).text
+        try:
+            self._catalog = polib.pofile(text, wrapwidth=79)
+        except (OSError, ValueError, UnicodeError) as exc:
+            raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
+        self._todo: list[tuple[object, list[Message]]] = []
+        for entry in self._catalog:
+            if entry.obsolete or not entry.msgid:
+                continue
+            done = entry.translated() or (entry.msgstr_plural and any(entry.msgstr_plural.values())) \
+                or (entry.msgstr and "fuzzy" not in entry.flags)
+            if done and not overwrite:
+                continue
+            texts = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
+            self._todo.append((entry, [Message(text) for text in texts]))
+        self.segments = [message.segment for _, messages in self._todo for message in messages]
+
+    def render(self) -> bytes:
+        metadata = self._catalog.metadata
+        if not metadata.get("Language"):
+            metadata["Language"] = "it"
+        if "nplurals=INTEGER" in metadata.get("Plural-Forms", "nplurals=INTEGER") or metadata.get("Language") == "it":
+            metadata["Plural-Forms"] = ITALIAN_PLURALS
+        if "charset=CHARSET" in metadata.get("Content-Type", "charset=CHARSET"):
+            metadata["Content-Type"] = "text/plain; charset=UTF-8"
+        self._catalog.encoding = "utf-8"
+        for entry, messages in self._todo:
+            if entry.msgid_plural:
+                entry.msgstr_plural = {0: messages[0].translation, 1: messages[1].translation}
+            else:
+                entry.msgstr = messages[0].translation
+            if "fuzzy" not in entry.flags:
+                entry.flags.insert(0, "fuzzy")            # first, as msgmerge writes it
+        text = str(self._catalog)
+        if not self._catalog.header:                      # polib writes a lone "#" for an empty header
+            text = text.removeprefix("#\n")
+        return text.encode("utf-8")

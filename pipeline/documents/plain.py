@@ -1,0 +1,82 @@
+"""Plain text (`.txt`): paragraphs (blocks between blank lines) and every blank line survive.
+
+A paragraph whose lines are hard-wrapped prose (all but the last fill most of the widest line, none starts
+like a list item) is translated as one text and wrapped again to its widest line; any other paragraph keeps
+its lines, each translated as one text (a list, a poem, an address). Line ends (LF or CRLF), a byte-order mark
+and the text's end are kept.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import regex
+
+from pipeline.documents.segments import Segment
+
+BLANK_LINES = regex.compile(r"((?:\r?\n)[ \t]*(?:\r?\n)(?:[ \t]*\r?\n)*)")
+LIST_ITEM = regex.compile(r"^\s*(?:[-*+•–]\s|\d{1,3}[.)]\s|[a-zA-Z][.)]\s)")
+FILL = 0.6          # a wrapped paragraph's lines (all but the last) fill at least this share of the widest
+MIN_WRAP_WIDTH = 40
+
+
+class Encoded:
+    """Text decoded from bytes, and encoded back the same way: UTF-8 (with or without a byte-order mark) or
+    UTF-16 with its mark. Anything else is a ValueError naming `name`."""
+
+    def __init__(self, data: bytes, name: str):
+        for mark, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+            if data.startswith(mark):
+                break
+        else:
+            codec = "utf-8"
+        try:
+            self.text = data.decode(codec)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: not UTF-8 (or UTF-16 with a byte-order mark) text: byte {exc.start} "
+                             f"cannot be decoded") from None
+        self.codec = codec
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.codec, errors="surrogatepass" if self.codec == "utf-16" else "strict")
+
+
+def is_wrapped(lines: list[str]) -> bool:
+    """Whether a paragraph's lines look like one hard-wrapped text."""
+    if len(lines) < 2 or any(LIST_ITEM.match(line) for line in lines):
+        return False
+    width = max(len(line.rstrip()) for line in lines)
+    return width >= MIN_WRAP_WIDTH and all(len(line.rstrip()) >= FILL * width for line in lines[:-1])
+
+
+class TextDocument:
+    """`segments` of a plain text; `render()` its bytes with their translations."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        self._encoded = Encoded(data, name)
+        text = self._encoded.text
+        self._newline = "\r\n" if "\r\n" in text else "\n"
+        self._parts = BLANK_LINES.split(text)          # paragraph, blank run, paragraph, ...
+        self._layout: list[tuple[int, list[Segment] | Segment, str, int]] = []     # part, unit, indent, width
+        self.segments: list[Segment] = []
+        for index in range(0, len(self._parts), 2):
+            lines = self._parts[index].split(self._newline)
+            if is_wrapped(lines):
+                indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+                segment = Segment(" ".join(line.strip() for line in lines))
+                self._layout.append((index, segment, indent, max(len(line.rstrip()) for line in lines)))
+                self.segments.append(segment)
+            else:
+                line_segments = [Segment(line) for line in lines]
+                self._layout.append((index, line_segments, "", 0))
+                self.segments.extend(line_segments)
+
+    def render(self) -> bytes:
+        parts = list(self._parts)
+        for index, unit, indent, width in self._layout:
+            if isinstance(unit, Segment):
+                lines = textwrap.wrap(unit.translation, width, initial_indent=indent, subsequent_indent=indent,
+                                      break_long_words=False, break_on_hyphens=False)
+                parts[index] = self._newline.join(lines)
+            else:
+                parts[index] = self._newline.join(segment.translation for segment in unit)
+        return self._encoded.encode("".join(parts))

@@ -1,0 +1,165 @@
+"""The one path from a document's segments to the engine and back, shared by every format.
+
+A format reader cuts a document into `Segment`s. Each is translated whole first, in one large batch for the
+whole document; where a segment holds spans that must come back verbatim (a subtitle's `<i>` tag, a gettext
+placeholder `%(count)d`, a Markdown code span or link), a whole translation that lost or changed one is
+refused, and the text between the spans is translated piece by piece instead (a second batch), with the spans
+put back between the pieces in their order. So the spans survive by construction, and most segments still
+read as whole sentences.
+
+Pure text: no model here. `translate_segments` takes any `translate(texts) -> texts` callable.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import regex
+
+TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
+NUMBER = regex.compile(r"[0-9]+")
+Translate = Callable[[list[str]], list[str]]
+
+
+def needs_translation(text: str) -> bool:
+    """Whether a text holds a letter or a digit (punctuation, symbols and blanks are copied)."""
+    return TRANSLATABLE.search(text) is not None
+
+
+@dataclass
+class Segment:
+    """One unit of a document for the model.
+
+    `text`: what the model reads. `protected`: spans of `text` that must come back verbatim (in `text`'s order);
+    `accept(translation)` decides whether a whole translation kept them (default: each occurs in it as often as
+    in `text`). When it did not, `translation` is built from the pieces of `text` between the spans.
+    `numbered`: the model reads each span as a number instead (`70`, `71`, ...: numbers none of the text holds),
+    which models copy far more reliably than `%(count)d` or `{0}`; each number must come back once, and is
+    replaced by its span again.
+    After `translate_segments`, `translation` holds the result and `whole` whether it came from one pass; when
+    it did not, `parts` holds `pieces()` with the text ones translated.
+    """
+    text: str
+    protected: Sequence[str] = ()
+    accept: Callable[[str], bool] | None = None
+    numbered: bool = False
+    translation: str | None = field(default=None, init=False)
+    whole: bool = field(default=True, init=False)
+    parts: list[str] | None = field(default=None, init=False)
+
+    def pieces(self) -> list[str]:
+        """`text` cut at its protected spans: text, span, text, span, ..., text (even indices are text)."""
+        out, rest = [], self.text
+        for span in self.protected:
+            before, found, after = rest.partition(span)
+            if not found:
+                raise ValueError(f"protected span {span!r} is not in the segment's text (in order)")
+            out += [before, span]
+            rest = after
+        return out + [rest]
+
+    def stand_ins(self) -> list[str] | None:
+        """One number per protected span, none of which occurs in `text`, when `numbered` and no span touches a
+        letter or digit (`70%%` would read as one number); else None."""
+        if not (self.numbered and self.protected):
+            return None
+        pieces = self.pieces()
+        for index in range(1, len(pieces), 2):
+            before, after = pieces[index - 1][-1:], pieces[index + 1][:1]
+            if before.isalnum() or after.isalnum():
+                return None
+        taken = set(NUMBER.findall(self.text))
+        free = (str(n) for n in range(70, 10_000) if str(n) not in taken)
+        return [next(free) for _ in self.protected]
+
+    def first_text(self) -> str:
+        """What the model reads first: `text`, with numbers for its spans where `stand_ins` gives them."""
+        numbers = self.stand_ins()
+        if numbers is None:
+            return self.text
+        out = self.pieces()
+        for index, number in enumerate(numbers):
+            out[2 * index + 1] = number
+        return "".join(out)
+
+    def restored(self, output: str) -> str | None:
+        """A first-pass output with its spans back, or None where a number was lost or repeated."""
+        numbers = self.stand_ins()
+        if numbers is None:
+            return output
+        patterns = [regex.compile(rf"(?<![0-9]){number}(?![0-9])") for number in numbers]
+        if any(len(pattern.findall(output)) != 1 for pattern in patterns):
+            return None
+        for pattern, span in zip(patterns, self.protected):
+            output = pattern.sub(lambda _: span, output, count=1)
+        return output
+
+    def kept(self, translation: str) -> bool:
+        if self.accept is not None:
+            return self.accept(translation)
+        wanted = Counter(self.protected)
+        return all(translation.count(span) >= count for span, count in wanted.items())
+
+
+def _padded(text: str, translation: str) -> str:
+    """`translation` with `text`'s leading and trailing whitespace (the engine strips them)."""
+    stripped = text.strip()
+    if not stripped:
+        return text
+    start = text.index(stripped[0])
+    return text[:start] + translation + text[start + len(stripped):]
+
+
+def translate_segments(segments: Sequence[Segment], translate: Translate) -> None:
+    """Fill each segment's `translation`: a whole pass over every segment with a letter or a digit, then one pass
+    over the pieces of those whose whole translation lost a protected span. Others are copied as they are."""
+    todo = [segment for segment in segments if needs_translation(segment.text)]
+    for segment in segments:
+        segment.translation, segment.whole = segment.text, True
+    firsts = [segment.first_text() for segment in todo]
+    outputs = translate([text.strip() for text in firsts]) if todo else []
+    retry = []
+    for segment, first, output in zip(todo, firsts, outputs):
+        restored = segment.restored(output)
+        translation = None if restored is None else _padded(first, restored)
+        if translation is None or ((segment.protected or segment.accept is not None)
+                                   and not segment.kept(translation)):
+            retry.append(segment)
+        else:
+            segment.translation = translation
+    if not retry:
+        return
+    cut = [segment.pieces() for segment in retry]
+    texts = [piece for pieces in cut for piece in pieces[0::2] if needs_translation(piece)]
+    translated = iter(translate([text.strip() for text in texts]) if texts else [])
+    for segment, pieces in zip(retry, cut):
+        out = []
+        for index, piece in enumerate(pieces):
+            keep = index % 2 == 1 or not needs_translation(piece)
+            out.append(piece if keep else _padded(piece, next(translated)))
+        segment.translation, segment.whole, segment.parts = "".join(out), False, out
+
+
+def protected_spans(text: str, pattern: regex.Pattern) -> list[str]:
+    """The matches of `pattern` in `text`, in order (a segment's `protected`)."""
+    return [match.group(0) for match in pattern.finditer(text)]
+
+
+def wrap_balanced(text: str, width: int, max_lines: int = 2) -> list[str]:
+    """`text` on lines of at most `width` characters where it can be: one line if it fits, else `max_lines`
+    lines of about equal length cut at spaces (as subtitles want), else as many lines of `width` as it takes."""
+    import textwrap
+
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return [text]
+    for lines in range(2, max_lines + 1):
+        target = -(-len(text) // lines)
+        wrapped = textwrap.wrap(text, max(target, 1), break_long_words=False, break_on_hyphens=False)
+        while len(wrapped) > lines and target < width:
+            target += 1
+            wrapped = textwrap.wrap(text, target, break_long_words=False, break_on_hyphens=False)
+        if len(wrapped) <= lines and all(len(line) <= width for line in wrapped):
+            return wrapped
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]

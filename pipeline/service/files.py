@@ -1,0 +1,178 @@
+"""Documents over HTTP: LibreTranslate's `POST /translate_file` and `GET /download_file/{name}`, and the
+service's own `POST /translate_document`, all over `pipeline.documents` and the shared batcher.
+
+A document's segments go to the batcher in jobs of `max_batch` sentences, so that a large file shares the
+decoder fairly with string requests. Translated files wait in a private directory (mode 0700) under random
+names (128 bits), found only by their exact name (no path is ever built from a client's text but the
+extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
+extensions of `documents.FORMATS`. Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import FileResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from pipeline.documents import EXTENSIONS, SUFFIXES, open_document, translate_segments
+from pipeline.service.errors import ServiceError, error_responses
+from pipeline.service.file_store import translated_name
+from pipeline.service.ratelimit import rate_limited
+from pipeline.service.state import ServiceState, service_state
+from pipeline.text import gate_texts
+
+MEDIA_TYPES = {"txt": "text/plain; charset=utf-8", "md": "text/markdown; charset=utf-8",
+               "html": "text/html", "srt": "application/x-subrip", "vtt": "text/vtt; charset=utf-8",
+               "po": "text/x-gettext-translation",
+               "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+               "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+               "odt": "application/vnd.oasis.opendocument.text"}
+FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
+
+ERRORS = error_responses([
+    (400, "no file, an extension not in the list, or a file its format's reader rejects",
+     "Invalid request: .exe format is not supported"),
+    (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
+    (413, "a file over --max-file-bytes", "request body over 10,000,000 bytes"),
+    (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
+    (503, "not translated within --file-timeout-s, or shutting down", "the service is shutting down")])
+
+
+async def translate_upload(state: ServiceState, data: bytes, filename: str, format: str | None = None,
+                           overwrite: bool = False, glossary: Any = None) -> bytes:
+    """The translated document's bytes; 400 for a file its reader rejects, 503 past `file_timeout_s`."""
+    try:
+        document = await run_in_threadpool(open_document, data, format, filename, overwrite)
+    except ValueError as exc:
+        raise ServiceError(400, f"Invalid request: {exc}") from None
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + state.settings.file_timeout_s
+    size = state.settings.max_batch
+
+    async def translate_all(texts: list[str]) -> list[str]:
+        texts = gate_texts(texts)
+        jobs = [state.translate(texts[start:start + size], state.default_beam, glossary=glossary,
+                                timeout_s=max(deadline - time.monotonic(), 0.001))
+                for start in range(0, len(texts), size)]
+        return [out for chunk in await asyncio.gather(*jobs) for out in chunk]
+
+    def translate(texts: list[str]) -> list[str]:          # runs in a worker thread; the batcher does the work
+        return asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
+
+    await run_in_threadpool(translate_segments, document.segments, translate)
+    return await run_in_threadpool(document.render)
+
+
+async def read_upload(request: Request, max_bytes: int) -> tuple[dict[str, Any], UploadFile | None]:
+    """The form's (and query string's) text fields, and its `file`."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    fields: dict[str, Any] = dict(request.query_params)
+    upload = None
+    if media in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        try:
+            form = await request.form(max_part_size=max_bytes)
+        except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
+            raise ServiceError(400, f"Invalid request: cannot read the form ({exc})") from None
+        for name, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                if name == "file":
+                    upload = value
+            else:
+                fields[name] = value
+    return fields, upload
+
+
+def checked_file(upload: UploadFile | None) -> tuple[str, str]:
+    """(filename, format) of an upload: 400 unless it is a file whose extension is in `FORMATS`."""
+    if upload is None:
+        raise ServiceError(400, "Invalid request: missing file parameter")
+    filename = upload.filename or ""
+    suffix = os.path.splitext(filename)[1].lower()
+    if suffix not in EXTENSIONS:
+        raise ServiceError(400, f"Invalid request: {suffix or 'a file without an extension'} format is not "
+                                f"supported; supported: {', '.join(SUFFIXES)}")
+    return filename, EXTENSIONS[suffix]
+
+
+def libretranslate_router(prefix: str = "") -> APIRouter:
+    """LibreTranslate's file routes; `prefix` is the path they are mounted under (for the download URL)."""
+    from pipeline.service.libretranslate import check_key, check_languages, requested_glossary
+
+    router = APIRouter(tags=["LibreTranslate"])
+    schema = {"type": "object", "required": ["file", "source", "target"], "properties": {
+        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(SUFFIXES)}"},
+        "source": {"type": "string", "enum": ["en", "auto"]},
+        "target": {"type": "string", "enum": ["it"]},
+        "api_key": {"type": "string"},
+        "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "extension"}}}
+
+    @router.post("/translate_file", dependencies=[Depends(rate_limited)], responses={200: {
+        "description": "where to download the translation", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["translatedFileUrl"],
+            "properties": {"translatedFileUrl": {"type": "string"}}}}}}, **ERRORS},
+        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}})
+    async def translate_file(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, str]:
+        """LibreTranslate's file translation: `{"translatedFileUrl": ...}`, downloadable for --file-ttl-s."""
+        fields, upload = await read_upload(request, state.settings.max_file_bytes)
+        check_key(state, request, fields)
+        for name in ("source", "target"):
+            if not fields.get(name):
+                raise ServiceError(400, f"Invalid request: missing {name} parameter")
+        check_languages({**fields, "format": "text"})
+        filename, format = checked_file(upload)
+        glossary = requested_glossary(state, fields, is_json=False)
+        data = await upload.read()
+        translated = await translate_upload(state, data, filename, format, glossary=glossary)
+        name = await run_in_threadpool(state.files.put, translated, filename)
+        return {"translatedFileUrl": f"{str(request.base_url).rstrip('/')}{prefix}/download_file/{name}"}
+
+    @router.get("/download_file/{name}", responses={200: {"description": "the translated file"},
+                                                    404: {"description": "unknown or expired"}})
+    async def download_file(name: str, state: ServiceState = Depends(service_state)) -> Response:
+        """A file that `/translate_file` translated, under the name it gave (public, as in LibreTranslate: the
+        name is the secret)."""
+        path = await run_in_threadpool(state.files.path, name)
+        if path is None:
+            raise ServiceError(404, "Invalid request: file not found (or expired)")
+        download = name.split(".", 1)[1]
+        format = EXTENSIONS.get(os.path.splitext(download)[1].lower(), "txt")
+        return FileResponse(path, media_type=MEDIA_TYPES[format], filename=download)
+
+    return router
+
+
+def native_router() -> APIRouter:
+    """The service's own document route: the translated file in the response body."""
+    router = APIRouter(tags=["translation"])
+    schema = {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(SUFFIXES)}"},
+        "overwrite": {"type": "string", "enum": ["true", "false"],
+                      "description": "gettext: translate entries already translated too"},
+        "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}}
+
+    @router.post("/translate_document", dependencies=[Depends(rate_limited)],
+                 responses={200: {"description": "the translated file, as an attachment",
+                                  "content": {"application/octet-stream": {}}}, **ERRORS},
+                 openapi_extra={"requestBody": {"required": True,
+                                                "content": {"multipart/form-data": {"schema": schema}}}})
+    async def translate_document(request: Request, state: ServiceState = Depends(service_state)) -> Response:
+        """Translate a document (multipart `file`); the answer is the file in its format, named `<name>.it.<ext>`."""
+        from pipeline.service.glossary_store import resolve
+
+        fields, upload = await read_upload(request, state.settings.max_file_bytes)
+        filename, format = checked_file(upload)
+        overwrite = str(fields.get("overwrite", "false")).lower()
+        if overwrite not in ("true", "false", "1", "0", ""):
+            raise ServiceError(400, "Invalid request: overwrite must be true or false")
+        glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None)
+        translated = await translate_upload(state, await upload.read(), filename, format,
+                                            overwrite=overwrite in ("true", "1"), glossary=glossary)
+        return Response(translated, media_type=MEDIA_TYPES[format], headers={
+            "Content-Disposition": f'attachment; filename="{translated_name(filename)}"'})
+
+    return router

@@ -1,0 +1,131 @@
+"""Documents over HTTP: LibreTranslate's /translate_file and /download_file, the service's /translate_document, the
+formats in /frontend/settings, and every refusal a clear 4xx JSON error (a stand-in model: no training needed)."""
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from pipeline.documents import SUFFIXES, translate_document  # noqa: E402
+from pipeline.service import ServiceSettings, create_app  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "data" / "documents"
+
+
+def faithful(texts):
+    return [re.sub(r"(?<![^\s(])([A-Za-z]{3,})(?=[\s.,;:?!)]|$)", r"\1-it", text) for text in texts]
+
+
+class StandIn:
+    """Translates like `faithful`, records each batch it is given."""
+
+    def __init__(self):
+        self.batches = []
+
+    def translate(self, sentences, beam=None, batch_size=None, glossary=None):
+        self.batches.append(len(sentences))
+        return faithful(sentences)
+
+
+@pytest.fixture
+def service(tmp_path):
+    translator = StandIn()
+    settings = ServiceSettings(beam=1, max_wait_ms=1, max_batch=4, files_dir=str(tmp_path / "files"))
+    with TestClient(create_app(translator, settings)) as client:
+        yield client, translator, tmp_path / "files"
+
+
+def upload(client, name, data=None, path="/translate_file", **fields):
+    data = (FIXTURES / name).read_bytes() if data is None else data
+    return client.post(path, files={"file": (name, data)}, data={"source": "en", "target": "it", **fields})
+
+
+def test_translate_file_then_download_gives_the_translated_document(service):
+    client, translator, files = service
+    for name in ("talk.srt", "app.po", "guide.md", "page.html", "talk.vtt"):
+        for prefix in ("", "/libretranslate"):
+            response = upload(client, name, path=prefix + "/translate_file")
+            assert response.status_code == 200, response.text
+            url = response.json()["translatedFileUrl"]
+            stem, suffix = os.path.splitext(name)
+            assert re.fullmatch(rf"http://testserver{prefix}/download_file/[0-9a-f]{{32}}\.{stem}\.it\{suffix}", url)
+            download = client.get(url)
+            assert download.status_code == 200
+            assert download.headers["content-disposition"] == f'attachment; filename="{stem}.it{suffix}"'
+            assert download.content == translate_document(None, FIXTURES / name, translate=faithful)
+    assert max(translator.batches) <= 4                     # a document goes to the batcher in max_batch jobs
+    assert oct(files.stat().st_mode & 0o777) == "0o700"
+
+
+def test_native_route_answers_with_the_file(service):
+    client, _, _ = service
+    response = client.post("/translate_document", files={"file": ("app.po", (FIXTURES / "app.po").read_bytes())},
+                           data={"overwrite": "true"})
+    assert response.status_code == 200 and response.headers["content-disposition"] == 'attachment; filename="app.it.po"'
+    assert b'msgid "Quit"\nmsgstr "Quit-it"' in response.content
+    assert client.post("/translate_document", files={"file": ("a.po", b"x")}, data={"overwrite": "maybe"}).json() == \
+        {"error": "Invalid request: overwrite must be true or false"}
+
+
+def test_formats_are_listed_in_the_frontend_settings(service):
+    client, _, _ = service
+    settings = client.get("/frontend/settings").json()
+    assert settings["filesTranslation"] is True and settings["supportedFilesFormat"] == list(SUFFIXES)
+    assert {".srt", ".vtt", ".po", ".pot", ".md", ".html", ".txt", ".docx", ".pptx", ".odt"} <= set(SUFFIXES)
+
+
+@pytest.mark.parametrize("request_kwargs, status, message", [
+    (dict(name="virus.exe", data=b"MZ"), 400, "Invalid request: .exe format is not supported; supported: "),
+    (dict(name="noextension", data=b"hello"), 400, "Invalid request: a file without an extension format is not"),
+    (dict(name="talk.srt", data=b"1\nno timing\nhi\n"), 400, "Invalid request: talk.srt: not a SubRip file"),
+    (dict(name="report.docx", data=b"plain text"), 400, "Invalid request: report.docx: not a .docx file"),
+    (dict(name="talk.srt", target="de"), 400, "de is not supported"),
+    (dict(name="talk.srt", source=""), 400, "Invalid request: missing source parameter"),
+])
+def test_refusals_are_4xx_json(service, request_kwargs, status, message):
+    client, _, _ = service
+    request_kwargs = dict(request_kwargs)
+    name, data = request_kwargs.pop("name"), request_kwargs.pop("data", None)
+    response = upload(client, name, data, **request_kwargs)
+    assert response.status_code == status and response.json()["error"].startswith(message), response.text
+    missing = client.post("/translate_file", data={"source": "en", "target": "it"})
+    assert missing.status_code == 400 and missing.json() == {"error": "Invalid request: missing file parameter"}
+
+
+@pytest.mark.parametrize("name", ["../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "0" * 32 + ".x.it.srt",
+                                  "0123456789abcdef0123456789ABCDEF.a.srt", ".hidden", "a" * 300])
+def test_downloads_are_found_by_their_exact_name_only(service, name):
+    client, _, files = service
+    upload(client, "talk.srt")                              # the store has a file
+    response = client.get(f"/download_file/{name}")
+    assert response.status_code == 404 and "error" in response.json()
+
+
+def test_files_expire_and_the_size_limit_holds(tmp_path):
+    settings = ServiceSettings(beam=1, max_wait_ms=1, file_ttl_s=0.5, max_file_bytes=2_000, max_body_bytes=500)
+    with TestClient(create_app(StandIn(), settings)) as client:
+        url = upload(client, "talk.srt").json()["translatedFileUrl"]
+        assert client.get(url).status_code == 200
+        time.sleep(0.6)
+        assert client.get(url).status_code == 404
+        big = upload(client, "big.srt", (FIXTURES / "talk.srt").read_bytes() * 10)
+        assert big.status_code == 413 and big.json() == {"error": "request body over 2,000 bytes"}
+        assert upload(client, "talk.srt").status_code == 200          # files have their own limit, over the body's
+        directory = client.app.state.service.files.directory
+    assert not directory.exists()                                     # the temporary directory goes with the app
+
+
+def test_the_key_rules_are_translate_s(tmp_path):
+    settings = ServiceSettings(beam=1, max_wait_ms=1, api_key="k3y")
+    with TestClient(create_app(StandIn(), settings)) as client:
+        assert upload(client, "talk.srt").json() == {"error": "Please contact the server operator to get an API key"}
+        assert upload(client, "talk.srt", api_key="wrong").json() == {"error": "Invalid API key"}
+        assert upload(client, "talk.srt", api_key="k3y").status_code == 200
+        assert client.post("/translate_document", files={"file": ("talk.srt", b"")}).status_code == 401
+        good = client.post("/translate_document", headers={"Authorization": "Bearer k3y"},
+                           files={"file": ("talk.srt", (FIXTURES / "talk.srt").read_bytes())})
+        assert good.status_code == 200 and b"00:01:02,345 --> 00:01:05,000" in good.content
