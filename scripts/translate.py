@@ -76,11 +76,11 @@ def main() -> int:
     options = dict(beam=args.beam, max_length=args.max_length, glossary=glossary, batch_size=args.batch_size,
                    progress=bool(args.input), **sampling)
     if document:
-        from pipeline.documents import translate_segments
+        from pipeline.documents import render_document, translate_segments
         from pipeline.io_utils import atomic_write_bytes
 
         translate_segments(parsed.segments, lambda texts: translator.translate(texts, **options))
-        data = parsed.render()
+        data = render_document(parsed, name)
         if args.output:
             atomic_write_bytes(args.output, data)
             print(f"translated {len(parsed.segments)} segments of {name} ({document}) into {args.output}",

@@ -307,6 +307,9 @@ def test_odt_keeps_paragraphs_headings_and_spans():
     ("a.po", b'msgid "a"\nmsgstr "b"\nnonsense here\n', r"^a\.po: not a gettext catalog"),
     ("a.md", b"\xff\xfe\x00\xd8", r"^a\.md: not UTF-8"),
     ("a.txt", b"caf\xe9\n", r"^a\.txt: not UTF-8 \(or UTF-16 with a byte-order mark\) text: byte 3"),
+    ("a.srt", b"1\n99999999999:00:00,000 --> 99999999999:00:01,000\nHi\n", r"^a\.srt: not a SubRip file: a timing"),
+    ("a.vtt", b"WEBVTT\n\n00:00:01,000 --> 00:00:02,000\nHi\n", r"^a\.vtt: not a WebVTT file: 1 of 1 cues cannot"),
+    ("de.po", b'msgid ""\nmsgstr ""\n"Language: de\\n"\n\nmsgid "a"\nmsgstr ""\n', r"^de\.po: a catalog for language 'de'"),
 ])
 def test_bad_files_give_one_line_naming_the_file(name, data, message):
     with pytest.raises(ValueError, match=message) as caught:
@@ -314,6 +317,99 @@ def test_bad_files_give_one_line_naming_the_file(name, data, message):
     assert "\n" not in str(caught.value)
 
 
-def test_every_format_has_a_fixture_here():
-    tested = {"srt", "vtt", "po", "md", "html", "txt", "docx", "pptx", "odt"}
-    assert tested == set(FORMATS)
+# -- what review found -------------------------------------------------------------------------------------------
+def test_a_catalog_whose_text_is_a_path_is_never_read_as_that_file(tmp_path):
+    secret = tmp_path / "secret.po"
+    secret.write_text('# TOPSECRET\nmsgid "a"\nmsgstr ""\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="not a gettext catalog"):
+        open_document(str(secret).encode(), name="upload.po")
+
+
+def test_accelerators_inside_placeholders_are_not_accelerators():
+    import polib
+
+    data = b'msgid "Name: %(_name)s"\nmsgstr ""\n\nmsgid "New item {_id}"\nmsgstr ""\n\nmsgid "_Open"\nmsgstr ""\n'
+    out = polib.pofile(translate_document(None, data, name="a.po", translate=lambda texts: texts).decode())
+    assert [entry.msgstr for entry in out] == ["Name: %(_name)s", "New item {_id}", "_Open"]
+
+
+def test_fuzzy_and_half_translated_entries_are_kept_unless_overwrite():
+    import polib
+
+    data = (b'#, fuzzy\nmsgid "Open"\nmsgstr "Apri"\n\nmsgid "One"\nmsgid_plural "Many"\nmsgstr[0] "Uno"\n'
+            b'msgstr[1] ""\n\nmsgid "Close"\nmsgstr ""\n')
+    kept = polib.pofile(translate_document(None, data, name="a.po", translate=faithful).decode())
+    assert [(e.msgstr, e.msgstr_plural) for e in kept] == [("Apri", {}), ("", {0: "Uno", 1: ""}), ("Close-it", {})]
+    redone = polib.pofile(translate_document(None, data, name="a.po", translate=faithful, overwrite=True).decode())
+    assert [(e.msgstr, e.msgstr_plural) for e in redone][:2] == [("Open-it", {}), ("", {0: "One-it", 1: "Many-it"})]
+
+
+def test_translate_must_give_one_output_per_text():
+    with pytest.raises(ValueError, match="translate gave 0 outputs for 1 texts"):
+        translate_segments([Segment("Hello.")], lambda texts: [])
+
+
+def test_txt_keeps_its_last_line_end_after_rewrapping():
+    text = b"Short.\n\nThis is a wrapped paragraph with enough words in it to\nlook like prose that was wrapped by an editor.\n"
+    out = translate_document(None, text, "txt", translate=faithful)
+    assert out.endswith(b"editor-it.\n") and out.count(b"\n\n") == 1
+
+
+def test_markdown_reference_links_deep_nesting_and_empty_front_matter():
+    source = (b"---\n---\nSee [the manual][man] and [x].\n\n[man]: https://example.org/Man \"T\"\n[x]: http://x.org\n\n"
+              + b"> " * 25 + b"deep text\n")
+    out = translate_document(None, source, name="a.md", translate=faithful).decode()
+    assert out.startswith("---\n---\n") and "[man]: https://example.org/Man \"T\"" in out and "[x]: http://x.org" in out
+    assert "See-it [the manual][man] and-it [x]." in out and out.rstrip().endswith('[x]: http://x.org')
+    assert "> " * 25 + "deep-it text-it" in out
+
+
+def test_html_in_another_encoding_comes_back_in_it_and_says_so():
+    source = '<html><head><meta charset="windows-1252"></head><body><p>Good caf\xe9 here</p></body></html>\r\n'
+    out = translate_document(None, source.encode("cp1252"), name="a.html", translate=faithful)
+    assert out.decode("cp1252") == source.replace("Good", "Good-it").replace("here", "here-it")
+    deep = b"<div>" * 20000 + b"text" + b"</div>" * 20000
+    assert translate_document(None, deep, name="deep.html", translate=faithful).count(b"text-it") == 1
+
+
+def docx_with_breaks_tabs_links_and_fields() -> bytes:
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    document.add_paragraph()
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    r = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    for xml in (f'<w:r {w}><w:t>First line</w:t><w:br/><w:t>second line</w:t><w:tab/><w:t>after tab</w:t></w:r>',
+                f'<w:hyperlink {w} {r} r:id="rId99"><w:r><w:t>the manual</w:t></w:r></w:hyperlink>',
+                f'<w:r {w}><w:t xml:space="preserve"> page </w:t></w:r>',
+                f'<w:r {w}><w:fldChar w:fldCharType="begin"/></w:r>',
+                f'<w:r {w}><w:instrText>PAGE</w:instrText></w:r>',
+                f'<w:r {w}><w:fldChar w:fldCharType="separate"/></w:r>',
+                f'<w:r {w}><w:t>three</w:t></w:r>',
+                f'<w:r {w}><w:fldChar w:fldCharType="end"/></w:r>'):
+        document.element.body.findall(
+            "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}p")[-1].append(parse_xml(xml))
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_docx_breaks_tabs_links_and_field_results_stay_where_they_are():
+    import docx
+
+    seen = []
+
+    def model(texts):
+        seen.extend(texts)
+        return faithful(texts)
+
+    out = docx.Document(io.BytesIO(translate_document(None, docx_with_breaks_tabs_links_and_fields(), "docx",
+                                                      translate=model)))
+    assert seen == ["First line", "second line", "after tab", "the manual", "page"]     # never the field's "three"
+    xml = out.element.body.xml
+    ts = re.findall(r"<w:t(?: [^>]*)?>([^<]*)</w:t>|<w:(br|tab)/>", xml)
+    flat = [text or f"<{tag}>" for text, tag in ts if text or tag]
+    assert flat == ["First-it line-it", "<br>", "second-it line-it", "<tab>", "after-it tab-it", "the-it manual-it",
+                    " page-it ", "three"]
+    assert '<w:hyperlink' in xml and "<w:instrText>PAGE</w:instrText>" in xml

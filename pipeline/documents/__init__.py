@@ -31,7 +31,7 @@ from pipeline.documents.segments import Segment, Translate, translate_segments
 FORMATS: dict[str, tuple[str, ...]] = {
     "txt": (".txt", ".text"),
     "md": (".md", ".markdown"),
-    "html": (".html", ".htm", ".xhtml"),
+    "html": (".html", ".htm"),
     "srt": (".srt",),
     "vtt": (".vtt",),
     "po": (".po", ".pot"),
@@ -88,8 +88,24 @@ def detect_format(data: bytes, name: str | None = None) -> str:
 
 
 def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False) -> Document:
-    """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file.
-    `overwrite`: gettext entries already translated are translated again."""
+    """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file (one
+    nested too deeply for its library included). `overwrite`: gettext entries already translated are translated
+    again."""
+    try:
+        return _open(data, format, name, overwrite)
+    except RecursionError:
+        raise ValueError(f"{name}: nested too deeply to read") from None
+
+
+def render_document(document: Document, name: str = "document") -> bytes:
+    """`document.render()`, with a document nested too deeply for its library's writer a ValueError."""
+    try:
+        return document.render()
+    except RecursionError:
+        raise ValueError(f"{name}: nested too deeply to write") from None
+
+
+def _open(data: bytes, format: str | None, name: str, overwrite: bool) -> Document:
     if format is None:
         format = detect_format(data, name)
     if format not in FORMATS:
@@ -141,8 +157,9 @@ def translate_document(translator: Any, source: str | os.PathLike | bytes, forma
         def translate(texts: list[str]) -> list[str]:
             return translator.translate(texts, glossary=glossary, progress=progress, **options)
     translate_segments(document.segments, translate)
-    return document.render()
+    return render_document(document, label)
 
 
-__all__ = ["FORMATS", "EXTENSIONS", "SUFFIXES", "Document", "detect_format", "open_document", "translate_document",
+__all__ = ["FORMATS", "EXTENSIONS", "SUFFIXES", "Document", "detect_format", "open_document", "render_document",
+           "translate_document",
            "translate_segments", "Segment"]

@@ -2,7 +2,8 @@
 
 Every entry's msgid, msgctxt, comments, references and flags survive; obsolete entries and the header are not
 translated. An entry already translated keeps its translation unless `overwrite`; each new translation is marked
-`fuzzy`, for a translator to review (gettext then ignores it until they do). Plural entries get both Italian
+`fuzzy`, for a translator to review (gettext then ignores it until they do). An entry with any translation, fuzzy
+or not, is someone's work and is kept. A catalog declaring a language other than Italian is refused. Plural entries get both Italian
 forms (msgid for n == 1, msgid_plural for the others); a template's header gets Italian's plural rule.
 
 Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`) come back verbatim: a translation that
@@ -10,6 +11,8 @@ lost one is redone between them (`segments`). An accelerator (`_File`, `&Open`) 
 and put back before the same letter in the translation where it has one, else before its first letter.
 """
 from __future__ import annotations
+
+import tempfile
 
 import regex
 
@@ -25,8 +28,11 @@ ITALIAN_PLURALS = "nplurals=2; plural=(n != 1);"
 
 
 def take_accelerator(text: str) -> tuple[str, str | None, str | None]:
-    """(text without its accelerator marker, the marker, the letter it marked), or (text, None, None)."""
-    found = list(ACCELERATOR.finditer(text))
+    """(text without its accelerator marker, the marker, the letter it marked), or (text, None, None). A `_` or
+    `&` inside a placeholder (`%(_name)s`, `{_id}`) is not one."""
+    inside = [match.span() for match in PLACEHOLDER.finditer(text)]
+    found = [match for match in ACCELERATOR.finditer(text)
+             if not any(start <= match.start() < end for start, end in inside)]
     if len(found) != 1 or len(text) > 60:
         return text, None, None
     start = found[0].start()
@@ -63,18 +69,25 @@ class PoDocument:
 
     def __init__(self, data: bytes, name: str = "document", overwrite: bool = False):
         polib = require("polib", "documents")
-        text = Encoded(data, name).text
-        try:
-            self._catalog = polib.pofile(text, wrapwidth=79)
-        except (OSError, ValueError, UnicodeError) as exc:
-            raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
+        Encoded(data, name)                              # UTF-8 (or UTF-16 with a mark), else one line
+        # polib reads a path when given one: the catalog goes through a file of ours, never the client's text
+        with tempfile.NamedTemporaryFile(suffix=".po") as handle:
+            handle.write(data)
+            handle.flush()
+            try:
+                self._catalog = polib.pofile(handle.name, wrapwidth=79)
+            except (OSError, ValueError, UnicodeError, LookupError) as exc:
+                raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
+        language = self._catalog.metadata.get("Language", "").strip()
+        if language and not language.lower().startswith("it"):
+            raise ValueError(f"{name}: a catalog for language {language!r}; expected an Italian one (Language: it) "
+                             "or a template without a language")
         self._todo: list[tuple[object, list[Message]]] = []
         for entry in self._catalog:
             if entry.obsolete or not entry.msgid:
                 continue
-            done = entry.translated() or (entry.msgstr_plural and any(entry.msgstr_plural.values())) \
-                or (entry.msgstr and "fuzzy" not in entry.flags)
-            if done and not overwrite:
+            started = bool(entry.msgstr) or any(entry.msgstr_plural.values())   # fuzzy or not: a person's work
+            if started and not overwrite:
                 continue
             texts = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
             self._todo.append((entry, [Message(text) for text in texts]))

@@ -66,19 +66,19 @@ class HtmlText:
         source = markup.decode(self.encoding or "utf-8", errors="replace") if isinstance(markup, bytes) else markup
         self._formatter = _formatter(bs4, _entities(source))
 
-        def translated(node) -> bool:
-            return not any(parent.name in UNTRANSLATED for parent in node.parents)
-
+        hidden = {id(node) for tag in self._soup.find_all(UNTRANSLATED)   # one walk per untranslated subtree
+                  for node in (tag, *tag.descendants)}
         self._nodes = [node for node in self._soup.find_all(string=True)
                        if type(node) is bs4.NavigableString                      # not comments, doctypes
-                       and any(character.isalpha() for character in node) and translated(node)]
-        self._attributes = [(tag, name) for tag in self._soup.find_all(True) if tag.name not in UNTRANSLATED
-                            and translated(tag) for name in TRANSLATED_ATTRIBUTES
+                       and id(node) not in hidden and any(character.isalpha() for character in node)]
+        self._attributes = [(tag, name) for tag in self._soup.find_all(True) if id(tag) not in hidden
+                            for name in TRANSLATED_ATTRIBUTES
                             if isinstance(tag.attrs.get(name), str)
                             and any(character.isalpha() for character in tag.attrs[name])]
         self.texts = [node.strip() for node in self._nodes] + [tag[name].strip() for tag, name in self._attributes]
 
-    def render(self, translations: Sequence[str]) -> str:
+    def render(self, translations: Sequence[str], encoding: str = "utf-8") -> str:
+        """The markup with the translations in; a `<meta charset>` names `encoding` (what the caller encodes in)."""
         if len(translations) != len(self.texts):
             raise ValueError(f"{len(self.texts)} texts, got {len(translations)} translations")
         for node, translation in zip(self._nodes, translations):
@@ -87,16 +87,18 @@ class HtmlText:
         for (tag, name), translation in zip(self._attributes, translations[len(self._nodes):]):
             value = tag[name]
             tag[name] = value[:len(value) - len(value.lstrip())] + translation + value[len(value.rstrip()):]
-        return self._soup.decode(formatter=self._formatter)
+        return self._soup.decode(formatter=self._formatter, eventual_encoding=encoding)
 
 
 class HtmlDocument:
     """An `.html` file: `segments`, and `render()` its bytes, in the encoding it came in."""
 
     def __init__(self, data: bytes, name: str = "document"):
+        self._crlf = b"\r\n" in data
+        self._mark = next((mark for mark in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff") if data.startswith(mark)), b"")
         try:                                # UTF-8 (most pages) as it is; else BeautifulSoup finds the encoding
             markup: str | bytes = data.decode("utf-8-sig")
-            self._encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+            self._encoding = "utf-8"
         except UnicodeDecodeError:
             markup, self._encoding = data, None
         try:
@@ -107,5 +109,10 @@ class HtmlDocument:
         self.segments = [Segment(text) for text in self._html.texts]
 
     def render(self) -> bytes:
-        text = self._html.render([segment.translation for segment in self.segments])
-        return text.encode(self._encoding, errors="xmlcharrefreplace")
+        codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)
+        if self._mark in (b"\xff\xfe", b"\xfe\xff"):
+            codec = "utf-16-le" if self._mark == b"\xff\xfe" else "utf-16-be"
+        text = self._html.render([segment.translation for segment in self.segments], self._encoding)
+        if self._crlf:
+            text = regex.sub(r"\r?\n", "\r\n", text)
+        return self._mark + text.encode(codec, errors="xmlcharrefreplace")

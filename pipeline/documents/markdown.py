@@ -1,7 +1,7 @@
 """Markdown (`.md`): parsed by `markdown-it-py` (CommonMark, with tables) and written back by `mdformat`'s
 renderer (the formatter built on it), both well kept.
 
-What survives exactly: front matter (a leading `---` block), fenced and indented code blocks, inline code, link
+What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced and indented code blocks, inline code, link
 and image targets and titles, autolinks, inline and block HTML; the structure of headings, lists, block quotes,
 tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included: the
 translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML;
@@ -20,7 +20,9 @@ from pipeline.documents.plain import Encoded
 from pipeline.documents.segments import Segment
 from pipeline.extras import require
 
-FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.S)
+FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
+                            r"[ \t]*(?:\r?\n|\Z)", regex.S)
+MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
 SOURCE_KEPT = ("code_inline", "html_inline", "image")
 
@@ -100,24 +102,25 @@ class MarkdownDocument:
         match = FRONT_MATTER.match(text)
         self._front = match.group(0) if match else ""
         self._newline = "\r\n" if "\r\n" in text else "\n"
-        self._md = markdown_it.MarkdownIt("commonmark").enable("table")
+        self._md = markdown_it.MarkdownIt("commonmark", {"maxNesting": MAX_NESTING, "store_labels": True}).enable("table")
+        self._env: dict = {}                        # reference-link definitions, shared by parse and render
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"]], "mdformat": {}}
-        self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"))
+        self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
         self.segments: list[InlineSegment] = []
         for token in self._tokens:
             if token.type != "inline" or not token.children:
                 continue
-            source = self._renderer.render([token], self._options, {}, finalize=False).replace("\n", " ")
+            source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
             self.segments.append(InlineSegment(token, source, self._reparse))
 
     def _reparse(self, text: str) -> list[Any]:
-        parsed = self._md.parseInline(text)
+        parsed = self._md.parseInline(text, dict(self._env))
         return parsed[0].children if parsed and parsed[0].children is not None else []
 
     def render(self) -> bytes:
         for segment in self.segments:
             segment.apply()
-        body = self._renderer.render(self._tokens, self._options, {})
+        body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
         return self._encoded.encode(self._front + body)

@@ -1,13 +1,14 @@
 """Office documents: Word (`.docx`, with `python-docx`), PowerPoint (`.pptx`, with `python-pptx`) and
 OpenDocument text (`.odt`, with `odfpy`), the well-kept libraries for each.
 
-Every paragraph is one text for the model: body paragraphs, table cells (nested tables too), headers and
-footers (`.docx`, `.odt`), text boxes and shapes, slides' tables, groups and speaker notes (`.pptx`).
-Everything that is not a paragraph's text (styles, images, fields, numbering, tabs, breaks, bookmarks) is left
-as it is. A paragraph's runs carry its formatting: the translation goes into its main run (the one with the
-most text), and a run formatted otherwise (a bold word, a code font, a link's text) keeps its formatting where
-its text comes back verbatim in the translation (a name, a number, a command); other runs are emptied, not
-removed. `.odt` maps spans the same way as far as the main span.
+Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
+(`.docx`, `.odt`), text boxes and shapes, slides' tables, groups and speaker notes (`.pptx`). A paragraph is cut
+at line breaks and tabs, and around a hyperlink's text, into chunks, each one text, so that breaks, tabs and
+links stay where they were. Everything that is not text (styles, images, numbering, bookmarks) and the results
+of fields (page numbers, dates) are left as they are. Runs carry a chunk's formatting: the translation goes into
+its main run (the one with the most text), and a run formatted otherwise (a bold word, a code font) keeps its
+formatting where its text comes back verbatim in the translation (a name, a number, a command); other runs are
+emptied. `.odt` puts a chunk's translation into its main span.
 """
 from __future__ import annotations
 
@@ -28,10 +29,19 @@ WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*)\.xml$
 TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
 
 
+MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
+
+
 def _open_zip(data: bytes, name: str, what: str) -> None:
-    """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less)."""
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise ValueError(f"{name}: not a {what} file (not a zip package)")
+    """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less), or
+    that unpack to more than `MAX_UNPACKED_BYTES`."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            unpacked = sum(item.file_size for item in package.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise ValueError(f"{name}: not a {what} file (not a zip package)") from None
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {MAX_UNPACKED_BYTES:,}-byte limit")
 
 
 def _spread(translation: str, runs: list[tuple[str, Any]], main: Any, same) -> list[tuple[str, Any]]:
@@ -52,61 +62,99 @@ def _spread(translation: str, runs: list[tuple[str, Any]], main: Any, same) -> l
 
 class _OoxmlParagraphs:
     """The paragraphs (`<p>`) of OOXML elements (WordprocessingML `w:`, DrawingML `a:`) as segments, each
-    written back into its runs (`<r>` with `<t>`)."""
+    written back into its text elements (`<t>` in runs `<r>`).
+
+    A paragraph is cut into chunks at line breaks and tabs (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`) and where
+    its runs change container (a hyperlink's text, a tracked insertion, a content control): each chunk is one
+    segment, so breaks, tabs and links stay where they are. Field results (`w:fldSimple`, `w:fldChar` ...
+    `separate` ... `end`, `a:fld`: page numbers, dates) and nested paragraphs (text boxes, their own) are left."""
 
     def __init__(self, roots: list[Any], ns: str):
         self._ns = ns
-        self._paragraphs: list[tuple[list[tuple[str, Any]], Segment]] = []
+        self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
+        self._fields = {ns + "fldSimple", ns + "fld"}
+        self._chunks: list[tuple[list[Any], Segment]] = []
         for root in roots:
             for paragraph in root.iter(ns + "p"):
-                runs = [(self._text(run), run) for run in paragraph.iter(ns + "r")
-                        if self._owner(run) is paragraph and run.find(ns + "t") is not None]
-                text = "".join(text for text, _ in runs)
-                if TRANSLATABLE.search(text):
-                    self._paragraphs.append((runs, Segment(text)))
-        self.segments = [segment for _, segment in self._paragraphs]
+                for chunk in self._split(paragraph):
+                    text = "".join(t.text or "" for t in chunk)
+                    if TRANSLATABLE.search(text):
+                        self._chunks.append((chunk, Segment(text)))
+        self.segments = [segment for _, segment in self._chunks]
 
-    def _owner(self, run: Any) -> Any:
-        node = run.getparent()
-        while node is not None and node.tag != self._ns + "p":
-            node = node.getparent()
-        return node
+    def _walk(self, element: Any, hidden: bool = False):
+        """(descendant, inside a field) in document order, not entering nested paragraphs."""
+        for child in element:
+            if not isinstance(child.tag, str) or child.tag == self._ns + "p":
+                continue
+            inside = hidden or child.tag in self._fields
+            yield child, inside
+            yield from self._walk(child, inside)
 
-    def _text(self, run: Any) -> str:
-        return "".join(t.text or "" for t in run.findall(self._ns + "t"))
+    def _split(self, paragraph: Any) -> list[list[Any]]:
+        chunks: list[list[Any]] = [[]]
+        container, depth, result = None, 0, False          # depth: w:fldChar nesting; result: after `separate`
+        fld_type = self._ns + "fldCharType"
+        for element, in_field in self._walk(paragraph):
+            tag = element.tag
+            if tag == self._ns + "fldChar":
+                kind = element.get(fld_type)
+                depth += {"begin": 1, "end": -1}.get(kind, 0)
+                depth = max(depth, 0)
+                result = kind == "separate" or (result and kind != "end")
+                chunks.append([])
+            elif tag in self._boundaries:
+                chunks.append([])
+            elif tag == self._ns + "t":
+                if in_field or depth:
+                    chunks.append([])
+                    continue
+                parent = element.getparent().getparent()
+                if chunks[-1] and parent is not container:
+                    chunks.append([])
+                container = parent
+                chunks[-1].append(element)
+        return [chunk for chunk in chunks if chunk]
 
     def _properties(self, run: Any) -> bytes:
         lxml = require("lxml.etree", "documents")
         found = run.find(self._ns + "rPr")
         return b"" if found is None else lxml.tostring(found)
 
+    def _set(self, t: Any, text: str) -> None:
+        t.text = text
+        if self._ns == W:
+            t.set(XML_SPACE, "preserve")
+
     def apply(self) -> None:
-        for runs, segment in self._paragraphs:
+        for chunk, segment in self._chunks:
             if segment.translation == segment.text:
                 continue
-            main = max(runs, key=lambda item: len(item[0].strip()))[1]
-            pieces = _spread(segment.translation, runs, main,
-                             lambda one, other: self._properties(one) == self._properties(other))
-            for _, run in runs:                   # empty the old runs' text, keep what else they hold
-                for t in run.findall(self._ns + "t")[1:]:
-                    run.remove(t)
-                run.find(self._ns + "t").text = ""
-            anchor = main
-            for text, template in pieces:
-                run = copy.deepcopy(template)
-                for child in list(run):
+            main = max(chunk, key=lambda t: len((t.text or "").strip()))
+            pieces = _spread(segment.translation, [(t.text or "", t) for t in chunk], main,
+                             lambda one, other: self._properties(one.getparent()) == self._properties(other.getparent()))
+            for t in chunk:
+                self._set(t, "")
+            run = main.getparent()
+            alone = all(child.tag == self._ns + "rPr" or child is main for child in run)
+            if len(pieces) <= 1 or not alone:                  # one formatting, or a run holding more: main's
+                self._set(main, segment.translation)
+                continue
+            for text, owner in pieces:                          # runs cut out, each with its own formatting
+                piece = copy.deepcopy(owner.getparent())
+                for child in list(piece):
                     if child.tag != self._ns + "rPr":
-                        run.remove(child)
-                t = run.makeelement(self._ns + "t", {})
-                t.text = text
-                if self._ns == W:
-                    t.set(XML_SPACE, "preserve")
-                run.append(t)
-                anchor.addprevious(run)
-            for _, run in runs:                   # a run left with nothing but its properties goes
-                if all(child.tag == self._ns + "rPr" or (child.tag == self._ns + "t" and not child.text)
-                       for child in run):
-                    run.getparent().remove(run)
+                        piece.remove(child)
+                t = piece.makeelement(self._ns + "t", {})
+                self._set(t, text)
+                piece.append(t)
+                run.addprevious(piece)
+            for t in chunk:                                     # a run left with nothing but its properties goes
+                holder = t.getparent()
+                if holder.getparent() is not None and all(
+                        child.tag == self._ns + "rPr" or (child.tag == self._ns + "t" and not child.text)
+                        for child in holder):
+                    holder.getparent().remove(holder)
 
 
 class DocxDocument:
@@ -168,42 +216,63 @@ class OdtDocument:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .odt file: {exc}") from None
+        self._text_ns = text_ns
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h")}
-        self._space = (text_ns, "s")
-        self._paragraphs: list[tuple[list[Any], Segment]] = []
+        self._chunks: list[tuple[list[Any], Segment]] = []
         for root in (self._document.text, self._document.masterstyles):
             for node in self._walk(root):
                 if getattr(node, "qname", None) in self._paragraph_names:
-                    texts = self._texts(node)
-                    text = "".join(self._value(item) for item in texts)
-                    if TRANSLATABLE.search(text):
-                        self._paragraphs.append((texts, Segment(text)))
-        self.segments = [segment for _, segment in self._paragraphs]
+                    for chunk in self._split(node):
+                        text = "".join(self._value(item) for item in chunk)
+                        if TRANSLATABLE.search(text):
+                            self._chunks.append((chunk, Segment(text)))
+        self.segments = [segment for _, segment in self._chunks]
 
     @staticmethod
     def _walk(node: Any):
-        yield node
-        for child in node.childNodes:
-            yield from OdtDocument._walk(child)
-
-    def _texts(self, paragraph: Any) -> list[Any]:
-        """Text nodes and `text:s` spaces of the paragraph itself and its spans (not of nested paragraphs)."""
-        found = []
-        for child in paragraph.childNodes:
-            if child.nodeType == child.TEXT_NODE or getattr(child, "qname", None) == self._space:
-                found.append(child)
-            elif child.nodeType == child.ELEMENT_NODE and child.qname not in self._paragraph_names \
-                    and child.qname[1] in ("span", "a"):
-                found.extend(self._texts(child))
-        return found
+        """`node` and its descendants in document order (a loop, not recursion: nesting may be deep)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            stack.extend(reversed(current.childNodes))
 
     def _value(self, node: Any) -> str:
         if node.nodeType == node.TEXT_NODE:
             return node.data
         return " " * int(node.getAttribute("c") or 1)
 
+    def _split(self, paragraph: Any) -> list[list[Any]]:
+        """The paragraph's text nodes and `text:s` spaces in chunks: cut at line breaks, tabs and page breaks,
+        around links (`text:a`) and around anything else (fields, notes, frames: left as they are)."""
+        chunks: list[list[Any]] = [[]]
+
+        def visit(element: Any, container: Any) -> None:
+            for child in element.childNodes:
+                if child.nodeType == child.TEXT_NODE:
+                    if chunks[-1] and chunks[-1][-1][1] is not container:
+                        chunks.append([])
+                    chunks[-1].append((child, container))
+                    continue
+                if child.nodeType != child.ELEMENT_NODE:
+                    continue
+                namespace, local = child.qname
+                if namespace == self._text_ns and local == "s":
+                    if chunks[-1] and chunks[-1][-1][1] is container:
+                        chunks[-1].append((child, container))
+                elif namespace == self._text_ns and local == "span":
+                    visit(child, container)                  # formatting only: the same chunk
+                elif namespace == self._text_ns and local == "a":
+                    chunks.append([])
+                    visit(child, child)
+                    chunks.append([])
+                else:                                        # breaks, tabs, fields, notes, frames, bookmarks
+                    chunks.append([])
+        visit(paragraph, paragraph)
+        return [[node for node, _ in chunk] for chunk in chunks if chunk]
+
     def render(self) -> bytes:
-        for texts, segment in self._paragraphs:
+        for texts, segment in self._chunks:
             if segment.translation == segment.text:
                 continue
             words = [node for node in texts if node.nodeType == node.TEXT_NODE]

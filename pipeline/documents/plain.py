@@ -59,7 +59,9 @@ class TextDocument:
         self._layout: list[tuple[int, list[Segment] | Segment, str, int]] = []     # part, unit, indent, width
         self.segments: list[Segment] = []
         for index in range(0, len(self._parts), 2):
-            lines = self._parts[index].split(self._newline)
+            body = self._parts[index].rstrip("\r\n")           # the text's last line ends, kept as they are
+            self._parts[index] = self._parts[index][len(body):]
+            lines = body.split(self._newline)
             if is_wrapped(lines):
                 indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
                 segment = Segment(" ".join(line.strip() for line in lines))
@@ -76,7 +78,7 @@ class TextDocument:
             if isinstance(unit, Segment):
                 lines = textwrap.wrap(unit.translation, width, initial_indent=indent, subsequent_indent=indent,
                                       break_long_words=False, break_on_hyphens=False)
-                parts[index] = self._newline.join(lines)
+                parts[index] = self._newline.join(lines) + parts[index]
             else:
-                parts[index] = self._newline.join(segment.translation for segment in unit)
+                parts[index] = self._newline.join(segment.translation for segment in unit) + parts[index]
         return self._encoded.encode("".join(parts))

@@ -111,6 +111,13 @@ def _padded(text: str, translation: str) -> str:
     return text[:start] + translation + text[start + len(stripped):]
 
 
+def _checked(texts: list[str], translate: Translate) -> list[str]:
+    outputs = list(translate(texts)) if texts else []
+    if len(outputs) != len(texts):
+        raise ValueError(f"translate gave {len(outputs)} outputs for {len(texts)} texts")
+    return outputs
+
+
 def translate_segments(segments: Sequence[Segment], translate: Translate) -> None:
     """Fill each segment's `translation`: a whole pass over every segment with a letter or a digit, then one pass
     over the pieces of those whose whole translation lost a protected span. Others are copied as they are."""
@@ -118,7 +125,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
     for segment in segments:
         segment.translation, segment.whole = segment.text, True
     firsts = [segment.first_text() for segment in todo]
-    outputs = translate([text.strip() for text in firsts]) if todo else []
+    outputs = _checked([text.strip() for text in firsts], translate)
     retry = []
     for segment, first, output in zip(todo, firsts, outputs):
         restored = segment.restored(output)
@@ -132,7 +139,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
         return
     cut = [segment.pieces() for segment in retry]
     texts = [piece for pieces in cut for piece in pieces[0::2] if needs_translation(piece)]
-    translated = iter(translate([text.strip() for text in texts]) if texts else [])
+    translated = iter(_checked([text.strip() for text in texts], translate))
     for segment, pieces in zip(retry, cut):
         out = []
         for index, piece in enumerate(pieces):

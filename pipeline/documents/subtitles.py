@@ -60,6 +60,8 @@ class SrtDocument:
             self._subtitles = list(srt.parse(self._encoded.text.replace("\r\n", "\n")))
         except srt.SRTParseError as exc:
             raise ValueError(f"{name}: not a SubRip file: {str(exc).splitlines()[0]}") from None
+        except (OverflowError, ValueError) as exc:           # a timing past what a timedelta holds
+            raise ValueError(f"{name}: not a SubRip file: a timing out of range ({exc})") from None
         if not self._subtitles:
             raise ValueError(f"{name}: not a SubRip file: no cues")
         self._cues = [Cue(subtitle.content) for subtitle in self._subtitles]
@@ -85,6 +87,10 @@ class VttDocument:
             self._vtt = webvtt.from_string(self._encoded.text.replace("\r\n", "\n"))
         except (webvtt.errors.MalformedFileError, webvtt.errors.MalformedCaptionError) as exc:
             raise ValueError(f"{name}: not a WebVTT file: {exc}") from None
+        timings = sum("-->" in line for line in self._encoded.text.splitlines())
+        if timings != len(self._vtt.captions):               # webvtt-py skips a cue it cannot read
+            raise ValueError(f"{name}: not a WebVTT file: {timings - len(self._vtt.captions)} of {timings} cues "
+                             "cannot be read (timings must look like 00:00:01.000 --> 00:00:02.500)")
         self._cues = [Cue(caption.raw_text) for caption in self._vtt.captions]
         self.segments = [segment for cue in self._cues for segment in cue.segments]
 

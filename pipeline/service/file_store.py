@@ -12,6 +12,7 @@ from pathlib import Path
 import regex
 
 STORED_NAME = regex.compile(r"^[0-9a-f]{32}\.[A-Za-z0-9._-]{1,160}$")
+PARTIAL = regex.compile(r"^\.[0-9a-f]{32}\.[A-Za-z0-9._-]{1,160}\.part$")
 UNSAFE = regex.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -38,10 +39,9 @@ class FileStore:
         with self._lock:
             if self._directory is None:
                 if self._given is None:
-                    self._directory = Path(tempfile.mkdtemp(prefix="nmt-files-"))
-                else:
-                    self._given.mkdir(parents=True, exist_ok=True)
-                    os.chmod(self._given, 0o700)
+                    self._directory = Path(tempfile.mkdtemp(prefix="nmt-files-"))     # mode 0700
+                else:                               # an operator's directory: made private if new, else as it is
+                    self._given.mkdir(mode=0o700, parents=True, exist_ok=True)
                     self._directory = self._given
             return self._directory
 
@@ -64,11 +64,13 @@ class FileStore:
     def purge(self) -> None:
         cutoff, directory = time.time() - self.ttl_s, self.directory
         with self._lock:
-            for path in directory.iterdir():
+            for path in directory.iterdir():      # only what this store writes: an operator's other files stay
+                if not (STORED_NAME.match(path.name) or PARTIAL.match(path.name)):
+                    continue
                 try:
-                    if path.stat().st_mtime < cutoff:
+                    if path.is_file() and path.stat().st_mtime < cutoff:
                         path.unlink()
-                except FileNotFoundError:
+                except OSError:
                     pass
 
     def close(self) -> None:

@@ -1,8 +1,8 @@
 """Documents over HTTP: LibreTranslate's `POST /translate_file` and `GET /download_file/{name}`, and the
 service's own `POST /translate_document`, all over `pipeline.documents` and the shared batcher.
 
-A document's segments go to the batcher in jobs of `max_batch` sentences, so that a large file shares the
-decoder fairly with string requests. Translated files wait in a private directory (mode 0700) under random
+A document's segments go to the batcher in jobs of `max_batch` sentences, one after the other, so that string
+requests arriving meanwhile are decoded between them. Translated files wait in a private directory (mode 0700) under random
 names (128 bits), found only by their exact name (no path is ever built from a client's text but the
 extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
 extensions of `documents.FORMATS`. Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from pipeline.documents import EXTENSIONS, SUFFIXES, open_document, translate_segments
+from pipeline.documents import EXTENSIONS, SUFFIXES, open_document, render_document, translate_segments
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
@@ -55,17 +55,24 @@ async def translate_upload(state: ServiceState, data: bytes, filename: str, form
     size = state.settings.max_batch
 
     async def translate_all(texts: list[str]) -> list[str]:
-        texts = gate_texts(texts)
-        jobs = [state.translate(texts[start:start + size], state.default_beam, glossary=glossary,
-                                timeout_s=max(deadline - time.monotonic(), 0.001))
-                for start in range(0, len(texts), size)]
-        return [out for chunk in await asyncio.gather(*jobs) for out in chunk]
+        texts, out = gate_texts(texts), []
+        for start in range(0, len(texts), size):     # one job at a time: requests that arrive meanwhile go between
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ServiceError(503, f"the document was not translated within {state.settings.file_timeout_s:g} "
+                                        "s: the service is busy, try again later", {"Retry-After": "1"})
+            out += await state.translate(texts[start:start + size], state.default_beam, glossary=glossary,
+                                         timeout_s=remaining)
+        return out
 
     def translate(texts: list[str]) -> list[str]:          # runs in a worker thread; the batcher does the work
         return asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
 
     await run_in_threadpool(translate_segments, document.segments, translate)
-    return await run_in_threadpool(document.render)
+    try:
+        return await run_in_threadpool(render_document, document, filename)
+    except ValueError as exc:
+        raise ServiceError(400, f"Invalid request: {exc}") from None
 
 
 async def read_upload(request: Request, max_bytes: int) -> tuple[dict[str, Any], UploadFile | None]:

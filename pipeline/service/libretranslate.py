@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -288,17 +289,17 @@ async def translate_texts(state: ServiceState, texts: list[str], alternatives: i
 
 async def translate_html(state: ServiceState, documents: list[str], glossary: Glossary | None = None) -> list[str]:
     """Each document with its text nodes translated, all nodes of all documents in one batcher job."""
-    try:
-        parsed = [HtmlText(document) for document in documents]
+    try:                                  # parsing is CPU work: off the event loop
+        parsed = await run_in_threadpool(lambda: [HtmlText(document) for document in documents])
     except ValueError as exc:
         raise invalid(f"Invalid request: {exc}") from None
     nodes = [text for document in parsed for text in document.texts]
     translations = await state.translate(nodes, state.default_beam, glossary=glossary) if nodes else []
-    rendered, start = [], 0
+    starts = [0]
     for document in parsed:
-        rendered.append(document.render(translations[start:start + len(document.texts)]))
-        start += len(document.texts)
-    return rendered
+        starts.append(starts[-1] + len(document.texts))
+    return await run_in_threadpool(lambda: [document.render(translations[start:end])
+                                            for document, start, end in zip(parsed, starts, starts[1:])])
 
 
 translate_router = APIRouter(tags=["LibreTranslate"])
