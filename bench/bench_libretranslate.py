@@ -190,6 +190,8 @@ def main() -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--out", default="bench/out/libretranslate", help="where the translated files go")
+    parser.add_argument("--only", choices=("LibreTranslate", "ours"), help="measure only these servers")
+    parser.add_argument("--our-flags", default="", help="more scripts/serve.py flags, e.g. '--max-wait-ms 0'")
     args = parser.parse_args()
 
     from pipeline.evaluation import load_split_set, prepared_split_file
@@ -218,11 +220,21 @@ def main() -> int:
         servers = {
             "LibreTranslate": ([str(Path(args.lt_python).parent / "libretranslate"), "--host", "127.0.0.1",
                                 "--port", str(lt_port), "--load-only", "en,it"], env, lt_port, "/languages"),
+            # Argos's CTranslate2 default is one worker on every core (intra_threads 0), which a second busy
+            # process (here the load generator) slows down badly on 2 cores; ours is one single-threaded worker per
+            # core. The same LibreTranslate with ours:
+            "LibreTranslate, 2 workers x 1 thread": (
+                [str(Path(args.lt_python).parent / "libretranslate"), "--host", "127.0.0.1", "--port", str(lt_port),
+                 "--load-only", "en,it"], {**env, "ARGOS_INTER_THREADS": str(os.cpu_count() or 2),
+                                           "ARGOS_INTRA_THREADS": "1"}, lt_port, "/languages"),
             "ours": ([sys.executable, str(ROOT / "scripts" / "serve.py"), "--run", args.run, "--engine", "ctranslate2",
-                      "--beam", "4", "--port", str(our_port), "--log-level", "warning", "--max-sentences", "128"],
+                      "--beam", "4", "--port", str(our_port), "--log-level", "warning", "--max-sentences", "128",
+                      *args.our_flags.split()],
                      {**os.environ, "XDG_DATA_HOME": str(Path(scratch) / "ours")}, our_port, "/health"),
         }
         for name, (command, server_env, port, ready) in servers.items():
+            if args.only and not name.startswith(args.only):
+                continue
             base = f"http://127.0.0.1:{port}"
             log = open(Path(scratch) / f"{name}.log", "w")
             process = subprocess.Popen(command, env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -230,11 +242,11 @@ def main() -> int:
                 startup = wait_for(base + ready, process, 600)
                 row = {"startup_s": round(startup, 1), "clients": client_checks(base, sentences[0]), "files": {}}
                 for document, data in documents.items():
-                    saved = out / f"{name}-{document}"
+                    saved = out / f"{name.split(',')[0].replace(' ', '-')}-{document}"
                     saved.unlink(missing_ok=True)
                     row["files"][document] = curl_file(base, out / f"source-{document}", saved)
                 if row["files"]["guide.docx"].get("ok"):
-                    row["docx"] = docx_summary((out / f"{name}-guide.docx").read_bytes())
+                    row["docx"] = docx_summary((out / f"{name.split(',')[0].replace(' ', '-')}-guide.docx").read_bytes())
                 load(base, sentences, 4, 3)                                      # warm up
                 row["load"] = {clients: load(base, sentences, clients, args.seconds) for clients in args.clients}
                 rows[name] = row
