@@ -413,3 +413,23 @@ def test_docx_breaks_tabs_links_and_field_results_stay_where_they_are():
     assert flat == ["First-it line-it", "<br>", "second-it line-it", "<tab>", "after-it tab-it", "the-it manual-it",
                     " page-it ", "three"]
     assert '<w:hyperlink' in xml and "<w:instrText>PAGE</w:instrText>" in xml
+
+
+def test_a_formatted_run_keeps_its_formatting_where_its_translation_alone_is_in_the_paragraph_s():
+    import docx
+
+    words = {"Choose": "Scegliete", "Print": "Stampa", "now": "ora", "and": "e", "wait": "aspettate"}
+
+    def model(texts):
+        return [re.sub(r"[A-Za-z]+", lambda m: words.get(m.group(0), m.group(0)), text) for text in texts]
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Choose ")
+    paragraph.add_run("File - Print").bold = True
+    paragraph.add_run(" now and ")
+    paragraph.add_run("wait").italic = True
+    data = io.BytesIO()
+    document.save(data)
+    out = docx.Document(io.BytesIO(translate_document(None, data.getvalue(), "docx", translate=model)))
+    assert [(run.text, run.bold, run.italic) for run in out.paragraphs[0].runs] == [
+        ("Scegliete ", None, None), ("File - Stampa", True, None), (" ora e ", None, None), ("aspettate", None, True)]

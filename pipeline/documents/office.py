@@ -7,8 +7,8 @@ at line breaks and tabs, and around a hyperlink's text, into chunks, each one te
 links stay where they were. Everything that is not text (styles, images, numbering, bookmarks) and the results
 of fields (page numbers, dates) are left as they are. Runs carry a chunk's formatting: the translation goes into
 its main run (the one with the most text), and a run formatted otherwise (a bold word, a code font) keeps its
-formatting where its text comes back verbatim in the translation (a name, a number, a command); other runs are
-emptied. `.odt` puts a chunk's translation into its main span.
+formatting where its text, or its text translated alone (translated in the same batch), occurs in the paragraph's
+translation (a menu path, a name, a term); other runs are emptied. `.odt` puts a chunk's translation into its main span.
 """
 from __future__ import annotations
 
@@ -44,18 +44,24 @@ def _open_zip(data: bytes, name: str, what: str) -> None:
         raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {MAX_UNPACKED_BYTES:,}-byte limit")
 
 
-def _spread(translation: str, runs: list[tuple[str, Any]], main: Any, same) -> list[tuple[str, Any]]:
-    """The translation as (text, run) pieces: `main`'s, with the text of each run formatted otherwise (`same`
-    false) cut out into that run's where it occurs verbatim, in order."""
+def _spread(translation: str, runs: list[tuple[list[str], Any]], main: Any) -> list[tuple[str, Any]]:
+    """The translation as (text, run) pieces: `main`'s, with each other run's text cut out into that run's where
+    one of its candidate texts (its own, then its translation alone) occurs in it, in any case, in order."""
     pieces: list[tuple[str, Any]] = [(translation, main)]
-    for text, run in runs:
-        text = text.strip()
-        if run is main or same(run, main) or len(text) < 2 or not TRANSLATABLE.search(text):
-            continue
-        for index, (piece, owner) in enumerate(pieces):
-            at = piece.find(text) if owner is main else -1
-            if at >= 0:
-                pieces[index:index + 1] = [(piece[:at], main), (text, run), (piece[at + len(text):], main)]
+    for candidates, run in runs:
+        for text in candidates:
+            text = text.strip()
+            if run is main or len(text) < 2 or not TRANSLATABLE.search(text):
+                continue
+            found = False
+            for index, (piece, owner) in enumerate(pieces):
+                at = piece.casefold().find(text.casefold()) if owner is main and len(piece.casefold()) == len(piece) else -1
+                if at >= 0:
+                    end = at + len(text)
+                    pieces[index:index + 1] = [(piece[:at], main), (piece[at:end], run), (piece[end:], main)]
+                    found = True
+                    break
+            if found:
                 break
     return [(piece, owner) for piece, owner in pieces if piece]
 
@@ -74,13 +80,33 @@ class _OoxmlParagraphs:
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
         self._fields = {ns + "fldSimple", ns + "fld"}
         self._chunks: list[tuple[list[Any], Segment]] = []
+        self._alone: dict[int, Segment] = {}          # id(t) -> its text translated alone (formatted otherwise)
         for root in roots:
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
                     text = "".join(t.text or "" for t in chunk)
                     if TRANSLATABLE.search(text):
                         self._chunks.append((chunk, Segment(text)))
-        self.segments = [segment for _, segment in self._chunks]
+                        main = self._main(chunk)
+                        for t in chunk:
+                            if t is not main and self._formatted_otherwise(t, main):
+                                self._alone[id(t)] = Segment((t.text or "").strip())
+        self.segments = [segment for _, segment in self._chunks] + list(self._alone.values())
+
+    def _main(self, chunk: list[Any]) -> Any:
+        """The chunk's main text element: the longest of the formatting that holds the most characters."""
+        totals: dict[bytes, int] = {}
+        for t in chunk:
+            key = self._properties(t.getparent())
+            totals[key] = totals.get(key, 0) + len((t.text or "").strip())
+        common = max(totals, key=totals.get)
+        return max((t for t in chunk if self._properties(t.getparent()) == common),
+                   key=lambda t: len((t.text or "").strip()))
+
+    def _formatted_otherwise(self, t: Any, main: Any) -> bool:
+        text = (t.text or "").strip()
+        return len(text) >= 2 and bool(TRANSLATABLE.search(text)) and \
+            self._properties(t.getparent()) != self._properties(main.getparent())
 
     def _walk(self, element: Any, hidden: bool = False):
         """(descendant, inside a field) in document order, not entering nested paragraphs."""
@@ -130,9 +156,9 @@ class _OoxmlParagraphs:
         for chunk, segment in self._chunks:
             if segment.translation == segment.text:
                 continue
-            main = max(chunk, key=lambda t: len((t.text or "").strip()))
-            pieces = _spread(segment.translation, [(t.text or "", t) for t in chunk], main,
-                             lambda one, other: self._properties(one.getparent()) == self._properties(other.getparent()))
+            main = self._main(chunk)
+            pieces = _spread(segment.translation, [([t.text or "", self._alone[id(t)].translation or ""], t)
+                                                   for t in chunk if id(t) in self._alone], main)
             for t in chunk:
                 self._set(t, "")
             run = main.getparent()
