@@ -183,51 +183,51 @@ class _OoxmlParagraphs:
                     holder.getparent().remove(holder)
 
 
-class DocxDocument:
+class _OoxmlDocument:
+    """What a Word document and a presentation share: their paragraphs, written back, then the package saved."""
+    _package: Any
+    _paragraphs: _OoxmlParagraphs
+
+    def render(self) -> bytes:
+        self._paragraphs.apply()
+        out = io.BytesIO()
+        self._package.save(out)
+        return out.getvalue()
+
+
+class DocxDocument(_OoxmlDocument):
     """A Word document: `segments` of the body, tables, headers, footers and text boxes; `render()`."""
 
     def __init__(self, data: bytes, name: str = "document"):
         docx = require("docx", "documents")
         _open_zip(data, name, ".docx")
         try:
-            self._document = docx.Document(io.BytesIO(data))
+            self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .docx file: {exc}") from None
-        parts = [part for part in self._document.part.package.iter_parts()
+        parts = [part for part in self._package.part.package.iter_parts()
                  if WORD_PARTS.match(str(part.partname)) and hasattr(part, "element")]
         self._paragraphs = _OoxmlParagraphs([part.element for part in parts], W)
         self.segments = self._paragraphs.segments
 
-    def render(self) -> bytes:
-        self._paragraphs.apply()
-        out = io.BytesIO()
-        self._document.save(out)
-        return out.getvalue()
 
-
-class PptxDocument:
+class PptxDocument(_OoxmlDocument):
     """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, and its notes."""
 
     def __init__(self, data: bytes, name: str = "document"):
         pptx = require("pptx", "documents")
         _open_zip(data, name, ".pptx")
         try:
-            self._presentation = pptx.Presentation(io.BytesIO(data))
+            self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
             raise ValueError(f"{name}: not a readable .pptx file: {exc}") from None
         roots = []
-        for slide in self._presentation.slides:
+        for slide in self._package.slides:
             roots.append(slide.element)
             if slide.has_notes_slide:
                 roots.append(slide.notes_slide.element)
         self._paragraphs = _OoxmlParagraphs(roots, A)
         self.segments = self._paragraphs.segments
-
-    def render(self) -> bytes:
-        self._paragraphs.apply()
-        out = io.BytesIO()
-        self._presentation.save(out)
-        return out.getvalue()
 
 
 class OdtDocument:
