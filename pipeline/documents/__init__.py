@@ -6,6 +6,7 @@
     italian = translate_document(translator, "talk.srt")            # bytes of the translated file
 
     segments.py   the one path from a document's segments to an engine and back (spans kept verbatim)
+    encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
     markdown.py   .md                  markdown-it-py + mdformat: code, links, front matter kept
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)

@@ -16,7 +16,7 @@ import tempfile
 
 import regex
 
-from pipeline.documents.plain import Encoded
+from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import regex
 
-from pipeline.documents.plain import Encoded
+from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment
 from pipeline.extras import require
 

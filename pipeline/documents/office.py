@@ -20,13 +20,13 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment
+from pipeline.translate.segment import needs_translation
 from pipeline.extras import require
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*)\.xml$")
-TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
 
 
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
@@ -51,7 +51,7 @@ def _spread(translation: str, runs: list[tuple[list[str], Any]], main: Any) -> l
     for candidates, run in runs:
         for text in candidates:
             text = text.strip()
-            if run is main or len(text) < 2 or not TRANSLATABLE.search(text):
+            if run is main or len(text) < 2 or not needs_translation(text):
                 continue
             found = False
             for index, (piece, owner) in enumerate(pieces):
@@ -85,7 +85,7 @@ class _OoxmlParagraphs:
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
                     text = "".join(t.text or "" for t in chunk)
-                    if TRANSLATABLE.search(text):
+                    if needs_translation(text):
                         self._chunks.append((chunk, Segment(text)))
                         main = self._main(chunk)
                         for t in chunk:
@@ -105,7 +105,7 @@ class _OoxmlParagraphs:
 
     def _formatted_otherwise(self, t: Any, main: Any) -> bool:
         text = (t.text or "").strip()
-        return len(text) >= 2 and bool(TRANSLATABLE.search(text)) and \
+        return len(text) >= 2 and needs_translation(text) and \
             self._properties(t.getparent()) != self._properties(main.getparent())
 
     def _walk(self, element: Any, hidden: bool = False):
@@ -250,7 +250,7 @@ class OdtDocument:
                 if getattr(node, "qname", None) in self._paragraph_names:
                     for chunk in self._split(node):
                         text = "".join(self._value(item) for item in chunk)
-                        if TRANSLATABLE.search(text):
+                        if needs_translation(text):
                             self._chunks.append((chunk, Segment(text)))
         self.segments = [segment for _, segment in self._chunks]
 

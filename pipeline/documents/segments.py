@@ -17,14 +17,10 @@ from typing import Callable, Sequence
 
 import regex
 
-TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
+from pipeline.translate.segment import needs_translation      # a letter or a digit: what the engines translate
+
 NUMBER = regex.compile(r"[0-9]+")
 Translate = Callable[[list[str]], list[str]]
-
-
-def needs_translation(text: str) -> bool:
-    """Whether a text holds a letter or a digit (punctuation, symbols and blanks are copied)."""
-    return TRANSLATABLE.search(text) is not None
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import regex
 
-from pipeline.documents.plain import Encoded
+from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans, wrap_balanced
 from pipeline.extras import require
 
