@@ -57,11 +57,8 @@ class InlineSegment(Segment):
         hard = any(child.type == "hardbreak" for child in token.children)
         super().__init__(text, protected=(), accept=lambda translation: False if hard else self.same(translation))
 
-    def reparsed(self, translation: str) -> list[Any]:
-        return self._parse(translation)
-
     def same(self, translation: str) -> bool:
-        return _signature(self.reparsed(translation)) == self._wanted
+        return _signature(self._parse(translation)) == self._wanted
 
     def pieces(self) -> list[str]:
         out = []
@@ -74,12 +71,12 @@ class InlineSegment(Segment):
     def apply(self) -> None:
         if self.whole:
             if self.translation != self.text:
-                self.token.children = self.reparsed(self.translation)
+                self.token.children = self._parse(self.translation)
             return
         children = []
         for index, run in enumerate(self.runs):
             if run:
-                first = run[0] if run[0].type == "text" else next((c for c in run if c.type == "text"), None)
+                first = next((child for child in run if child.type == "text"), None)
                 if first is not None:
                     first.content = self.parts[2 * index]
                     children.append(first)

@@ -126,8 +126,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
     for segment, first, output in zip(todo, firsts, outputs):
         restored = segment.restored(output)
         translation = None if restored is None else _padded(first, restored)
-        if translation is None or ((segment.protected or segment.accept is not None)
-                                   and not segment.kept(translation)):
+        if translation is None or not segment.kept(translation):
             retry.append(segment)
         else:
             segment.translation = translation
