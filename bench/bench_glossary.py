@@ -13,7 +13,7 @@ bench/build_term_sets.py) with the set's `glossary.tsv`, and reports:
 - agreement probes: a few sentences whose Italian must agree with a glossary term of another gender ("the red
   car" with car -> automobile), printed with and without the glossary.
 
-usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles annotate target placeholder]
+usage: python bench/bench_glossary.py --run RUN --set data/terms/plain [--styles auto annotate annotate+replace ...]
 """
 from __future__ import annotations
 
@@ -35,8 +35,13 @@ from pipeline.glossary import Glossary, find_words  # noqa: E402
 
 
 def method(style: str) -> str | None:
-    """`Engine.translate`'s glossary_style for a method name: None for "none" and "auto"."""
-    return None if style in ("none", "auto") else style
+    """`Engine.translate`'s glossary_style for a method name: None for "none", "auto" and an order of methods."""
+    return None if style in ("none", "auto") or "+" in style else style
+
+
+def use_methods(translator, style: str, default: tuple[str, ...]) -> None:
+    """Give the translator the order of methods that `style` names ("annotate+placeholder"), else its own."""
+    translator.glossary_methods = style.split("+") if "+" in style else default
 
 
 def term_use(outputs: list[str], terms: list[list[tuple[str, str]]]) -> float:
@@ -50,9 +55,10 @@ def main() -> int:
     parser.add_argument("--run", required=True)
     parser.add_argument("--set", required=True, help="a term set directory (sentences.tsv, glossary.tsv)")
     parser.add_argument("--styles", nargs="+", default=["auto", "annotate", "replace", "target", "placeholder"],
-                        help="methods: auto is the engine's default (its style, then a second chance with another "
-                             "for pieces that lost a term); the first is used for the speed and do-not-translate "
-                             "figures (default: %(default)s)")
+                        help="methods: auto is the engine's default (the run's own translation, then for pieces "
+                             "that lack a term its methods in turn); A+B+C is the same with the methods A, B, C in "
+                             "that order; any other is one method for every piece with a term. The first is used "
+                             "for the speed and do-not-translate figures (default: %(default)s)")
     parser.add_argument("--own-terms", action="store_true",
                         help="also run each method with each sentence's own terms as its glossary (STYLE/own): the "
                              "set's one glossary also matches terms whose translation a reference does not use")
@@ -60,6 +66,8 @@ def main() -> int:
     parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
     parser.add_argument("--beam", type=int, default=1)
     parser.add_argument("--unmatched", type=int, default=300, help="validation sentences for no-match-no-change")
+    parser.add_argument("--methods-only", action="store_true",
+                        help="only the methods' term use and BLEU/chrF: no speed, no-match or do-not-translate figures")
     args = parser.parse_args()
     import sacrebleu
 
@@ -72,10 +80,12 @@ def main() -> int:
     translator.translate(sources[:32], beam=args.beam)                            # compile before timing
 
     own = [dict(sentence_terms) for sentence_terms in terms]     # each sentence's own terms only
+    default_methods = translator.glossary_methods
     results = {}
     runs = ["none", *args.styles] + ([f"{style}/own" for style in args.styles] if args.own_terms else [])
     for style in runs:
         name, _, scope = style.partition("/")
+        use_methods(translator, name, default_methods)
         started = time.perf_counter()
         outputs = translator.translate(sources, beam=args.beam,
                                        glossary=None if name == "none" else own if scope else glossary,
@@ -91,6 +101,11 @@ def main() -> int:
         hypotheses.parent.mkdir(parents=True, exist_ok=True)
         hypotheses.write_text("\n".join(outputs) + "\n", encoding="utf-8")
 
+    if args.methods_only:
+        emit("bench_glossary", results[args.styles[0]]["term_use"], "% term use", set=str(term_set), run=args.run,
+             engine=args.engine, beam=args.beam, sentences=len(sources), results=results, signatures=signatures)
+        return 0
+    use_methods(translator, args.styles[0], default_methods)    # the first method for every figure below
     # no match, no change
     from pipeline.rundir import prepared_beside, split_text_file
 
@@ -111,13 +126,27 @@ def main() -> int:
         large = Glossary.load(big)
         load_s = time.perf_counter() - started
     speed = {}                      # the median of 3 timed passes each, after one untimed pass (compiles new shapes)
+    passes: list[tuple[int, float]] = []            # (sentences, seconds) of each decoding call of the last pass
+    decode = translator.translate_sentences
+
+    def timed_decode(sentences, **options):
+        started = time.perf_counter()
+        out = decode(sentences, **options)
+        passes.append((len(sentences), time.perf_counter() - started))
+        return out
+
+    translator.translate_sentences = timed_decode
     for name, use in (("none", None), ("10k", large)):
         rates = []
         for _ in range(4):
+            passes.clear()
             started = time.perf_counter()
             translator.translate(sources, beam=1, glossary=use, glossary_style=method(args.styles[0]))
             rates.append(len(sources) / (time.perf_counter() - started))
         speed[name] = statistics.median(rates[1:])
+        print(f"speed {name}: {speed[name]:.1f} sentences/s; decoding calls (sentences, s): "
+              + ", ".join(f"({n}, {t:.1f})" for n, t in passes), file=sys.stderr)
+    del translator.translate_sentences
     # do-not-translate names, some outside the vocabulary
     names = ["Ꝏꝏ-Tool", "Zoë", "Łukasz", "Groß-Gerau", "iPhone", "Kubernetes", "Ŀlorenç", "Ærøskøbing", "Tōkyō-kun",
              "ReLU6"]

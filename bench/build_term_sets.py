@@ -5,7 +5,8 @@ boundaries, longest match first: `Glossary.find`) whose dictionary translation o
 becomes a term of that sentence. Two sets come out:
 
 - plain: the glossary asks for the translation the reference uses. One glossary for the whole set, so a headword
-  keeps the translation most references use, and sentences whose reference uses another one are left out.
+  keeps the translation most references use, and sentences whose reference uses another one are left out, as are
+  sentences in which the glossary matches a word whose glossary translation the reference does not use.
 - hard: for headwords with two or more dictionary translations, the glossary asks for one the reference does
   *not* use (the least frequent in the plain set's references), so a constraint must override the model's
   preference. Only term use is meaningful there: BLEU against the reference would reward ignoring the glossary.
@@ -19,6 +20,13 @@ is downloaded:
     apt-get install dict-freedict-eng-ita
     python bench/build_term_sets.py --prepared runs/broad60/prepared --out data/terms \
         --dictionary-out data/dictionaries/freedict-eng-ita.tsv
+
+Without dictd, `--dictionary data/dictionaries/freedict-eng-ita.tsv` reads the shipped text form instead; with
+`--split valid` this builds the validation sets on which glossary methods are chosen (the test sets stay for
+reporting):
+
+    python bench/build_term_sets.py --prepared runs/broad60/prepared --split valid --out runs/terms-valid \
+        --dictionary data/dictionaries/freedict-eng-ita.tsv
 
 `--dictionary-out` also writes the dictionary itself as text (`english<TAB>synonym|synonym`, one line per sense),
 the file from which prepare's `data.term_annotation` draws its training annotations (`pipeline/terms.py`).
@@ -38,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipeline.io_utils import atomic_directory, atomic_write_bytes, read_text_lines  # noqa: E402
 from pipeline.text import clean_side  # noqa: E402
 from pipeline.glossary import Glossary, find_words, fold  # noqa: E402
+from pipeline.terms import read_dictionary  # noqa: E402
 
 DICTD = Path("/usr/share/dictd")
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -103,6 +112,19 @@ def sentence_terms(pairs, dictionary: dict[str, list[list[str]]]) -> list[tuple[
     return found
 
 
+def consistent(rows, glossary_of):
+    """The rows in which every match of the set's one glossary (`glossary_of(rows)`) asks for what the reference
+    uses: a glossary also matches words of a sentence that are not among its terms (its reference translates them
+    otherwise), and obeying it there would be scored as an error. Dropping a row can only shrink the glossary, so
+    this repeats until nothing changes."""
+    while True:
+        glossary = Glossary(glossary_of(rows), name="term set glossary")
+        kept = [row for row in rows if all(occurs(match.term.target, row[1]) for match in glossary.find(row[0]))]
+        if len(kept) == len(rows):
+            return rows
+        rows = kept
+
+
 def write_set(directory: Path, rows: list[tuple[str, str, list[tuple[str, str]]]], glossary: dict[str, str],
               readme: str) -> None:
     with atomic_directory(directory) as tmp:
@@ -131,13 +153,19 @@ def main() -> int:
     parser.add_argument("--prepared", required=True, help="a prepared workdir's prepared/ directory")
     parser.add_argument("--split", default="test", help="the split to draw from (default: %(default)s)")
     parser.add_argument("--out", required=True, help="directory receiving plain/ and hard/")
+    parser.add_argument("--dictionary", help="read the dictionary from this english<TAB>synonym|... file (the "
+                        "shipped data/dictionaries/freedict-eng-ita.tsv) instead of dictd's files")
     parser.add_argument("--dictionary-out", help="also write the dictionary as english<TAB>synonym|... lines")
     parser.add_argument("--per-corpus", type=int, default=400, help="at most this many sentences per corpus")
     args = parser.parse_args()
-    index, data = DICTD / "freedict-eng-ita.index", DICTD / "freedict-eng-ita.dict.dz"
-    if not index.is_file():
-        raise SystemExit(f"{index}: not found; apt-get install dict-freedict-eng-ita")
-    dictionary = read_freedict(index, data)
+    if args.dictionary:
+        dictionary = read_dictionary(args.dictionary)
+    else:
+        index, data = DICTD / "freedict-eng-ita.index", DICTD / "freedict-eng-ita.dict.dz"
+        if not index.is_file():
+            raise SystemExit(f"{index}: not found; apt-get install dict-freedict-eng-ita, or pass --dictionary "
+                             "data/dictionaries/freedict-eng-ita.tsv")
+        dictionary = read_freedict(index, data)
     if args.dictionary_out:
         write_dictionary(Path(args.dictionary_out), dictionary)
     prepared = Path(args.prepared)
@@ -160,11 +188,13 @@ def main() -> int:
             usage[fold(source)][target] += 1
             usage_form.setdefault(fold(source), source)
     plain_glossary = {source: counts.most_common(1)[0][0] for source, counts in usage.items()}
-    plain = [(en, it, terms) for en, it, terms in rows
-             if all(plain_glossary[fold(s)] == t for s, t in terms)]
+    agreeing = [(en, it, terms) for en, it, terms in rows
+                if all(plain_glossary[fold(s)] == t for s, t in terms)]
+    plain = consistent(agreeing, lambda kept: {usage_form[key]: plain_glossary[key]
+                                               for key in {fold(s) for row in kept for s, _ in row[2]}})
     by_fold = {fold(headword): headword for headword in dictionary}
     hard_glossary, hard = {}, []
-    for en, it, terms in plain:
+    for en, it, terms in agreeing:                  # only term use is scored: the reference need not agree
         hard_terms = []
         for source, target in terms:
             senses = dictionary[by_fold[fold(source)]]
@@ -178,24 +208,26 @@ def main() -> int:
             hard.append((en, it, hard_terms))
     credits = (f"Built from `{args.split}` of {prepared} (`configs/broad60.yaml`: seed 1234, four corpora) with at "
                f"most {args.per_corpus} sentences per corpus.\n\n"
-               "Sources: the English sentences and Italian references are pairs of our own held-out test split, from "
+               "Sources: the English sentences and Italian references are pairs of our own held-out "
+               f"{args.split} split, from "
                "Tatoeba (https://tatoeba.org, CC-BY 2.0 FR, via ManyThings.org) and the documentation corpora "
                "(LibreOffice help MPL-2.0, GIMP manual GFDL-1.2+, Debian Reference GPL-2+, Debian New Maintainers' "
                "Guide MIT, GNOME documentation CC-BY-SA-3.0; see ../shared/data/docs-en-it/README). The glossary "
                "entries come from the FreeDict English-Italian dictionary 0.1.2 (https://freedict.org, GPL-2+), "
                "as Debian's dict-freedict-eng-ita ships it. Built by bench/build_term_sets.py.\n")
     out = Path(args.out)
-    write_set(out / "plain", plain, {usage_form[key]: plain_glossary[key] for key in
-                                     {fold(s) for row in plain for s, _ in row[2]}},
-              "# Terminology test set: plain\n\nThe glossary asks for the translation each reference uses.\n\n"
-              + credits)
-    write_set(out / "hard", hard, dict(hard_glossary[key] for key in {fold(s) for row in hard for s, _ in row[2]}),
+    plain_terms = {usage_form[key]: plain_glossary[key] for key in {fold(s) for row in plain for s, _ in row[2]}}
+    hard_terms = dict(hard_glossary[key] for key in {fold(s) for row in hard for s, _ in row[2]})
+    write_set(out / "plain", plain, plain_terms,
+              "# Terminology test set: plain\n\nThe glossary asks for the translation each reference uses: wherever it "
+              "matches a sentence, the reference holds its Italian.\n\n" + credits)
+    write_set(out / "hard", hard, hard_terms,
               "# Terminology test set: hard\n\nThe glossary asks for a dictionary synonym (from the same line of the "
               "FreeDict entry) that the reference does not use: score term use, not BLEU. FreeDict gives no part of "
               "speech, so a few synonyms are of another word class (need -> fabbisogno) and cannot fit the sentence "
               "fluently; term use is still measurable.\n\n" + credits)
-    print(f"term sets: plain {len(plain):,} sentences, {len(plain_glossary):,} glossary terms; hard {len(hard):,} "
-          f"sentences, {len(hard_glossary):,} terms -> {out}", file=sys.stderr)
+    print(f"term sets: plain {len(plain):,} sentences, {len(plain_terms):,} glossary terms; hard {len(hard):,} "
+          f"sentences, {len(hard_terms):,} terms -> {out}", file=sys.stderr)
     return 0
 
 

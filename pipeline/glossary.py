@@ -275,6 +275,12 @@ PLACEHOLDER = "Term{}"
 OPEN, CLOSE = "\u2039", "\u203a"             # ‹ ›: single pieces of our vocabularies that the corpora never use
 
 
+# The methods tried, in order, on a piece whose own translation lacks one of its terms (`Engine.translate`), for a
+# run that reads annotations and for one that does not; orders compared on the validation term sets
+# (bench/bench_glossary.py --styles auto annotate+placeholder ..., README "Glossaries").
+METHODS = {"annotate": ("annotate", "placeholder", "replace", "target"), "placeholder": ("placeholder", "target")}
+
+
 def default_style(trained_with_annotations: bool) -> str:
     return "annotate" if trained_with_annotations else "placeholder"
 

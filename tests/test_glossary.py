@@ -164,13 +164,14 @@ def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(
         answers = {"A red car ‹ auto rossa ›.": "UN'‹ auto rossa ›.",       # a model that carries annotations over,
                    "The pipeline ‹ Pipeline ›.": "LA PIPELINE."}           # echoing a marker, a term's case its own
         type(echo).translate_sentences = lambda self, sentences, **options: [
-            follows(self, sentences) and answers.get(sentence, sentence.upper()) for sentence in sentences]
+            follows(self, sentences) and answers.get(sentence, sentence.replace("pipeline", "tubo").upper())
+            for sentence in sentences]
         try:
             out = echo.translate(["A red car.", "The pipeline.", "The red car and the pipeline, ok, fine, yes."],
                                  glossary=glossary)
         finally:
             type(echo).translate_sentences = follows
-        assert echo.seen[:2] == list(answers)
+        assert echo.seen[:2] == list(answers)           # after its own translations lacked the terms
         assert out[:2] == ["UN'auto rossa.", "LA Pipeline."]
         # annotated, the third no longer fits the tiny model's 20 input tokens: it gets placeholders instead
         assert echo.source_tokens(echo.seen[2]) <= echo.max_input_length and "Term0" in echo.seen[2]
@@ -178,7 +179,7 @@ def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(
         echo.config.data.term_annotation = annotated
 
 
-def test_a_piece_that_lost_a_term_gets_a_second_chance_with_the_other_method(echo):
+def test_a_piece_that_lost_a_term_gets_the_next_method_until_one_keeps_it(echo):
     follows = type(echo).translate_sentences
     type(echo).translate_sentences = lambda self, sentences, **options: [     # a model that drops placeholders
         out.replace("TERM0", "") for out in follows(self, sentences)]
@@ -188,8 +189,37 @@ def test_a_piece_that_lost_a_term_gets_a_second_chance_with_the_other_method(ech
         forced = echo.translate(["A car."], glossary={"car": "automobile"}, glossary_style="placeholder")
     finally:
         type(echo).translate_sentences = follows
-    assert seen == ["A automobile."]                 # the second call: the Italian written in, for the lost term only
+    assert seen == ["A automobile."]                 # the third call: the Italian written in, for the lost term only
     assert out == ["A automobile.", "NO TERM."] and forced == ["A ."]
+
+
+def test_the_order_of_methods_can_be_chosen_and_is_checked(echo):
+    assert echo.glossary_methods == ("placeholder", "target")       # the tiny run has no data.term_annotation
+    try:
+        echo.glossary_methods = ["target"]
+        assert echo.translate(["A car."], glossary={"car": "automobile"}) == ["A automobile."]
+        assert echo.seen == ["A automobile."]
+        with pytest.raises(ValueError, match="glossary methods"):
+            echo.glossary_methods = ["magic"]
+        with pytest.raises(ValueError, match="glossary methods"):
+            echo.glossary_methods = []
+    finally:
+        echo._glossary_methods = None
+
+
+def test_a_piece_whose_own_translation_holds_its_terms_is_kept_and_tried_no_further(echo):
+    calls = []
+    follows = type(echo).translate_sentences
+    type(echo).translate_sentences = lambda self, sentences, **options: calls.append(list(sentences)) or \
+        follows(self, sentences)
+    try:
+        out = echo.translate(["The Pipeline is slow.", "A car.", "No term."],
+                             glossary={"pipeline": "Pipeline", "car": "automobile"})
+    finally:
+        type(echo).translate_sentences = follows
+    assert calls[0] == ["The Pipeline is slow.", "A car.", "No term."]      # the run's own translation, every piece
+    assert calls[1:] == [["A Term0."]]                  # then only the piece that lacked its term, by the next method
+    assert out == ["THE Pipeline IS SLOW.", "A automobile.", "NO TERM."]   # a term kept is written the glossary's way
 
 
 @pytest.mark.parametrize("output,expected", [

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
-from pipeline.glossary import Glossary, GlossaryLike, Masked, default_style, terms_missing, unmask
+from pipeline.glossary import METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, terms_missing, unmask
 from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
 from pipeline.vectorizers import Vectorizers
 
@@ -179,6 +179,22 @@ class Engine:
             per_text = [Glossary.coerce(glossary)] * len(layouts)
         return [g for layout, g in zip(layouts, per_text) for _ in layout.to_translate]
 
+    _glossary_methods: tuple[str, ...] | None = None
+
+    @property
+    def glossary_methods(self) -> tuple[str, ...]:
+        """The methods a glossary tries, in order, on a piece whose own translation lacks one of its terms, until a
+        translation holds every term: `glossary.METHODS` for this run's `glossary_style`, unless set to a sequence
+        of `glossary.STYLES` (bench/bench_glossary.py compares orders so)."""
+        return self._glossary_methods or METHODS[self.glossary_style]
+
+    @glossary_methods.setter
+    def glossary_methods(self, methods: Sequence[str]) -> None:
+        unknown = [m for m in methods if m not in STYLES]
+        if unknown or not methods:
+            raise ValueError(f"glossary methods {list(methods)!r}: expected one or more of {', '.join(STYLES)}")
+        self._glossary_methods = tuple(methods)
+
     def translate(self, texts: Iterable[str], glossary: GlossaryLike | list[GlossaryLike] = None,
                   glossary_style: str | None = None, **options: Any) -> list[str]:
         """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
@@ -190,42 +206,54 @@ class Engine:
         batch_size, length_penalty, progress (a bar over pieces), and sampling's.
 
         `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
-        them (None allowed), one per text. Each piece's terms are written into it as the run learnt
-        (`self.glossary_style`) and the glossary's forms restored after; a piece whose translation then lacks a
-        term gets a second chance with the other method (`_second_chance`). A piece without a term is translated
-        exactly as without a glossary. `glossary_style` (`glossary.STYLES`) forces one method, with no second
-        chance (what bench/bench_glossary.py compares).
+        them (None allowed), one per text. A piece with a term is tried with `glossary_methods` in turn until its
+        translation holds every term (`_translate_glossed`); a piece without a term is translated exactly as
+        without a glossary. `glossary_style` (`glossary.STYLES`) forces one method on every piece with a term
+        (what bench/bench_glossary.py compares).
         """
         if isinstance(texts, str):
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.segment(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
         glossaries = self._glossaries(glossary, layouts)
-        masked = self._glossed(pieces, glossaries, glossary_style)
-        outputs = self.translate_sentences([m.text if m else p for p, m in zip(pieces, masked)], **options)
-        translations = [unmask(out, m) if m else out for out, m in zip(outputs, masked)]
-        if glossary_style is None and any(masked):
-            self._second_chance(pieces, glossaries, masked, translations, options)
+        if glossary_style is None and any(glossaries):
+            translations = self._translate_glossed(pieces, glossaries, options)
+        else:
+            masked = self._glossed(pieces, glossaries, glossary_style)
+            outputs = self.translate_sentences([m.text if m else p for p, m in zip(pieces, masked)], **options)
+            translations = [unmask(out, m) if m else out for out, m in zip(outputs, masked)]
         done = iter(translations)
         return [layout.join(done) for layout in layouts]
 
-    def _second_chance(self, pieces: list[str], glossaries: list[Glossary | None], masked: list[Masked | None],
-                       translations: list[str], options: dict[str, Any]) -> None:
-        """Pieces whose translation lacks one of their terms are translated again with the other method
-        (placeholders, or for a run that reads them first, the Italian written in); the translation holding more
-        of the terms wins, the first on a tie. Changes `translations` in place."""
-        fallback = "placeholder" if self.glossary_style != "placeholder" else "target"
-        missing = [i for i, m in enumerate(masked) if m is not None and terms_missing(translations[i], m)]
-        if not missing:
-            return
-        again = self._glossed([pieces[i] for i in missing], [glossaries[i] for i in missing], fallback)
-        outputs = self.translate_sentences([m.text if m else pieces[i] for i, m in zip(missing, again)], **options)
-        for i, m, output in zip(missing, again, outputs):
-            if m is None:
-                continue
-            candidate = unmask(output, m)
-            if terms_missing(candidate, m) < terms_missing(translations[i], masked[i]):
-                translations[i] = candidate
+    def _translate_glossed(self, pieces: list[str], glossaries: list[Glossary | None],
+                           options: dict[str, Any]) -> list[str]:
+        """Each piece translated with its glossary: its own translation, then `glossary_methods`, a pass each.
+
+        The first pass is the run's own translation of every piece: where it already holds each of the piece's
+        terms (as whole words, any case: then written in the glossary's case), it is kept, so the terms a model
+        writes anyway cost nothing and leave the rest of its sentence as it was. Each further pass takes only
+        the pieces whose best translation so far still lacks a term, and a candidate replaces it only if it
+        lacks fewer, so an earlier method wins a tie."""
+        translations = self.translate_sentences(pieces, **options)
+        checks = [glossary.mask(piece, "annotate") if glossary else None for piece, glossary in zip(pieces, glossaries)]
+        missing = [0] * len(pieces)
+        for i, check in enumerate(checks):
+            if check is not None and check.slots:
+                translations[i] = unmask(translations[i], check)
+                missing[i] = terms_missing(translations[i], check)
+        for style in self.glossary_methods:
+            todo = [i for i, count in enumerate(missing) if count]
+            masked = self._glossed([pieces[i] for i in todo], [glossaries[i] for i in todo], style)
+            todo, masked = [i for i, m in zip(todo, masked) if m], [m for m in masked if m]
+            if not todo:
+                break
+            outputs = self.translate_sentences([m.text for m in masked], **options)
+            for i, m, output in zip(todo, masked, outputs):
+                candidate = unmask(output, m)
+                count = terms_missing(candidate, m)
+                if count < missing[i]:
+                    translations[i], missing[i] = candidate, count
+        return translations
 
     def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,
                glossary_style: str | None = None, **options: Any) -> list[list[str]]:
