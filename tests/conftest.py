@@ -58,35 +58,77 @@ def trained_tiny(tmp_path_factory, prepared_tiny):
     return config
 
 
+@pytest.fixture(scope="session")
+def tiny_engine(trained_tiny):
+    """The Keras engine of `trained_tiny` with the run's decoding settings (XLA), shared by every module so that
+    its compiled decoders are compiled once; tests must not change its state."""
+    from pipeline.translate.keras_engine import KerasEngine
+
+    return KerasEngine.from_run(trained_tiny.run_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_engine_graph(trained_tiny):
+    """`tiny_engine` decoding in graph mode (`jit_compile=False`: one trace for every batch size), shared too."""
+    from pipeline.translate.keras_engine import KerasEngine
+
+    return KerasEngine.from_run(trained_tiny.run_dir, jit_compile=False)
+
+
 SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "model.share_embeddings=false",
                  "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
 
 
 @pytest.fixture(scope="session")
-def trained_tiny_sp(tmp_path_factory, tiny_config_path):
-    """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in config.run_dir)."""
+def prepared_tiny_sp(tmp_path_factory, tiny_config_path):
+    """The bundled sample prepared with separate English and Italian SentencePiece vocabularies: (config, report)."""
     from pipeline.config import load_config
     from pipeline.prepare import prepare
+
+    config = load_config(tiny_config_path, SENTENCEPIECE, str(tmp_path_factory.mktemp("tiny_sp")))
+    return config, prepare(config, progress=False)
+
+
+@pytest.fixture(scope="session")
+def trained_tiny_sp(tmp_path_factory, tiny_config_path, prepared_tiny_sp):
+    """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
     from pipeline.training import train
 
+    prepared_config, _ = prepared_tiny_sp
+    workdir = tmp_path_factory.mktemp("trained_sp")
+    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
     config = load_config(tiny_config_path, SENTENCEPIECE + SMALL_MODEL + [
-        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"],
-        str(tmp_path_factory.mktemp("trained_sp")))
-    prepare(config, progress=False)
+        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"], str(workdir))
     train(config, verbose=0)
     return config
 
 
 @pytest.fixture(scope="session")
-def trained_tiny_word(tmp_path_factory, prepared_tiny_word):
-    """Like `trained_tiny`, with word-level vocabularies: its Config (run in config.run_dir)."""
-    from pipeline.config import load_config
-    from pipeline.training import train
+def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
+    """A run with word-level vocabularies and the small model, its weights drawn at random (normal, 0.3: clear
+    argmaxes) rather than trained: what exports must reproduce, not what it translates. Its Config (run in
+    config.run_dir)."""
+    import shutil
+
+    import numpy as np
+
+    from pipeline.config import load_config, save_config
+    from pipeline.model import build_model
+    from pipeline.vectorizers import load_vectorizers
 
     prepared_config, _ = prepared_tiny_word
     workdir = tmp_path_factory.mktemp("trained_word")
     os.symlink(prepared_config.prepared_dir, workdir / "prepared")
     config = load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
-                         + SMALL_MODEL + ["train.epochs=2", "train.max_steps=250"], str(workdir))
-    train(config, verbose=0)
+                         + SMALL_MODEL, str(workdir))
+    config.run_dir.mkdir(parents=True)
+    save_config(config, config.run_dir / "config.yaml")
+    shutil.copyfile(config.prepared_dir / "vectorizers.pkl", config.run_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(config.run_dir / "vectorizers.pkl")
+    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    rng = np.random.default_rng(0)
+    for variable in model.weights:
+        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
+    model.save(config.run_dir / "best.keras")
     return config

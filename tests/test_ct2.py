@@ -29,8 +29,8 @@ EVALUATE = str(ROOT / "scripts" / "evaluate.py")
 
 
 @pytest.fixture(scope="module")
-def keras_translator(trained_tiny):
-    return KerasEngine.from_run(trained_tiny.run_dir)
+def keras_translator(tiny_engine):
+    return tiny_engine
 
 
 @pytest.fixture(scope="module")

@@ -41,10 +41,10 @@ def serve(saved_model, texts, tmp_path, tf_text=False):
     return served["out"]
 
 
-def test_word_level_saved_model_needs_only_tensorflow(trained_tiny_word, tmp_path):
+def test_word_level_saved_model_needs_only_tensorflow(untrained_tiny_word, tmp_path):
     for beam in (1, 3):
-        out = export_saved_model(trained_tiny_word.run_dir, tmp_path / f"sm{beam}", beam=beam)
-        expected = KerasEngine.from_run(trained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
+        out = export_saved_model(untrained_tiny_word.run_dir, tmp_path / f"sm{beam}", beam=beam)
+        expected = KerasEngine.from_run(untrained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
         assert serve(out, SENTENCES, tmp_path) == expected
         assert expected[2] == ""
 

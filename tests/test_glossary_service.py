@@ -5,7 +5,6 @@ from fastapi.testclient import TestClient
 
 from pipeline.service import ServiceSettings, create_app
 from pipeline.service.glossary_store import MAX_ENTRIES
-from pipeline.translate.keras_engine import KerasEngine
 
 TBX = """<?xml version="1.0" encoding="UTF-8"?>
 <martif type="TBX" xml:lang="en"><text><body>
@@ -17,8 +16,8 @@ LT = {"source": "en", "target": "it"}
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return KerasEngine.from_run(trained_tiny.run_dir)
+def translator(tiny_engine):
+    return tiny_engine
 
 
 def service(translator, path, **settings):

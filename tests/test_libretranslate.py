@@ -15,15 +15,14 @@ from pipeline.service import ServiceSettings, create_app
 from pipeline.service.batcher import Batcher
 from pipeline.documents.html import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
-from pipeline.translate.keras_engine import KerasEngine
 
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
 ORIGIN = "https://app.example"
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return KerasEngine.from_run(trained_tiny.run_dir)
+def translator(tiny_engine):
+    return tiny_engine
 
 
 @pytest.fixture(scope="module")

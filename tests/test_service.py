@@ -16,7 +16,6 @@ from fastapi.testclient import TestClient
 from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, api_key_from_env, create_app
 from pipeline.service.batcher import Batcher, BatcherClosed
-from pipeline.translate.keras_engine import KerasEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
@@ -25,8 +24,8 @@ SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's 
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return KerasEngine.from_run(trained_tiny.run_dir)
+def translator(tiny_engine):
+    return tiny_engine
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from pipeline.service import ServiceSettings, create_app
-from pipeline.translate.keras_engine import KerasEngine
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -28,8 +27,8 @@ def require_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return KerasEngine.from_run(trained_tiny.run_dir)
+def translator(tiny_engine):
+    return tiny_engine
 
 
 @pytest.fixture(scope="module")

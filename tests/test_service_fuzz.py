@@ -17,7 +17,6 @@ from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.checks import CHECKS  # noqa: E402
 
 from pipeline.service import ServiceSettings, create_app  # noqa: E402
-from pipeline.translate import open_translator  # noqa: E402
 
 # per operation and generation mode: about a minute for the whole document on 2 CPU cores (FUZZ_EXAMPLES for more)
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
@@ -27,8 +26,8 @@ CHECK_NAMES = ("not_a_server_error", "status_code_conformance", "content_type_co
 
 
 @pytest.fixture(scope="module")
-def translator(trained_tiny):
-    return open_translator(trained_tiny.run_dir, jit_compile=False)
+def translator(tiny_engine_graph):
+    return tiny_engine_graph
 
 
 @pytest.fixture

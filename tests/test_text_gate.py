@@ -26,10 +26,8 @@ def test_the_gate_replaces_exactly_the_code_points_utf8_cannot_encode():
 
 
 @pytest.fixture(scope="module")
-def keras_engine(trained_tiny):
-    from pipeline.translate import open_translator
-
-    return open_translator(trained_tiny.run_dir, jit_compile=False)
+def keras_engine(tiny_engine_graph):
+    return tiny_engine_graph
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,5 @@ def test_the_real_engines_give_one_line_per_line_on_arbitrary_unicode(trained_ti
 
 
 @pytest.fixture(scope="module")
-def keras_engine(trained_tiny):
-    from pipeline.translate import open_translator
-
-    return open_translator(trained_tiny.run_dir, jit_compile=False)
+def keras_engine(tiny_engine_graph):
+    return tiny_engine_graph

@@ -1,3 +1,4 @@
+import gzip
 import pickle
 
 import numpy as np
@@ -175,9 +176,10 @@ sys.path.insert(0, sys.argv[1])
 from pipeline.config import load_config
 from pipeline.prepare import prepare
 from pipeline.vectorizers import load_vectorizers
-for tokenizer in ("sentencepiece", "word"):
-    config = load_config(sys.argv[1] + "/configs/tiny.yaml", [f"data.tokenizer={tokenizer}"], sys.argv[2] + tokenizer)
-    report = prepare(config, progress=False)
+for tokenizer, vocabulary in (("sentencepiece", 1000), ("word", 6000)):
+    config = load_config(sys.argv[1] + "/configs/tiny.yaml", [f"data.tokenizer={tokenizer}",
+                         f"data.joint_vocab_size={vocabulary}"], sys.argv[2] + tokenizer)
+    report = prepare(config, sys.argv[3], progress=False)
     v = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
     ids = v.encode_italian(["Tom non è qui, vero?"])
     print(tokenizer, report["pairs_kept"], v.decode_italian(ids[0]), "tensorflow" in sys.modules, "keras" in sys.modules)
@@ -190,10 +192,14 @@ def test_text_path_runs_without_tensorflow(tmp_path):
     import sys
 
     from conftest import ROOT
-    result = subprocess.run([sys.executable, "-c", NO_TENSORFLOW, str(ROOT), str(tmp_path / "w_")],
+    with gzip.open(ROOT / "data" / "ita-eng-sample.txt.gz", "rt", encoding="utf-8") as sample:
+        head = [next(sample) for _ in range(5000)]                  # the sample's first 5,000 pairs: quicker
+    corpus = tmp_path / "head.txt"
+    corpus.write_text("".join(head), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", NO_TENSORFLOW, str(ROOT), str(tmp_path / "w_"), str(corpus)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.strip().splitlines()
     assert [line.split()[0] for line in lines] == ["sentencepiece", "word"]
     for line in lines:
-        assert line.endswith("Tom non è qui, vero? False False") and int(line.split()[1]) > 49000, line
+        assert line.endswith("Tom non è qui, vero? False False") and int(line.split()[1]) > 4900, line
