@@ -275,7 +275,7 @@ def test_keras_and_ctranslate2_apply_a_glossary_alike(trained_tiny, tmp_path_fac
                             threads=2)
     texts = ["Tom has a red car.", "I love you.", "The pipeline is slow. Tom is here."]
     glossary = Glossary({"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"})
-    for style in ("annotate", "target", "placeholder"):
+    for style in ("annotate", "target", "placeholder", None):          # None: the default order of methods
         out = keras_engine.translate(texts, beam=1, glossary=glossary, glossary_style=style)
         assert out == ct2.translate(texts, beam=1, glossary=glossary, glossary_style=style)
         assert out[1] == keras_engine.translate([texts[1]], beam=1)[0]          # no term: no change
