@@ -34,7 +34,6 @@ the file from which prepare's `data.term_annotation` draws its training annotati
 from __future__ import annotations
 
 import argparse
-import base64
 import gzip
 import re
 import sys
@@ -190,8 +189,12 @@ def main() -> int:
     plain_glossary = {source: counts.most_common(1)[0][0] for source, counts in usage.items()}
     agreeing = [(en, it, terms) for en, it, terms in rows
                 if all(plain_glossary[fold(s)] == t for s, t in terms)]
-    plain = consistent(agreeing, lambda kept: {usage_form[key]: plain_glossary[key]
-                                               for key in {fold(s) for row in kept for s, _ in row[2]}})
+
+    def plain_glossary_of(kept):
+        """The plain glossary restricted to the terms of `kept` rows, each in its first surface form."""
+        return {usage_form[key]: plain_glossary[key] for key in {fold(s) for row in kept for s, _ in row[2]}}
+
+    plain = consistent(agreeing, plain_glossary_of)
     by_fold = {fold(headword): headword for headword in dictionary}
     hard_glossary, hard = {}, []
     for en, it, terms in agreeing:                  # only term use is scored: the reference need not agree
@@ -216,7 +219,7 @@ def main() -> int:
                "entries come from the FreeDict English-Italian dictionary 0.1.2 (https://freedict.org, GPL-2+), "
                "as Debian's dict-freedict-eng-ita ships it. Built by bench/build_term_sets.py.\n")
     out = Path(args.out)
-    plain_terms = {usage_form[key]: plain_glossary[key] for key in {fold(s) for row in plain for s, _ in row[2]}}
+    plain_terms = plain_glossary_of(plain)
     hard_terms = dict(hard_glossary[key] for key in {fold(s) for row in hard for s, _ in row[2]})
     write_set(out / "plain", plain, plain_terms,
               "# Terminology test set: plain\n\nThe glossary asks for the translation each reference uses: wherever it "

@@ -104,31 +104,41 @@ def trained_tiny_sp(tmp_path_factory, tiny_config_path, prepared_tiny_sp):
     return config
 
 
-@pytest.fixture(scope="session")
-def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
-    """A run with word-level vocabularies and the small model, its weights drawn at random (normal, 0.3: clear
-    argmaxes) rather than trained: what exports must reproduce, not what it translates. Its Config (run in
-    config.run_dir)."""
+def random_weights_run(config, prepared_dir: Path):
+    """A run directory for `config` with the vectorizers of `prepared_dir` and a model whose weights are drawn at
+    random (normal, 0.3: clear argmaxes) rather than trained: what exports and converters must reproduce, not
+    what it translates. Returns the model (saved as the run's best.keras)."""
     import shutil
 
     import numpy as np
 
-    from pipeline.config import load_config, save_config
+    from pipeline.config import save_config
     from pipeline.model import build_model
     from pipeline.vectorizers import load_vectorizers
+
+    run = config.run_dir
+    run.mkdir(parents=True)
+    save_config(config, run / "config.yaml")
+    shutil.copyfile(prepared_dir / "vectorizers.pkl", run / "vectorizers.pkl")
+    vectorizers = load_vectorizers(run / "vectorizers.pkl")
+    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    rng = np.random.default_rng(0)
+    for variable in model.weights:
+        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
+    model.save(run / "best.keras")
+    return model
+
+
+@pytest.fixture(scope="session")
+def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
+    """A run with word-level vocabularies and the small model, its weights random (`random_weights_run`): what
+    exports must reproduce. Its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
 
     prepared_config, _ = prepared_tiny_word
     workdir = tmp_path_factory.mktemp("trained_word")
     os.symlink(prepared_config.prepared_dir, workdir / "prepared")
     config = load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
                          + SMALL_MODEL, str(workdir))
-    config.run_dir.mkdir(parents=True)
-    save_config(config, config.run_dir / "config.yaml")
-    shutil.copyfile(config.prepared_dir / "vectorizers.pkl", config.run_dir / "vectorizers.pkl")
-    vectorizers = load_vectorizers(config.run_dir / "vectorizers.pkl")
-    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
-    rng = np.random.default_rng(0)
-    for variable in model.weights:
-        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
-    model.save(config.run_dir / "best.keras")
+    random_weights_run(config, prepared_config.prepared_dir)
     return config

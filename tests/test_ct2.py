@@ -82,24 +82,16 @@ ARCHITECTURES = {
 def test_other_vocabularies_and_architecture_switches_convert_exactly(architecture, request, tmp_path):
     """The switches the trained tiny run (joint SentencePiece, pre-LN, sinusoidal, tied, scaled) leaves
     out, on freshly initialised models (weights scaled up, so that argmaxes are clear)."""
-    from conftest import SMALL_MODEL
-    from pipeline.config import load_config, save_config
-    from pipeline.model import build_model
+    from conftest import SMALL_MODEL, random_weights_run
+    from pipeline.config import load_config
     from pipeline.vectorizers import load_vectorizers
 
     fixture, overrides = ARCHITECTURES[architecture]
     prepared, _ = request.getfixturevalue(fixture)
     config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, *overrides], str(tmp_path))
     run = config.run_dir
-    run.mkdir(parents=True)
-    save_config(config, run / "config.yaml")
-    shutil.copyfile(prepared.prepared_dir / "vectorizers.pkl", run / "vectorizers.pkl")
+    random_weights_run(config, prepared.prepared_dir)
     vectorizers = load_vectorizers(run / "vectorizers.pkl")
-    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
-    rng = np.random.default_rng(0)
-    for variable in model.weights:
-        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
-    model.save(run / "best.keras")
     out = export_ctranslate2(run, tmp_path / "ct2")
     if vectorizers.italian.kind == "word":
         settings = json.loads((out / "config.json").read_text())
