@@ -1,5 +1,4 @@
 """Glossaries (pipeline/translate/glossary.py): the formats, their bad inputs, and matching."""
-import time
 
 import pytest
 
@@ -102,12 +101,13 @@ def test_offsets_survive_case_folding_that_changes_length():
     assert spans(glossary, text) == [("Straße", "strada")]
 
 
-def test_ten_thousand_entries_load_in_under_a_second(tmp_path):
+def test_ten_thousand_entries_load_and_match(tmp_path):
+    # Its load time (target < 1 s) is bench/bench_glossary.py's figure, not a timed test: wall clock in a shared
+    # CI process measures the machine's load (a 0.07 s load took 1.2 s once there).
     path = tmp_path / "big.tsv"
     path.write_text("".join(f"term{i} word{i % 97}\ttermine{i}\n" for i in range(10_000)), encoding="utf-8")
-    started = time.perf_counter()
     glossary = Glossary.load(path)
-    assert time.perf_counter() - started < 1.0 and len(glossary) == 10_000
+    assert len(glossary) == 10_000
     assert spans(glossary, "Use term42 word42 here.") == [("term42 word42", "termine42")]
 
 
