@@ -183,14 +183,25 @@ def test_export_directory_holds_vocabularies_and_tokenizer_and_translates_alone(
     assert CTranslate2Engine.from_run(moved).translate(SENTENCES, beam=4) == ct2.translate(SENTENCES, beam=4)
 
 
-def test_quantized_exports_translate(trained_tiny, tmp_path, ct2):
-    reference = ct2.translate(SENTENCES, beam=1)
+def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, tmp_path, ct2):
+    """Quantized weights give the float model's probabilities, nearly: each token of its greedy translations scored
+    by both. (Comparing the translations themselves is no test on the tiny run: its near-tied outputs, "non non
+    non ...", flip on any rounding, and int16 once matched 2 of 6.)"""
+    english = ct2.vectorizers.english
+    sources = [[english.vocabulary[i] for i in english.token_ids(s)] for s in SENTENCES]
+    targets = [result.hypotheses[0] for result in ct2.translator.translate_batch(sources, beam_size=1)]
+    float_scores = [np.array(r.log_probs) for r in ct2.translator.score_batch(sources, targets)]
+    # mean |log p| gap per token: 0.09 nats for int16 and int8 alike on the tiny run (tokens average 2.5 nats:
+    # CTranslate2 quantizes activations too); a broken conversion is off by whole nats
     for quantization in ("int16", "int8"):
         out = export_ctranslate2(trained_tiny.run_dir, tmp_path / quantization, quantization=quantization)
         assert json.loads((out / "pipeline.json").read_text())["quantization"] == quantization
-        translated = CTranslate2Engine(out).translate(SENTENCES, beam=1)
+        engine = CTranslate2Engine(out)
+        translated = engine.translate(SENTENCES, beam=1)
         assert len(translated) == len(SENTENCES) and all(translated)
-        assert np.mean([a == b for a, b in zip(translated, reference)]) >= 0.5, (quantization, translated)
+        scores = [np.array(r.log_probs) for r in engine.translator.score_batch(sources, targets)]
+        gap = np.mean(np.abs(np.concatenate(scores) - np.concatenate(float_scores)))
+        assert gap < 0.3, (quantization, gap)
 
 
 def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, valid_sources):
