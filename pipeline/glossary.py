@@ -257,6 +257,16 @@ def near_miss(text: str, term: str) -> tuple[int, int] | None:
     return span
 
 
+def lacks_verbatim(translation: str, terms: Iterable[str]) -> bool:
+    """Whether `translation` holds each of `terms` (do-not-translate terms: a term listed twice, twice) fewer times
+    than asked, exactly as written, as whole words."""
+    wanted: dict[str, int] = {}
+    for term in terms:
+        wanted[term] = wanted.get(term, 0) + 1
+    return any(len(re.findall(rf"(?<!\w){re.escape(term)}(?!\w)", translation)) < count
+               for term, count in wanted.items())
+
+
 def terms_missing(translation: str, masked: "Masked") -> int:
     """How many of the terms of `masked` its translation lacks (their Italian as whole words, in any case)."""
     return sum(find_words(term.target, translation) is None for _, term in masked.slots)

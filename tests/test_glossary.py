@@ -249,6 +249,28 @@ def test_do_not_translate_terms_come_out_verbatim_even_outside_the_vocabulary(ec
     assert out == ["INSTALL Ꝏꝏ-Tool 3 NOW."]
 
 
+def test_a_do_not_translate_term_no_method_got_through_is_kept_by_translating_around_it(echo):
+    def lossy(self, sentences, **options):      # a model that drops what its vocabulary lacks and any placeholder
+        self.seen = list(sentences)
+        outs = [" ".join(w for w in s.split() if w.isascii() and not w.startswith("Term")) for s in sentences]
+        return [out[:1].upper() + out[1:] for out in outs]
+    follows = type(echo).translate_sentences
+    type(echo).translate_sentences = lossy
+    try:
+        glossary = {"Łukasz": "Łukasz", "car": "automobile"}
+        out = echo.translate(["Łukasz grimaced.", "Łukasz saw Łukasz.", "Łukasz has a car.", "Łukasz.", "No term."],
+                             glossary=glossary)
+        last_call = echo.seen
+        plain = echo.translate(["Łukasz grimaced."], glossary={"car": "automobile"})
+    finally:
+        type(echo).translate_sentences = follows
+    # every method lost the name; the text around it was translated on its own (with the rest of the glossary:
+    # "car" by the last method), the name put back verbatim, a part's lower-case start kept
+    assert out == ["Łukasz grimaced.", "Łukasz saw Łukasz.", "Łukasz has a automobile.", "Łukasz.", "No term."]
+    assert last_call == ["has a automobile."]
+    assert plain == ["Grimaced."]                # without the term in the glossary nothing is cut
+
+
 def test_n_best_applies_the_glossary_to_every_hypothesis(echo):
     ranked = echo.n_best(["The car."], 2, glossary=Glossary({"car": "automobile"}), glossary_style="placeholder")
     assert ranked == [["THE automobile.", "the automobile."]]

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import regex
 
-from pipeline.translate.segment import needs_translation      # a letter or a digit: what the engines translate
+from pipeline.translate.segment import needs_translation, with_spacing   # what the engines translate; spacing kept
 
 NUMBER = regex.compile(r"[0-9]+")
 Translate = Callable[[list[str]], list[str]]
@@ -98,15 +98,6 @@ class Segment:
         return all(translation.count(span) >= count for span, count in wanted.items())
 
 
-def _padded(text: str, translation: str) -> str:
-    """`translation` with `text`'s leading and trailing whitespace (the engine strips them)."""
-    stripped = text.strip()
-    if not stripped:
-        return text
-    start = text.index(stripped[0])
-    return text[:start] + translation + text[start + len(stripped):]
-
-
 def _checked(texts: list[str], translate: Translate) -> list[str]:
     outputs = list(translate(texts)) if texts else []
     if len(outputs) != len(texts):
@@ -125,7 +116,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
     retry = []
     for segment, first, output in zip(todo, firsts, outputs):
         restored = segment.restored(output)
-        translation = None if restored is None else _padded(first, restored)
+        translation = None if restored is None else with_spacing(first, restored)
         if translation is None or not segment.kept(translation):
             retry.append(segment)
         else:
@@ -139,7 +130,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
         out = []
         for index, piece in enumerate(pieces):
             keep = index % 2 == 1 or not needs_translation(piece)
-            out.append(piece if keep else _padded(piece, next(translated)))
+            out.append(piece if keep else with_spacing(piece, next(translated)))
         segment.translation, segment.whole, segment.parts = "".join(out), False, out
 
 

@@ -20,8 +20,9 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
-from pipeline.glossary import METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, terms_missing, unmask
-from pipeline.translate.segment import LINE_BREAK, Segmented, segment_text
+from pipeline.glossary import (METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, lacks_verbatim,
+                               terms_missing, unmask)
+from pipeline.translate.segment import LINE_BREAK, Segmented, needs_translation, segment_text, with_spacing
 from pipeline.vectorizers import Vectorizers
 
 Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
@@ -207,8 +208,9 @@ class Engine:
 
         `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
         them (None allowed), one per text. A piece with a term is tried with `glossary_methods` in turn until its
-        translation holds every term (`_translate_glossed`); a piece without a term is translated exactly as
-        without a glossary. `glossary_style` (`glossary.STYLES`) forces one method on every piece with a term
+        translation holds every term (`_translate_glossed`), and a do-not-translate term comes out verbatim by
+        construction (`_cut_around_kept_terms`); a piece without a term is translated exactly as without a
+        glossary. `glossary_style` (`glossary.STYLES`) forces one method on every piece with a term
         (what bench/bench_glossary.py compares).
         """
         if isinstance(texts, str):
@@ -225,9 +227,10 @@ class Engine:
         done = iter(translations)
         return [layout.join(done) for layout in layouts]
 
-    def _translate_glossed(self, pieces: list[str], glossaries: list[Glossary | None],
-                           options: dict[str, Any]) -> list[str]:
-        """Each piece translated with its glossary: its own translation, then `glossary_methods`, a pass each.
+    def _translate_glossed(self, pieces: list[str], glossaries: list[Glossary | None], options: dict[str, Any],
+                           cut_around_kept: bool = True) -> list[str]:
+        """Each piece translated with its glossary: its own translation, then `glossary_methods`, a pass each,
+        then (`cut_around_kept`) `_cut_around_kept_terms` for a do-not-translate term still not verbatim.
 
         The first pass is the run's own translation of every piece: where it already holds each of the piece's
         terms (as whole words, any case: then written in the glossary's case), it is kept, so the terms a model
@@ -253,7 +256,46 @@ class Engine:
                 count = terms_missing(candidate, m)
                 if count < missing[i]:
                     translations[i], missing[i] = candidate, count
+        if cut_around_kept:
+            self._cut_around_kept_terms(pieces, glossaries, translations, options)
         return translations
+
+    def _cut_around_kept_terms(self, pieces: list[str], glossaries: list[Glossary | None], translations: list[str],
+                               options: dict[str, Any]) -> None:
+        """Where a translation still lacks one of its piece's do-not-translate terms exactly as written (a name
+        whose characters the vocabulary lacks, which no method got through the model), the piece is translated
+        again in parts: the text between those terms, each part on its own (with the rest of its glossary), and
+        the terms put back between them verbatim, so they survive by construction. A part that starts in lower
+        case keeps a lower-case start (the model capitalises what it takes for a sentence)."""
+        todo: list[tuple[int, list[str]]] = []            # (piece, [text, term, text, term, ..., text])
+        for i, (piece, glossary) in enumerate(zip(pieces, glossaries)):
+            if glossary is None:
+                continue
+            cleaned = clean_side(piece)
+            kept = [match for match in glossary.find(cleaned) if match.term.keep]
+            if not kept or not lacks_verbatim(translations[i], (match.term.target for match in kept)):
+                continue
+            parts, last = [], 0
+            for match in kept:
+                parts += [cleaned[last:match.start], match.term.target]
+                last = match.end
+            todo.append((i, parts + [cleaned[last:]]))
+        if not todo:
+            return
+        texts = [(i, text) for i, parts in todo for text in parts[0::2] if needs_translation(text)]
+        outputs = iter(self._translate_glossed([text.strip() for _, text in texts], [glossaries[i] for i, _ in texts],
+                                               options, cut_around_kept=False))
+        for i, parts in todo:
+            out = []
+            for index, part in enumerate(parts):
+                if index % 2 or not needs_translation(part):
+                    out.append(part)
+                    continue
+                translation = next(outputs)
+                if part.strip()[:1].islower() and translation[:1].isupper():
+                    translation = translation[:1].lower() + translation[1:]
+                out.append(with_spacing(part, translation))
+            translations[i] = "".join(out)
 
     def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,
                glossary_style: str | None = None, **options: Any) -> list[list[str]]:

@@ -76,6 +76,16 @@ def needs_translation(piece: str) -> bool:
     return TRANSLATABLE.search(piece) is not None
 
 
+def with_spacing(text: str, translation: str) -> str:
+    """`translation` with `text`'s leading and trailing whitespace (the engines strip them): how a piece cut from
+    inside a sentence is put back between its neighbours."""
+    stripped = text.strip()
+    if not stripped:
+        return text
+    start = text.index(stripped[0])
+    return text[:start] + translation + text[start + len(stripped):]
+
+
 @functools.lru_cache(maxsize=1)
 def _splitter():
     from sentence_splitter import SentenceSplitter
