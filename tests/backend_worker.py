@@ -1,26 +1,12 @@
 """Run in a subprocess by test_backends.py: train, save and reload on the backend named by KERAS_BACKEND.
 
-usage: backend_worker.py WORKDIR OUT.npz [--mirrored] [--no-tensorflow]
+usage: backend_worker.py WORKDIR OUT.npz [--mirrored]
 """
 import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-
-class _NoTensorFlow:
-    """Make `import tensorflow` fail, as on a GPU machine that has only JAX."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("tensorflow", "tensorboard"):
-            raise ModuleNotFoundError(f"No module named {name!r} (blocked for this test)")
-        return None
-
-
-if "--no-tensorflow" in sys.argv:
-    sys.meta_path.insert(0, _NoTensorFlow())
 
 if "--mirrored" in sys.argv:
     import tensorflow as tf

@@ -3,8 +3,8 @@ trained run, in one process, so that Keras and JAX start once.
 
 usage: jax_only_worker.py RUN_DIR OUT.json SENTENCE...
 Each script runs as `python scripts/NAME.py ...` would (runpy, `__main__`, its own argv); a failing one stops the
-worker with its exit status. Writes the CLI's and the API's greedy, beam-3 and sampled translations, the backend,
-whether TensorFlow can be found or imported, and whether it got imported.
+worker with its exit status. Writes the CLI's and the API's greedy, beam-3 and sampled translations, the model's
+logits on 8 validation pairs, the backend, whether TensorFlow can be found or imported, and whether it got imported.
 """
 import contextlib
 import importlib.util
@@ -55,6 +55,11 @@ from pipeline.translate.keras_engine import KerasEngine  # noqa: E402
 
 model = keras.saving.load_model(run_dir / "best.keras")        # the plain Keras way works too
 translator = KerasEngine.from_run(run_dir)
+from pipeline.datasets import load_split  # noqa: E402
+
+english, italian = load_split(run_dir.parent / "prepared", "valid")
+result["logits"] = keras.ops.convert_to_numpy(                 # for the TensorFlow process to compare its own with
+    model({"encoder_inputs": english[:8], "decoder_inputs": italian[:8, :-1]}, training=False)).tolist()
 result |= {"greedy": translator.translate(sentences, beam=1),
            "beam": translator.translate(sentences, beam=3),
            "sampled": translator.translate(sentences, sample=True, top_p=0.9, seed=1),

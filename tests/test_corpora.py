@@ -70,7 +70,10 @@ def test_each_corpus_is_split_as_if_prepared_alone(corpora):
     rows = corpus_rows(mixed, "train")
     assert [name for name, _, _ in rows] == ["phrases", "more"]
     from pipeline.vectorizers import load_vectorizers      # (each prepare fitted its own tokenizers)
-    decode = lambda prepared, ids: [load_vectorizers(prepared / "vectorizers.pkl").english.decode(row) for row in ids]
+
+    def decode(prepared, ids):
+        english = load_vectorizers(prepared / "vectorizers.pkl").english
+        return [english.decode(row) for row in ids]
     start, stop = rows[0][1], rows[0][2]
     assert decode(mixed, load_split(mixed, "train")[0][start:stop]) == decode(alone, np.asarray(load_split(alone, "train")[0]))
 

@@ -5,7 +5,8 @@ that hides TensorFlow from every import finder, as on a machine that has only JA
 `import tensorflow` raises ModuleNotFoundError and `importlib.util.find_spec("tensorflow")` is None.
 Prepare the bundled sample, train a small model briefly, translate with the CLI and the Python API
 (greedy, beam, sampling), score with sacreBLEU, draw the plots (these four in one process, the scripts run as
-`__main__`: tests/jax_only_worker.py); export, the one stage that needs TensorFlow, says so in one line.
+`__main__`: tests/jax_only_worker.py); the `.keras` file it wrote loads on TensorFlow, in this process, with the
+same logits; export, the one stage that needs TensorFlow, says so in one line.
 """
 import importlib.util
 import json
@@ -13,7 +14,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+from pipeline.datasets import load_split
+from pipeline.rundir import load_model
 
 from conftest import ROOT
 
@@ -82,6 +87,12 @@ def test_prepare_train_translate_evaluate_and_plot_without_tensorflow(backend, t
     assert len(cli["greedy"]) == len(cli["beam"]) == len(cli["sampled"]) == len(SENTENCES)
     assert (api["greedy"], api["beam"], api["sampled"]) == (cli["greedy"], cli["beam"], cli["sampled"])
     assert api["sampled_again"] == cli["sampled"]
+
+    # the .keras file this backend wrote loads on TensorFlow (this process) and computes the same logits
+    english, italian = load_split(workdir / "prepared", "valid")
+    logits = np.asarray(load_model(run)({"encoder_inputs": english[:8], "decoder_inputs": italian[:8, :-1]},
+                                        training=False))
+    assert np.allclose(logits, np.array(api["logits"]), atol=1e-4)
 
     report = json.loads((run / "eval" / "test-beam2.json").read_text(encoding="utf-8"))
     assert report["bleu_signature"].startswith("nrefs:") and 0 <= report["bleu"] <= 100
