@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import itertools
 import re
 import unicodedata
 import zipfile
@@ -84,6 +85,13 @@ def gate_texts(texts: Iterable[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("expected a list of texts, got one str: pass [text]")
     return [gate_text(text) for text in texts]
+
+
+def free_numbers(text: str, start: int = 70) -> Iterator[str]:
+    """Numbers from `start` up that `text` does not hold (as a run of ASCII digits): stand-ins that models copy far
+    more reliably than invented names (`Term0`, `%(count)d`), and that cannot be mistaken for one of the text's own."""
+    taken = set(re.findall(r"[0-9]+", text))
+    return (str(n) for n in itertools.count(start) if str(n) not in taken)
 
 
 def clean_side(text: str) -> str:

@@ -143,7 +143,7 @@ def test_a_text_without_a_term_is_translated_exactly_as_without_a_glossary(echo)
 
 
 @pytest.mark.parametrize("style,model_reads", [("target", "The auto rossa and the Pipeline, ok."),
-                                               ("placeholder", "The Term0 and the Term1, ok.")])
+                                               ("placeholder", "The 70 and the 71, ok.")])
 def test_terms_are_masked_for_the_model_and_restored_in_the_glossary_s_form(echo, style, model_reads):
     glossary = {"red car": "auto rossa", "pipeline": "Pipeline"}
     out = echo.translate(["The red car and the pipeline, ok."], glossary=glossary, glossary_style=style)
@@ -151,11 +151,19 @@ def test_terms_are_masked_for_the_model_and_restored_in_the_glossary_s_form(echo
     assert out == ["THE auto rossa AND THE Pipeline, OK."]
 
 
+def test_a_placeholder_is_a_number_the_sentence_does_not_hold_and_only_it_is_restored():
+    from pipeline.glossary import unmask
+
+    masked = Glossary({"car": "automobile"}).mask("Room 70, car 7.", "placeholder")
+    assert masked.text == "Room 70, 71 7."
+    assert unmask("Stanza 70, 71 7.", masked) == "Stanza 70, automobile 7."
+
+
 def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(echo):
     assert echo.glossary_style == "placeholder"              # the tiny run has no data.term_annotation
     glossary = {"red car": "auto rossa", "pipeline": "Pipeline"}
     echo.translate(["The red car and the pipeline, ok."], glossary=glossary)
-    assert echo.seen == ["The Term0 and the Term1, ok."]
+    assert echo.seen == ["The 70 and the 71, ok."]
     annotated = echo.config.data.term_annotation
     try:
         echo.config.data.term_annotation = 0.5
@@ -174,7 +182,7 @@ def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(
         assert echo.seen[:2] == list(answers)           # after its own translations lacked the terms
         assert out[:2] == ["UN'auto rossa.", "LA Pipeline."]
         # annotated, the third no longer fits the tiny model's 20 input tokens: it gets placeholders instead
-        assert echo.source_tokens(echo.seen[2]) <= echo.max_input_length and "Term0" in echo.seen[2]
+        assert echo.source_tokens(echo.seen[2]) <= echo.max_input_length and "70" in echo.seen[2]
     finally:
         echo.config.data.term_annotation = annotated
 
@@ -182,7 +190,7 @@ def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(
 def test_a_piece_that_lost_a_term_gets_the_next_method_until_one_keeps_it(echo):
     follows = type(echo).translate_sentences
     type(echo).translate_sentences = lambda self, sentences, **options: [     # a model that drops placeholders
-        out.replace("TERM0", "") for out in follows(self, sentences)]
+        out.replace("70", "") for out in follows(self, sentences)]
     try:
         out = echo.translate(["A car.", "No term."], glossary={"car": "automobile"})
         seen = echo.seen
@@ -218,7 +226,7 @@ def test_a_piece_whose_own_translation_holds_its_terms_is_kept_and_tried_no_furt
     finally:
         type(echo).translate_sentences = follows
     assert calls[0] == ["The Pipeline is slow.", "A car.", "No term."]      # the run's own translation, every piece
-    assert calls[1:] == [["A Term0."]]                  # then only the piece that lacked its term, by the next method
+    assert calls[1:] == [["A 70."]]                  # then only the piece that lacked its term, by the next method
     assert out == ["THE Pipeline IS SLOW.", "A automobile.", "NO TERM."]   # a term kept is written the glossary's way
 
 
@@ -252,7 +260,7 @@ def test_do_not_translate_terms_come_out_verbatim_even_outside_the_vocabulary(ec
 def test_a_do_not_translate_term_no_method_got_through_is_kept_by_translating_around_it(echo):
     def lossy(self, sentences, **options):      # a model that drops what its vocabulary lacks and any placeholder
         self.seen = list(sentences)
-        outs = [" ".join(w for w in s.split() if w.isascii() and not w.startswith("Term")) for s in sentences]
+        outs = [" ".join(w for w in s.split() if w.isascii() and not w[:1].isdigit()) for s in sentences]
         return [out[:1].upper() + out[1:] for out in outs]
     follows = type(echo).translate_sentences
     type(echo).translate_sentences = lossy

@@ -17,9 +17,9 @@ from typing import Callable, Sequence
 
 import regex
 
+from pipeline.text import free_numbers
 from pipeline.translate.segment import needs_translation, with_spacing   # what the engines translate; spacing kept
 
-NUMBER = regex.compile(r"[0-9]+")
 Translate = Callable[[list[str]], list[str]]
 
 
@@ -65,8 +65,7 @@ class Segment:
             before, after = pieces[index - 1][-1:], pieces[index + 1][:1]
             if before.isalnum() or after.isalnum():
                 return None
-        taken = set(NUMBER.findall(self.text))
-        free = (str(n) for n in range(70, 10_000) if str(n) not in taken)
+        free = free_numbers(self.text)
         return [next(free) for _ in self.protected]
 
     def first_text(self) -> str:
