@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import regex
 
 from pipeline.text import free_numbers
-from pipeline.translate.segment import needs_translation, with_spacing   # what the engines translate; spacing kept
+from pipeline.translate.segment import needs_translation, translate_between, with_spacing
 
 Translate = Callable[[list[str]], list[str]]
 
@@ -122,14 +122,8 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
             segment.translation = translation
     if not retry:
         return
-    cut = [segment.pieces() for segment in retry]
-    texts = [piece for pieces in cut for piece in pieces[0::2] if needs_translation(piece)]
-    translated = iter(_checked([text.strip() for text in texts], translate))
-    for segment, pieces in zip(retry, cut):
-        out = []
-        for index, piece in enumerate(pieces):
-            keep = index % 2 == 1 or not needs_translation(piece)
-            out.append(piece if keep else with_spacing(piece, next(translated)))
+    cuts = translate_between([segment.pieces() for segment in retry], lambda texts: _checked(texts, translate))
+    for segment, out in zip(retry, cuts):
         segment.translation, segment.whole, segment.parts = "".join(out), False, out
 
 

@@ -22,7 +22,7 @@ from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
 from pipeline.glossary import (METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, lacks_verbatim,
                                terms_missing, unmask)
-from pipeline.translate.segment import LINE_BREAK, Segmented, needs_translation, segment_text, with_spacing
+from pipeline.translate.segment import LINE_BREAK, Segmented, needs_translation, segment_text, translate_between
 from pipeline.vectorizers import Vectorizers
 
 Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
@@ -280,21 +280,10 @@ class Engine:
                 parts += [cleaned[last:match.start], match.term.target]
                 last = match.end
             todo.append((i, parts + [cleaned[last:]]))
-        if not todo:
-            return
-        texts = [(i, text) for i, parts in todo for text in parts[0::2] if needs_translation(text)]
-        outputs = iter(self._translate_glossed([text.strip() for _, text in texts], [glossaries[i] for i, _ in texts],
-                                               options, cut_around_kept=False))
-        for i, parts in todo:
-            out = []
-            for index, part in enumerate(parts):
-                if index % 2 or not needs_translation(part):
-                    out.append(part)
-                    continue
-                translation = next(outputs)
-                if part.strip()[:1].islower() and translation[:1].isupper():
-                    translation = translation[:1].lower() + translation[1:]
-                out.append(with_spacing(part, translation))
+        part_glossaries = [glossaries[i] for i, parts in todo for part in parts[0::2] if needs_translation(part)]
+        cuts = translate_between([parts for _, parts in todo], lambda texts: self._translate_glossed(
+            texts, part_glossaries, options, cut_around_kept=False), lower_start=True)
+        for (i, _), out in zip(todo, cuts):
             translations[i] = "".join(out)
 
     def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,

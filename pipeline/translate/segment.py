@@ -76,6 +76,29 @@ def needs_translation(piece: str) -> bool:
     return TRANSLATABLE.search(piece) is not None
 
 
+def translate_between(cuts: Sequence[Sequence[str]], translate: Callable[[list[str]], list[str]],
+                      lower_start: bool = False) -> list[list[str]]:
+    """Texts cut at spans that must come back verbatim, each as [text, span, text, ..., span, text], with the text
+    parts translated (those with a letter or a digit, of every cut, stripped, in one `translate` call; their spacing
+    put back) and the spans kept. `lower_start`: a part that starts in lower case keeps a lower-case start (a
+    model capitalises what it takes for a sentence)."""
+    texts = [part.strip() for parts in cuts for part in parts[0::2] if needs_translation(part)]
+    translated = iter(translate(texts) if texts else [])
+    joined = []
+    for parts in cuts:
+        out = []
+        for index, part in enumerate(parts):
+            if index % 2 or not needs_translation(part):
+                out.append(part)
+                continue
+            translation = next(translated)
+            if lower_start and part.strip()[:1].islower() and translation[:1].isupper():
+                translation = translation[:1].lower() + translation[1:]
+            out.append(with_spacing(part, translation))
+        joined.append(out)
+    return joined
+
+
 def with_spacing(text: str, translation: str) -> str:
     """`translation` with `text`'s leading and trailing whitespace (the engines strip them): how a piece cut from
     inside a sentence is put back between its neighbours."""
