@@ -62,6 +62,26 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
+@contextmanager
+def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the file `path` (created if missing) for the block, so that processes
+    which would write the same output (a conversion on first use) take turns; where the platform has no `fcntl`
+    (Windows), the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:           # no advisory locks: one process at a time is then the caller's to ensure
+        yield
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 MAX_LINE_BYTES = 1_000_000       # one line of a text file (a paragraph): longer lines are refused, not read whole
 UTF8_BOM, UTF16_BOMS = b"\xef\xbb\xbf", (b"\xff\xfe", b"\xfe\xff")
 

@@ -147,7 +147,7 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny, tmp_path):
     import keras
 
     run = tmp_path / "run"
-    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns("checkpoint", "logs", "ctranslate2*"))
+    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
     model = keras.saving.load_model(run / "best.keras", compile=False)
     bias = np.array(model.output_bias)
     bias[1] = 100.0                                    # the model now prefers [UNK] everywhere
@@ -216,6 +216,20 @@ def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, v
     assert (theirs["bleu"], theirs["chrf"]) == (ours["bleu"], ours["chrf"])
     with pytest.raises(ValueError, match="engine 'onnx'"):
         open_translator(trained_tiny.run_dir, engine="onnx")
+
+
+def test_processes_opening_a_fresh_run_at_once_convert_it_once(trained_tiny, tmp_path, capfd):
+    """Two engines opening a run with no export yet, at the same moment (service workers starting together): one
+    converts while holding the lock, the other waits and uses that export, instead of both replacing it at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
+    with ThreadPoolExecutor(2) as pool:
+        engines = list(pool.map(lambda _: open_translator(run, engine="ctranslate2"), range(2)))
+    assert capfd.readouterr().err.count("converting ") == 1
+    assert [engine.translate(SENTENCES[:2], beam=1) for engine in engines] == [
+        engines[0].translate(SENTENCES[:2], beam=1)] * 2
 
 
 CHECK_IMPORTS = """

@@ -25,6 +25,7 @@ import numpy as np
 
 from pipeline.export.ctranslate2 import EXTRA, export_is_current, read_export_settings
 from pipeline.extras import require
+from pipeline.io_utils import exclusive_lock
 from pipeline.rundir import RunDir
 from pipeline.translate.engine import Batches, Engine
 
@@ -68,10 +69,13 @@ class CTranslate2Engine(Engine):
             raise FileNotFoundError(f"model file {weights}: not found")
         export_dir = run.ctranslate2_dir(which)
         if not export_is_current(export_dir, weights):
-            from pipeline.export.ctranslate2 import export_ctranslate2     # loads Keras, for this conversion only
+            # processes opening the same run at once (service workers) convert it once, in turn
+            with exclusive_lock(export_dir.with_name(f".{export_dir.name}.lock")):
+                if not export_is_current(export_dir, weights):
+                    from pipeline.export.ctranslate2 import export_ctranslate2   # loads Keras, for this conversion only
 
-            print(f"converting {weights} for CTranslate2 into {export_dir} (once)", file=sys.stderr)
-            export_ctranslate2(run.path, export_dir, which=which)
+                    print(f"converting {weights} for CTranslate2 into {export_dir} (once)", file=sys.stderr)
+                    export_ctranslate2(run.path, export_dir, which=which)
         return cls(export_dir, compute_type, threads, device)
 
     @property
