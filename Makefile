@@ -21,8 +21,9 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(PY) scripts/demo.py --config $(CONFIG)
 
+# two workers, each test file whole in one (--dist loadfile); the trained fixtures are built once and shared
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
 
 bench: $(STAMP)
 	$(PY) bench/run.py

@@ -1,13 +1,76 @@
+import fcntl
+import json
 import os
+import shutil
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from pathlib import Path  # noqa: E402
+from typing import Callable, TypeVar  # noqa: E402
 
 import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = ROOT.parent / "shared" / "data" / "ita-eng" / "ita.txt.gz"
+
+
+T = TypeVar("T")
+OTHERS_TEMPORARY = shutil.ignore_patterns(".*")
+"""For copying a shared run: skips the temporary files and locks (dot names) of writers in other test workers."""
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], T], load: Callable[[Path], T]) -> T:
+    """`build(folder)` once per test run. Under pytest-xdist (`make test` runs two workers) the workers share it:
+    the first to ask builds it in the run's common temporary folder while holding a lock, the others wait for the
+    lock and `load(folder)` what it wrote. Alone, it is built in a fresh folder of this session."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build(tmp_path_factory.mktemp(name))
+    common = tmp_path_factory.getbasetemp().parent          # one per test run, shared by its workers
+    folder, done = common / name, common / f"{name}.done"
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)                     # released when the file closes
+        if done.exists():
+            return load(folder)
+        shutil.rmtree(folder, ignore_errors=True)           # what a worker whose build failed left: build again
+        folder.mkdir()
+        built = build(folder)
+        done.touch()
+        return built
+
+
+def prepared_once(tmp_path_factory, name: str, overrides: list[str]):
+    """The bundled sample prepared with the tiny config and `overrides`, once per test run: (config, report)."""
+    from pipeline.config import load_config
+    from pipeline.prepare import prepare
+
+    def configured(folder: Path):
+        return load_config(ROOT / "configs" / "tiny.yaml", overrides, workdir=str(folder))
+
+    def build(folder: Path):
+        config = configured(folder)
+        return config, prepare(config, progress=False)
+
+    def load(folder: Path):
+        config = configured(folder)
+        return config, json.loads((config.prepared_dir / "report.json").read_text(encoding="utf-8"))
+    return built_once(tmp_path_factory, name, build, load)
+
+
+def trained_once(tmp_path_factory, name: str, prepared_config, overrides: list[str]):
+    """A small model trained on `prepared_config`'s data with the tiny config and `overrides`, once per test run:
+    its Config (run in config.run_dir)."""
+    from pipeline.config import load_config
+    from pipeline.training import train
+
+    def configured(folder: Path):
+        return load_config(ROOT / "configs" / "tiny.yaml", overrides, str(folder))
+
+    def build(folder: Path):
+        os.symlink(prepared_config.prepared_dir, folder / "prepared")
+        config = configured(folder)
+        train(config, verbose=0)
+        return config
+    return built_once(tmp_path_factory, name, build, configured)
 
 
 @pytest.fixture(scope="session")
@@ -16,25 +79,16 @@ def tiny_config_path() -> Path:
 
 
 @pytest.fixture(scope="session")
-def prepared_tiny(tmp_path_factory, tiny_config_path):
+def prepared_tiny(tmp_path_factory):
     """The bundled sample prepared once with the tiny config: (config, report)."""
-    from pipeline.config import load_config
-    from pipeline.prepare import prepare
-
-    config = load_config(tiny_config_path, workdir=str(tmp_path_factory.mktemp("tiny")))
-    report = prepare(config, progress=False)
-    return config, report
+    return prepared_once(tmp_path_factory, "tiny", [])
 
 
 @pytest.fixture(scope="session")
-def prepared_tiny_word(tmp_path_factory, tiny_config_path):
+def prepared_tiny_word(tmp_path_factory):
     """The bundled sample prepared with word-level vocabularies: (config, report)."""
-    from pipeline.config import load_config
-    from pipeline.prepare import prepare
-
-    config = load_config(tiny_config_path, ["data.tokenizer=word", "data.joint_vocab_size=0",
-                                            "model.share_embeddings=false"], workdir=str(tmp_path_factory.mktemp("tiny_word")))
-    return config, prepare(config, progress=False)
+    return prepared_once(tmp_path_factory, "tiny_word", ["data.tokenizer=word", "data.joint_vocab_size=0",
+                                                         "model.share_embeddings=false"])
 
 
 SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
@@ -45,17 +99,8 @@ SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "mode
 @pytest.fixture(scope="session")
 def trained_tiny(tmp_path_factory, prepared_tiny):
     """A small model trained briefly on the prepared sample: its Config (run in config.run_dir)."""
-    from pipeline.config import load_config
-    from pipeline.training import train
-
-    prepared_config, _ = prepared_tiny
-    workdir = tmp_path_factory.mktemp("trained")
-    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
-    config = load_config(ROOT / "configs" / "tiny.yaml",
-                         SMALL_MODEL + ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"],
-                         str(workdir))
-    train(config, verbose=0)
-    return config
+    return trained_once(tmp_path_factory, "trained", prepared_tiny[0],
+                        SMALL_MODEL + ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
 
 
 @pytest.fixture(scope="session")
@@ -80,28 +125,16 @@ SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "mod
 
 
 @pytest.fixture(scope="session")
-def prepared_tiny_sp(tmp_path_factory, tiny_config_path):
+def prepared_tiny_sp(tmp_path_factory):
     """The bundled sample prepared with separate English and Italian SentencePiece vocabularies: (config, report)."""
-    from pipeline.config import load_config
-    from pipeline.prepare import prepare
-
-    config = load_config(tiny_config_path, SENTENCEPIECE, str(tmp_path_factory.mktemp("tiny_sp")))
-    return config, prepare(config, progress=False)
+    return prepared_once(tmp_path_factory, "tiny_sp", SENTENCEPIECE)
 
 
 @pytest.fixture(scope="session")
-def trained_tiny_sp(tmp_path_factory, tiny_config_path, prepared_tiny_sp):
+def trained_tiny_sp(tmp_path_factory, prepared_tiny_sp):
     """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in config.run_dir)."""
-    from pipeline.config import load_config
-    from pipeline.training import train
-
-    prepared_config, _ = prepared_tiny_sp
-    workdir = tmp_path_factory.mktemp("trained_sp")
-    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
-    config = load_config(tiny_config_path, SENTENCEPIECE + SMALL_MODEL + [
-        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"], str(workdir))
-    train(config, verbose=0)
-    return config
+    return trained_once(tmp_path_factory, "trained_sp", prepared_tiny_sp[0], SENTENCEPIECE + SMALL_MODEL + [
+        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
 
 
 def random_weights_run(config, prepared_dir: Path):
@@ -136,9 +169,14 @@ def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
     from pipeline.config import load_config
 
     prepared_config, _ = prepared_tiny_word
-    workdir = tmp_path_factory.mktemp("trained_word")
-    os.symlink(prepared_config.prepared_dir, workdir / "prepared")
-    config = load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
-                         + SMALL_MODEL, str(workdir))
-    random_weights_run(config, prepared_config.prepared_dir)
-    return config
+
+    def configured(folder: Path):
+        return load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
+                           + SMALL_MODEL, str(folder))
+
+    def build(folder: Path):
+        os.symlink(prepared_config.prepared_dir, folder / "prepared")
+        config = configured(folder)
+        random_weights_run(config, prepared_config.prepared_dir)
+        return config
+    return built_once(tmp_path_factory, "trained_word", build, configured)

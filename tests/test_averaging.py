@@ -15,7 +15,7 @@ from pipeline.model import build_model
 from pipeline.rundir import RunDir, RunDirectoryError
 from pipeline.training import Checkpointer, TrainState, compile_model
 
-from conftest import ROOT, SMALL_MODEL
+from conftest import OTHERS_TEMPORARY, ROOT, SMALL_MODEL
 
 
 def small_config(prepared_tiny, tmp_path, *extra):
@@ -74,7 +74,7 @@ def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
 def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_path):
     from pipeline.translate.keras_engine import KerasEngine
 
-    run = RunDir(shutil.copytree(trained_tiny.run_dir, tmp_path / "run"))
+    run = RunDir(shutil.copytree(trained_tiny.run_dir, tmp_path / "run", ignore=OTHERS_TEMPORARY))
     assert [RunDir.kept_step(p) for p in run.kept_checkpoints()] == [250]   # default train.keep_checkpoints
     model = keras.saving.load_model(run.checkpoint_model, compile=False)
     newest = model.get_weights()
@@ -106,7 +106,7 @@ def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_pat
 
 
 def test_average_script_errors_in_one_line(trained_tiny, tmp_path):
-    run = shutil.copytree(trained_tiny.run_dir, tmp_path / "run")
+    run = shutil.copytree(trained_tiny.run_dir, tmp_path / "run", ignore=OTHERS_TEMPORARY)
     for path in RunDir(run).kept_checkpoints():
         path.unlink()
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "average.py"), "--run", str(run), "--last", "2"],

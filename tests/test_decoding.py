@@ -20,7 +20,7 @@ from pipeline.rundir import RunDirectoryError
 from pipeline.translate.keras_engine import KerasEngine
 from pipeline.vectorizers import VectorizerFileError
 
-from conftest import ROOT
+from conftest import OTHERS_TEMPORARY, ROOT
 
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
              "It's raining.", "We have to go now, because the last train leaves at ten."]
@@ -315,7 +315,7 @@ def test_bad_inputs(translator):
 def test_damaged_run_directory_names_the_file(trained_tiny, tmp_path, damage, message):
     import shutil
     run = tmp_path / "run"
-    shutil.copytree(trained_tiny.run_dir, run)
+    shutil.copytree(trained_tiny.run_dir, run, ignore=OTHERS_TEMPORARY)
     damage(run)
     with pytest.raises((RunDirectoryError, VectorizerFileError, ValueError, FileNotFoundError)) as info:
         KerasEngine.from_run(run)
