@@ -157,6 +157,11 @@ class RunDir:
         self.model_file(which)                        # checks `which`
         return self.path / (CT2_DIR if which == "best" else f"{CT2_DIR}-{which}")
 
+    def ctranslate2_lock(self, which: str = "best") -> Path:
+        """The lock file held while `<which>.keras` is converted into `ctranslate2_dir(which)` (one process at a time)."""
+        export_dir = self.ctranslate2_dir(which)
+        return export_dir.with_name(f".{export_dir.name}.lock")
+
     @property
     def is_ctranslate2_export(self) -> bool:
         """Whether this directory is a CTranslate2 export rather than a training run."""

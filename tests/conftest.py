@@ -1,4 +1,3 @@
-import fcntl
 import json
 import os
 import shutil
@@ -23,12 +22,13 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], T], load: Ca
     """`build(folder)` once per test run. Under pytest-xdist (`make test` runs two workers) the workers share it:
     the first to ask builds it in the run's common temporary folder while holding a lock, the others wait for the
     lock and `load(folder)` what it wrote. Alone, it is built in a fresh folder of this session."""
+    from pipeline.io_utils import exclusive_lock
+
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return build(tmp_path_factory.mktemp(name))
     common = tmp_path_factory.getbasetemp().parent          # one per test run, shared by its workers
     folder, done = common / name, common / f"{name}.done"
-    with open(common / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)                     # released when the file closes
+    with exclusive_lock(common / f"{name}.lock"):
         if done.exists():
             return load(folder)
         shutil.rmtree(folder, ignore_errors=True)           # what a worker whose build failed left: build again
@@ -56,11 +56,10 @@ def prepared_once(tmp_path_factory, name: str, overrides: list[str]):
     return built_once(tmp_path_factory, name, build, load)
 
 
-def trained_once(tmp_path_factory, name: str, prepared_config, overrides: list[str]):
-    """A small model trained on `prepared_config`'s data with the tiny config and `overrides`, once per test run:
-    its Config (run in config.run_dir)."""
+def run_once(tmp_path_factory, name: str, prepared_config, overrides: list[str], fill: Callable[[object], object]):
+    """A run of the tiny config with `overrides` on `prepared_config`'s data, once per test run: `fill(config)` makes
+    it (trains it, or writes random weights). Its Config (run in config.run_dir)."""
     from pipeline.config import load_config
-    from pipeline.training import train
 
     def configured(folder: Path):
         return load_config(ROOT / "configs" / "tiny.yaml", overrides, str(folder))
@@ -68,9 +67,16 @@ def trained_once(tmp_path_factory, name: str, prepared_config, overrides: list[s
     def build(folder: Path):
         os.symlink(prepared_config.prepared_dir, folder / "prepared")
         config = configured(folder)
-        train(config, verbose=0)
+        fill(config)
         return config
     return built_once(tmp_path_factory, name, build, configured)
+
+
+def trained_once(tmp_path_factory, name: str, prepared_config, overrides: list[str]):
+    """`run_once`, trained briefly."""
+    from pipeline.training import train
+
+    return run_once(tmp_path_factory, name, prepared_config, overrides, lambda config: train(config, verbose=0))
 
 
 @pytest.fixture(scope="session")
@@ -166,17 +172,7 @@ def random_weights_run(config, prepared_dir: Path):
 def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
     """A run with word-level vocabularies and the small model, its weights random (`random_weights_run`): what
     exports must reproduce. Its Config (run in config.run_dir)."""
-    from pipeline.config import load_config
-
     prepared_config, _ = prepared_tiny_word
-
-    def configured(folder: Path):
-        return load_config(ROOT / "configs" / "tiny.yaml", ["data.tokenizer=word", "data.joint_vocab_size=0"]
-                           + SMALL_MODEL, str(folder))
-
-    def build(folder: Path):
-        os.symlink(prepared_config.prepared_dir, folder / "prepared")
-        config = configured(folder)
-        random_weights_run(config, prepared_config.prepared_dir)
-        return config
-    return built_once(tmp_path_factory, "trained_word", build, configured)
+    return run_once(tmp_path_factory, "trained_word", prepared_config,
+                    ["data.tokenizer=word", "data.joint_vocab_size=0"] + SMALL_MODEL,
+                    lambda config: random_weights_run(config, prepared_config.prepared_dir))

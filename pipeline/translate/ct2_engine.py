@@ -70,7 +70,7 @@ class CTranslate2Engine(Engine):
         export_dir = run.ctranslate2_dir(which)
         if not export_is_current(export_dir, weights):
             # processes opening the same run at once (service workers) convert it once, in turn
-            with exclusive_lock(export_dir.with_name(f".{export_dir.name}.lock")):
+            with exclusive_lock(run.ctranslate2_lock(which)):
                 if not export_is_current(export_dir, weights):
                     from pipeline.export.ctranslate2 import export_ctranslate2   # loads Keras, for this conversion only
 
