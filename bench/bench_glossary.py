@@ -100,7 +100,9 @@ def main() -> int:
         results[style] = {"term_use": round(100 * term_use(outputs, terms), 1), "bleu": round(bleu.score, 2),
                           "chrf": round(chrf.score, 2), "sentences_per_s": round(len(sources) / seconds, 1)}
         print(f"{style}: {results[style]}", file=sys.stderr)
-        hypotheses = Path(args.run) / "eval" / f"terms-{term_set.name}-{style.replace('/', '-')}.hyp.txt"
+        # the set's folder and its parent's: runs/terms-valid/plain and data/terms/plain must not overwrite each other
+        hypotheses = Path(args.run) / "eval" / (f"{term_set.resolve().parent.name}-{term_set.name}-"
+                                                f"{args.engine}-{style.replace('/', '-')}.hyp.txt")
         hypotheses.parent.mkdir(parents=True, exist_ok=True)
         hypotheses.write_text("\n".join(outputs) + "\n", encoding="utf-8")
 
