@@ -17,10 +17,10 @@ USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, F
                                                 IsADirectoryError, PermissionError, MissingExtra)
 
 
-def config_parser(description: str) -> argparse.ArgumentParser:
+def config_parser(description: str, default_config: str = "configs/tiny.yaml") -> argparse.ArgumentParser:
     """A parser with the flags every stage shares: --config, --workdir, --set."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", default="configs/tiny.yaml", help="YAML config (default: %(default)s)")
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=default_config, help="YAML config (default: %(default)s)")
     parser.add_argument("--workdir", help="override the config's workdir")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one config value (repeatable), e.g. --set train.epochs=3")

@@ -248,6 +248,18 @@ def batch_shapes(english: np.ndarray, italian: np.ndarray, batching: Batching) -
     return {(r, en, it - 1) for r, en, it in (batch_shape(english, italian, rows, batching) for rows in plan)}
 
 
+def example_batches(english: np.ndarray, italian: np.ndarray, batching: Batching) -> list[tuple]:
+    """One batch of padding for each distinct shape an epoch of these arrays has, structured as `ArrayBatches`
+    serves them (with loss weights when accumulating): all that a compiler needs to know of the epoch."""
+    plan = batch_plan(english, italian, batching, seed=0, epoch=0)
+    batches = []
+    for rows, en_len, it_len in sorted({batch_shape(english, italian, rows, batching) for rows in plan}):
+        inputs, targets = format_dataset(np.zeros((rows, en_len), english.dtype), np.zeros((rows, it_len), italian.dtype))
+        weights = (np.ones((rows, 1), np.float32),) if batching.accumulate_steps > 1 else ()
+        batches.append((inputs, targets, *weights))
+    return batches
+
+
 def group_weights(italian: np.ndarray, plan: list[np.ndarray], accumulate_steps: int) -> np.ndarray:
     """Per-batch loss weights for gradient accumulation: k * tokens(batch) / tokens(its group of k).
 

@@ -49,6 +49,11 @@ class Distribution:
     def is_chief(self) -> bool:
         return self.worker == 0
 
+    @property
+    def is_single(self) -> bool:
+        """One device, one process: the batches and programs are the plain ones."""
+        return self.mode == "none"
+
     def scope(self) -> ContextManager:
         """Where the model and optimizer must be created (or loaded)."""
         return self.strategy.scope() if self.strategy is not None else nullcontext()

@@ -2,12 +2,14 @@
 
 Masks are explicit: padding masks of shape (batch, length), True for real tokens, are
 turned into key masks by `attention_mask()`; decoder self-attention adds the causal part.
-Attention runs through `keras.ops.dot_product_attention`, which each backend may fuse (cuDNN or
-flash attention on GPU); the explicit einsum path remains where the weights are wanted (plots).
+Training attention runs through `fused_attention`, which picks the kernel per backend and device (see
+there): cuDNN flash attention on a CUDA GPU under JAX, `keras.ops.dot_product_attention` elsewhere. The
+explicit einsum path remains where the weights are wanted (plots), and cached decoding uses plain matmuls.
 Every layer builds all of its sublayers in `build()`, so `.keras` files reload on any backend.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,6 +46,66 @@ def causal_mask(q_len, k_len):
     rows = ops.expand_dims(ops.arange(q_len), 1)                          # (q, 1)
     cols = ops.expand_dims(ops.arange(k_len), 0)                          # (1, k)
     return cols <= rows
+
+
+@functools.lru_cache(maxsize=None)
+def _cudnn_attention_device() -> int:
+    """The largest head dimension cuDNN flash attention takes on this process's first device: 256 on Hopper
+    or later, 128 on Ampere; 0 where it is not to be had (not JAX, no CUDA GPU, no cuDNN, older than Ampere)."""
+    if keras.backend.backend() != "jax":
+        return 0
+    try:
+        import jax
+        from jax._src.cudnn.fused_attention_stablehlo import check_compute_capability, check_cudnn_version
+
+        if jax.devices()[0].platform != "gpu":
+            return 0
+        check_cudnn_version()
+        if not check_compute_capability("8.0"):
+            return 0
+        return 256 if check_compute_capability("9.0") else 128
+    except (ImportError, RuntimeError, AttributeError):
+        return 0
+
+
+def cudnn_attention_applies(query) -> bool:
+    """Whether `fused_attention` sends `query` (batch, q, heads, dk) to cuDNN's flash attention: JAX on a CUDA
+    GPU of Ampere or later with cuDNN, float16/bfloat16 (mixed precision), head dimension a multiple of 8."""
+    head_dim = query.shape[-1]
+    return (str(query.dtype) in ("bfloat16", "float16") and head_dim % 8 == 0
+            and head_dim <= _cudnn_attention_device())
+
+
+def key_lengths(mask):
+    """(batch, 1, k) key mask, padding at the end -> (batch,) int32 numbers of real keys, at least 1."""
+    return ops.maximum(ops.sum(ops.cast(mask[:, 0, :], "int32"), axis=-1), 1)
+
+
+def fused_attention(query, key, value, mask, scale: float, causal: bool = False, implementation: str | None = None):
+    """Attention of `query` (batch, q, heads, dk) over `key`/`value` (batch, k, heads, dk) where the boolean
+    `mask` (batch, 1 or q, k) is True, causal on request -> (batch, q, heads, dk).
+
+    Where cuDNN's flash attention applies (`cudnn_attention_applies`) and the mask is a key-padding mask
+    (batch, 1, k), it is called directly with the keys' lengths (`key_value_seq_lengths`): the padding
+    form cuDNN fuses without a bias tensor, so no length must be even and no bias gradient is computed.
+    The pipeline's batches are always padded at the end, which is what lengths describe. `implementation`
+    forces that path with another kernel ("xla"), for tests on a CPU.
+
+    Everywhere else `keras.ops.dot_product_attention` gets the mask at its full size (batch, 1, q, k), the
+    layout every fused kernel accepts (cuDNN's refuses a mask broadcast over queries); on JAX with its
+    plain XLA kernel, asked for explicitly, so that nothing tries cuDNN and logs its refusal.
+    """
+    if mask.shape[1] == 1 and (implementation or cudnn_attention_applies(query)):
+        import jax
+
+        return jax.nn.dot_product_attention(query, key, value, scale=scale, is_causal=causal,
+                                            key_value_seq_lengths=key_lengths(mask),
+                                            implementation=implementation or "cudnn")
+    batch, q_len, k_len = ops.shape(query)[0], ops.shape(query)[1], ops.shape(key)[1]
+    full_mask = ops.broadcast_to(ops.expand_dims(mask, 1), (batch, 1, q_len, k_len))     # (batch, 1, q, k)
+    flash = False if keras.backend.backend() == "jax" else None
+    return ops.dot_product_attention(query, key, value, mask=full_mask, scale=scale, is_causal=causal,
+                                     flash_attention=flash)
 
 
 class _ConsumesMask:
@@ -157,8 +219,7 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         if return_scores:
             context, weights = self._explicit_attention(q, key, value, mask, causal, training)
         else:
-            context = ops.dot_product_attention(q, key, value, mask=ops.expand_dims(mask, 1),
-                                                scale=1.0 / math.sqrt(self.key_dim), is_causal=causal)
+            context = fused_attention(q, key, value, mask, 1.0 / math.sqrt(self.key_dim), causal)
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
         output = self.output_dense(ops.reshape(context, (batch, length, self.num_heads * self.key_dim)))
         return (output, weights) if return_scores else output

@@ -24,12 +24,14 @@ import numpy as np
 from keras import ops
 
 from pipeline.averaging import average_kept_checkpoints
+from pipeline.compilation import Precompiled, compile_log, enable_persistent_cache, precompile_jax
 from pipeline.config import Config, save_config
-from pipeline.datasets import (Batching, batch_plan, batch_shapes, feeder, format_dataset, load_split, mixture,
-                               sequence_lengths, split_corpora, steps_per_epoch)
+from pipeline.datasets import (Batching, batch_plan, batch_shapes, example_batches, feeder, format_dataset, load_split,
+                               mixture, sequence_lengths, split_corpora, steps_per_epoch)
 from pipeline.distribution import setup_distribution
 from pipeline.extras import MissingExtra
 from pipeline.finetune import check_child, start_from_parent
+from pipeline.flops import bf16_peak, config_train_flops, device_name
 from pipeline.io_utils import atomic_directory, atomic_file, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
@@ -49,8 +51,33 @@ def compile_model(model: keras.Model, config: Config, finetune: bool = False) ->
                                       gradient_accumulation_steps=k if k > 1 else None)
     model.compile(optimizer=optimizer,
                   loss=MaskedSparseCrossEntropy(config.train.label_smoothing),
-                  metrics=[MaskedAccuracy()], jit_compile=config.train.jit_compile)
+                  metrics=[MaskedAccuracy()], jit_compile=jit_training(config))
     return model
+
+
+def jit_training(config: Config) -> bool:
+    """Whether the training step is one XLA program: `train.jit_compile`, and always on JAX, where the
+    alternative is op-by-op dispatch (tiny on 2 CPU cores: 1,033 small programs and 2.5x the time per step)."""
+    return bool(config.train.jit_compile or keras.backend.backend() == "jax")
+
+
+class Precompile(keras.callbacks.Callback):
+    """On JAX, before the first step: every training and validation program loaded from a previous run, or
+    compiled side by side (`pipeline.compilation.precompile_jax`), and handed to the training loop."""
+
+    def __init__(self, train_batches: list, test_batches: list):
+        super().__init__()
+        self.train_batches, self.test_batches = train_batches, test_batches
+        self.done = Precompiled()
+
+    def on_train_begin(self, logs=None):
+        if not (self.train_batches or self.test_batches):    # once per run (train() may call fit twice)
+            return
+        self.done = precompile_jax(self.model, self.train_batches, self.test_batches)
+        self.train_batches = self.test_batches = []
+        if self.done.programs:
+            print(f"training and validation programs: {self.done.compiled} compiled side by side, "
+                  f"{self.done.loaded} loaded from earlier runs, in {self.done.seconds:.1f} s")
 
 
 @dataclass
@@ -260,6 +287,24 @@ class TrainingData:
         lengths = np.maximum(sequence_lengths(self.train_it) - 1, 0)
         return float(lengths[np.concatenate(plan)].sum()) / self.epoch_steps
 
+    def flops_per_step(self) -> float:
+        """Matmul FLOPs of a training step (`pipeline.flops`), on average over an epoch's non-padding tokens."""
+        plan = batch_plan(self.train_en, self.train_it, self.batching, self.config.seed, 0)
+        rows = np.concatenate(plan)
+        source = sequence_lengths(self.train_en)[rows]
+        target = np.maximum(sequence_lengths(self.train_it) - 1, 0)[rows]
+        vocab = int(self.config.data.joint_vocab_size or self.config.data.it_vocab_size)
+        return config_train_flops(self.config, vocab, source, target) / self.epoch_steps
+
+    def precompile(self) -> Precompile:
+        """The callback that compiles every batch shape's training and validation program up front."""
+        per_corpus = [example_batches(self.valid_en[a:b], self.valid_it[a:b], self.valid_batching)
+                      for _, a, b in self.valid_corpora] if len(self.valid_corpora) > 1 else []
+        valid = example_batches(self.valid_en, self.valid_it, self.valid_batching)
+        shapes = lambda batch: tuple(x.shape for x in keras.tree.flatten(batch))
+        unique = {shapes(batch): batch for batch in valid + [b for batches in per_corpus for b in batches]}
+        return Precompile(example_batches(self.train_en, self.train_it, self.batching), list(unique.values()))
+
     def shapes(self) -> set[tuple[int, int, int]]:
         """Every batch shape fit() will see, training and validation."""
         return (batch_shapes(self.train_en, self.train_it, self.batching)
@@ -308,6 +353,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if init_from is not None:
         check_child(config, init_from)
     distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
+    cache = enable_persistent_cache()
     data.feed = distribution.feed                  # each split: this process's share of every batch
     run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
                else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
@@ -339,18 +385,14 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if data.describe_corpora():
         print(data.describe_corpora())
     checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
-    callbacks = (_callbacks(config, run_dir, checkpointer, per_corpus)
+    precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
+                  else Precompile([], []))
+    callbacks = ([precompile] + _callbacks(config, run_dir, checkpointer, per_corpus)
                  + distribution.callbacks(config, checkpointer.out_of_budget))
     epochs, start_step = config.train.epochs, state.global_step
     started = time.perf_counter()
-    if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
-        model.fit(data.training(state.epoch, state.step_in_epoch),
-                  validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
-                  steps_per_epoch=epoch_steps - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
-    if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
-        model.fit(data.training(state.epoch, 0, epochs),
-                  validation_data=valid, epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=epoch_steps,
-                  callbacks=callbacks, verbose=verbose, shuffle=False)
+    with compile_log() as compiling:
+        _fit(model, data, state, checkpointer, valid, callbacks, verbose)
     seconds = time.perf_counter() - started
     checkpointer.save_checkpoint()
     inference_copy(model).save(run.model_file("model"))
@@ -365,6 +407,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                "updates": state.global_step // data.batching.accumulate_steps, "batch_shapes": len(shapes),
                "bucket_boundaries": list(data.batching.boundaries),
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
+               **_throughput(data, compiling, precompile, steps, seconds),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
     if per_corpus:
@@ -376,6 +419,38 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     atomic_write_json(run.summary_file, summary)
     distribution.finish(run_dir)
     return summary
+
+
+def _throughput(data: TrainingData, compiling, precompile: Precompile, steps: int, seconds: float) -> dict[str, Any]:
+    """Compile time and program counts (`pipeline.compilation`), and the rate after compiling: target tokens/s,
+    matmul TFLOP/s and, on a device whose peak is known, MFU (`pipeline.flops`)."""
+    figures = {**compiling.summary(), "ready_programs_compiled": precompile.done.compiled,
+               "ready_programs_loaded": precompile.done.loaded, "device": device_name()}
+    if not compiling.measured or not steps:
+        return figures
+    after = max(seconds - compiling.seconds, 1e-9)
+    flops = steps * data.flops_per_step() / after
+    figures.update({"seconds_after_compiling": round(after, 1),
+                    "target_tokens_per_s_after_compiling": round(steps * data.tokens_per_step() / after),
+                    "matmul_tflops_per_s": round(flops / 1e12, 3)})
+    peak = bf16_peak(figures["device"])
+    if peak and data.config.train.mixed_precision != "none":
+        figures["mfu"] = round(flops / peak, 4)
+    return figures
+
+
+def _fit(model: keras.Model, data: TrainingData, state: TrainState, checkpointer: Checkpointer, valid: Any,
+         callbacks: list, verbose: int | str) -> None:
+    """fit() from where `state` stands: the interrupted epoch's rest first, then whole epochs, within budget."""
+    epochs, epoch_steps = data.config.train.epochs, data.epoch_steps
+    if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
+        model.fit(data.training(state.epoch, state.step_in_epoch),
+                  validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
+                  steps_per_epoch=epoch_steps - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
+    if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
+        model.fit(data.training(state.epoch, 0, epochs),
+                  validation_data=valid, epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=epoch_steps,
+                  callbacks=callbacks, verbose=verbose, shuffle=False)
 
 
 def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:
@@ -392,6 +467,16 @@ def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:
         return {}
 
 
+def _compiling(summary: dict[str, Any]) -> str:
+    if not summary.get("compile_measured"):
+        return "compile time not measured on this backend"
+    text = (f"compiling {summary['compile_seconds']:.1f} s ({summary['compiled_programs']} programs compiled, "
+            f"{summary['programs_from_cache']} from the cache)")
+    if "target_tokens_per_s_after_compiling" in summary:
+        text += f", {summary['target_tokens_per_s_after_compiling']:,} target tokens/s after it"
+    return text + (f", MFU {100 * summary['mfu']:.1f}%" if "mfu" in summary else "")
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     val = "n/a" if summary["best_val_loss"] is None else f"{summary['best_val_loss']:.4f}"
     acc = "n/a" if summary["best_val_accuracy"] is None else f"{100 * summary['best_val_accuracy']:.2f}%"
@@ -402,5 +487,5 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines + [
         f"trained {summary['steps']:,} steps ({summary['total_steps']:,} in all, {summary['epochs']} epochs) "
         f"in {summary['seconds']:.1f} s, {summary['target_tokens_per_s']:,} target tokens/s, "
-        f"{summary['batch_shapes']} batch shapes; "
+        f"{summary['batch_shapes']} batch shapes, {_compiling(summary)}; "
         f"best val_loss {val}{by_corpus}, val accuracy {acc} (epoch {summary['best_epoch']}) -> {summary['run_dir']}"])

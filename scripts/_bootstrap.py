@@ -5,3 +5,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from pipeline.compilation import choose_backend, set_tensorflow_cache_flag  # noqa: E402  (no Keras imported)
+
+choose_backend()                 # TensorFlow where installed, else JAX, else PyTorch
+set_tensorflow_cache_flag()      # TensorFlow reads its XLA flags once, when it starts: before anything imports it

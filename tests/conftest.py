@@ -1,8 +1,16 @@
+import atexit
 import json
 import os
 import shutil
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+if "NMT_COMPILATION_CACHE" not in os.environ:
+    # each test process (and the scripts it starts) compiles into its own cache, removed at exit: the suite
+    # never reads programs of an earlier run, nor writes the user's cache
+    _CACHE = tempfile.mkdtemp(prefix="nmt-test-xla-")
+    os.environ["NMT_COMPILATION_CACHE"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, True)
 
 from pathlib import Path  # noqa: E402
 from typing import Callable, TypeVar  # noqa: E402

@@ -83,3 +83,90 @@ def test_fused_attention_equals_the_explicit_path_on_jax():
     for case in CASES:
         assert differences[case]["fused_vs_explicit"] < 1e-5, (case, differences[case])
         assert differences[case]["mask_matters"] > 1e-2, (case, differences[case])
+
+
+CUDNN_RULES = '''
+import json, sys
+sys.path.insert(0, "tests")
+import numpy as np
+import keras
+from keras import ops
+from jax._src.cudnn.fused_attention_stablehlo import (AttentionLayout, check_is_flash_attention, check_layout,
+                                                      combine_bias_and_mask)
+import pipeline.layers as layers
+from test_attention import CASES, attention_case
+
+BTNH = AttentionLayout.BTNH
+calls, refused = [], []
+keras_attention, jax_attention = keras.ops.dot_product_attention, getattr(layers, "fused_attention", None)
+
+
+def cudnn_checks(query, key, value, bias, kv_seqlen):
+    """The checks jax.nn.dot_product_attention(implementation="cudnn") makes before it calls cuDNN."""
+    check_layout(query, key, value, bias, None, kv_seqlen, None, None, None, None, BTNH)
+    check_is_flash_attention(query, key, value, BTNH.value, 90000, bias is not None, True)
+
+
+def recording_keras(query, key, value, bias=None, mask=None, **kwargs):
+    bias = combine_bias_and_mask(bias, mask, query.dtype)
+    try:
+        check_layout(query, key, value, bias, None, None, None, None, None, None, BTNH)
+    except (ValueError, NotImplementedError) as exc:
+        refused.append(str(exc))
+    calls.append("keras")
+    return keras_attention(query, key, value, bias=None, mask=mask, **kwargs)
+
+
+keras.ops.dot_product_attention = recording_keras
+keras.mixed_precision.set_global_policy("mixed_bfloat16")    # as training sets it: every sublayer in bfloat16
+out = {}
+for case in CASES:
+    layer, query, source, mask, causal = attention_case(case, "mixed_bfloat16")
+    default = layer(query, source, mask, causal=causal)           # CPU: the keras.ops path
+    explicit, _ = layer(query, source, mask, causal=causal, return_scores=True)
+    assert str(default.dtype) == "bfloat16", default.dtype
+    # the cuDNN path's arguments, with the same kernel choice forced to XLA (no GPU here)
+    seen = []
+
+    def forced(q, k, v, m, scale, causal=False, implementation=None):
+        lengths = layers.key_lengths(m)
+        try:
+            cudnn_checks(q, k, v, None, lengths)
+        except (ValueError, NotImplementedError) as exc:
+            refused.append(str(exc))
+        seen.append([int(x) for x in np.asarray(lengths)])
+        return jax_attention(q, k, v, m, scale, causal, implementation="xla")
+
+    if jax_attention is None:           # no cuDNN path at all
+        refused.append("no cuDNN path (pipeline.layers.fused_attention)")
+        continue
+    layers.fused_attention = forced
+    cudnn_path = layer(query, source, mask, causal=causal)
+    layers.fused_attention = jax_attention
+    as_float = lambda x: np.asarray(ops.convert_to_numpy(ops.cast(x, "float32")))
+    out[case] = {"keras_vs_explicit": float(np.abs(as_float(default) - as_float(explicit)).max()),
+                 "cudnn_path_vs_explicit": float(np.abs(as_float(cudnn_path) - as_float(explicit)).max()),
+                 "lengths": seen[0]}
+print(json.dumps({"calls": calls, "refused": refused, "cases": out}))
+'''
+
+
+def test_attention_arguments_meet_cudnn_layout_rules_and_the_cudnn_path_equals_the_explicit_one():
+    """What cuDNN's flash attention refused on every layer on a GPU (a key mask broadcast over queries:
+    "Bias must have same seq length as QKV, got 1 and 100") is checked here on a CPU with JAX's own checks:
+    the mask reaching `keras.ops.dot_product_attention` has full query and key lengths, and the arguments of
+    the cuDNN path (key lengths, no bias) pass `check_layout` and `check_is_flash_attention` as in training;
+    run with the kernel forced to XLA, that path equals the explicit attention under mixed_bfloat16."""
+    pytest.importorskip("jax")
+    env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
+    result = subprocess.run([sys.executable, "-c", CUDNN_RULES], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["refused"] == [], report["refused"]
+    assert report["calls"] == ["keras"] * len(CASES)
+    for case in CASES:
+        figures = report["cases"][case]
+        assert figures["keras_vs_explicit"] < 5e-2 and figures["cudnn_path_vs_explicit"] < 5e-2, (case, figures)
+    assert report["cases"]["cross"]["lengths"] == [9, 5, 1]
+    assert report["cases"]["encoder_self"]["lengths"] == [6, 4, 2]

@@ -32,8 +32,10 @@ class KerasEngine(Engine):
     def __init__(self, model, vectorizers: Vectorizers, config: Config, jit_compile: bool | None = None):
         """`jit_compile` (TensorFlow: XLA, one program per batch shape, else graph mode, one trace for
         every batch size) defaults to the run's `decode.jit_compile`; JAX always compiles."""
+        from pipeline.compilation import enable_persistent_cache
         from pipeline.decoding import compile_decoder     # Keras: only this engine needs it
 
+        enable_persistent_cache()                          # the decoding programs of earlier processes are reused
         self.model, self.vectorizers, self.config = model, vectorizers, config
         target = vectorizers.italian
         self.vocabulary = target.vocabulary

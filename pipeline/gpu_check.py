@@ -1,0 +1,76 @@
+"""One command that shows what a fresh GPU machine does with this pipeline (`scripts/gpu_check.py`).
+
+Prepare the config's corpora, train for a few minutes, score each corpus's test split, convert the run for
+CTranslate2, and print one report: the device, compile time and programs, target tokens/s and matmul
+TFLOP/s after compiling, MFU where the device's peak is known, and BLEU/chrF with their sacreBLEU signatures.
+It needs no network and no TensorFlow: JAX (or PyTorch) with the packages of the `gpu` extra.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.config import Config
+from pipeline.io_utils import atomic_write_json
+
+
+def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progress: bool = True) -> dict[str, Any]:
+    """Prepare, train for `minutes`, score the test splits (at most `test_sentences` per corpus), convert for
+    CTranslate2; the report, also written to `<workdir>/gpu_check.json`."""
+    from pipeline.evaluation import score_corpora
+    from pipeline.prepare import prepare
+    from pipeline.rundir import RunDir
+    from pipeline.training import format_summary, train
+    from pipeline.translate import open_translator
+
+    started = time.perf_counter()
+    prepared = prepare(config, progress=progress)
+    summary = train(config, overwrite=True, verbose=2 if progress else 0)
+    print(format_summary(summary))
+    scores = score_corpora(open_translator(config.run_dir, "best"), config.prepared_dir, "test", test_sentences)
+    ct2 = _convert_for_ctranslate2(config.run_dir)
+    report = {"device": summary.get("device"), "backend": summary["backend"], "minutes": minutes,
+              "pairs": prepared.get("kept"),
+              **{key: summary.get(key) for key in ("steps", "seconds", "compile_seconds", "compiled_programs",
+                                                   "programs_from_cache", "ready_programs_compiled",
+                                                   "ready_programs_loaded", "target_tokens_per_s",
+                                                   "target_tokens_per_s_after_compiling", "matmul_tflops_per_s",
+                                                   "mfu", "best_val_loss")},
+              "test": scores, "ctranslate2": ct2, "wall_seconds": round(time.perf_counter() - started, 1),
+              "run_dir": str(RunDir(config.run_dir).path)}
+    atomic_write_json(Path(config.workdir) / "gpu_check.json", report)
+    return report
+
+
+def _convert_for_ctranslate2(run_dir: Path) -> str:
+    """The run converted for CTranslate2 (what `translate.py --engine ctranslate2` serves), or why not."""
+    try:
+        from pipeline.translate import open_translator
+        open_translator(run_dir, engine="ctranslate2")
+        return "converted"
+    except Exception as exc:            # the check reports it; the training and scores above stand
+        return f"not converted: {type(exc).__name__}: {exc}"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as lines for a terminal, the summary line last."""
+    mfu = f"{100 * report['mfu']:.1f}%" if report.get("mfu") is not None else "n/a (peak unknown or float32)"
+    lines = [f"device: {report['device']} ({report['backend']})",
+             f"compiling: {report['compile_seconds']} s; ready programs {report['ready_programs_compiled']} compiled, "
+             f"{report['ready_programs_loaded']} loaded; {report['compiled_programs']} compiled in all",
+             f"training: {report['steps']:,} steps in {report['seconds']} s; "
+             f"{report.get('target_tokens_per_s_after_compiling') or 'n/a'} target tokens/s after compiling, "
+             f"{report.get('matmul_tflops_per_s') or 'n/a'} matmul TFLOP/s, MFU {mfu}"]
+    for name, r in report["test"].items():
+        lines.append(f"test {name}: BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f} on {r['sentences']:,} sentences "
+                     f"(beam {r['beam']}; {r['bleu_signature']}; {r['chrf_signature']})")
+    lines.append(f"CTranslate2: {report['ctranslate2']}")
+    lines.append(f"gpu check done in {report['wall_seconds']} s -> {report['run_dir']} "
+                 f"(translate: python scripts/translate.py --run {report['run_dir']} --engine ctranslate2 \"Hello.\")")
+    return "\n".join(lines)
+
+
+def report_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2)
