@@ -77,7 +77,8 @@ def main() -> None:
     emit(f"compile_{Path(args.config).stem}_{args.mode}", round(log.seconds, 1), "s compiling (wall)",
          programs=len(train) + len(valid), compiled=log.programs - log.loaded, loaded=log.loaded,
          ready_compiled=ready.compiled if ready else None, ready_loaded=ready.loaded if ready else None,
-         fit_seconds=round(wall, 1), jit_compile=bool(config.train.jit_compile) or args.mode == "after")
+         fit_seconds=round(wall, 1), phases={k: round(v, 1) for k, v in log.phases.items()},
+         largest=[(round(seconds, 1), name) for seconds, name in log.largest[:8]], jit_compile=bool(config.train.jit_compile) or args.mode == "after")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from typing import Any, Iterable
 
 CACHE_ENV = "NMT_COMPILATION_CACHE"
 _OFF = ("", "0", "off", "none", "false")
+MAX_CACHE_BYTES = 4 << 30           # each of JAX's cache and the program store; the least recently used go first
 _state: dict[str, Any] = {"enabled": None}
 
 
@@ -68,6 +69,7 @@ def enable_persistent_cache(backend: str | None = None) -> Path | None:
         import jax
         jax.config.update("jax_compilation_cache_dir", str(folder))
         # JAX's default minimum compile time (1 s) stays: a small program compiles faster than it loads
+        jax.config.update("jax_compilation_cache_max_size", MAX_CACHE_BYTES)   # least recently used go first
     elif folder is not None:
         set_tensorflow_cache_flag()
         if "tf_xla_persistent_cache_directory" not in os.environ.get("TF_XLA_FLAGS", ""):
@@ -115,6 +117,7 @@ class CompileLog:
     largest: list[tuple[float, str]] = field(default_factory=list)
     measured: bool = False
     spans: list[tuple[float, float]] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)       # summed seconds: trace, lower, compile
 
     @property
     def seconds(self) -> float:
@@ -131,12 +134,6 @@ class CompileLog:
         return {"compile_seconds": round(self.seconds, 1), "compiled_programs": self.programs - self.loaded,
                 "programs_from_cache": self.loaded, "compile_measured": self.measured}
 
-    def describe(self) -> str:
-        if not self.measured:
-            return "compile time not measured on this backend"
-        return (f"compiling {self.seconds:.1f} s: {self.programs - self.loaded} programs compiled, "
-                f"{self.loaded} loaded from the cache")
-
 
 _EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
            "/jax/core/compile/backend_compile_duration")
@@ -151,6 +148,8 @@ def _on_duration(event: str, seconds: float, **kwargs: Any) -> None:
     with _lock:
         for log in _open_logs:
             log.spans.append((end - seconds, end))
+            phase = ("trace", "lower", "compile")[_EVENTS.index(event)]
+            log.phases[phase] = log.phases.get(phase, 0.0) + seconds
             if event == _EVENTS[2]:
                 log.programs += 1
                 log.largest.append((seconds, str(kwargs.get("fun_name", "?"))))
@@ -189,7 +188,7 @@ class compile_log:
         with _lock:
             if self.log in _open_logs:
                 _open_logs.remove(self.log)
-        self.log.largest = sorted(self.log.largest, reverse=True)[:10]
+        self.log.largest = sorted(self.log.largest, reverse=True)[:20]
 
 
 def _listen() -> None:
@@ -201,7 +200,7 @@ def _listen() -> None:
     _state["listening"] = True
 
 
-class _ExecutableUnpickler(pickle.Unpickler):
+class ExecutableUnpickler(pickle.Unpickler):
     """Loads a stored program: JAX's own unpickler, restricted to JAX's, numpy's and ml_dtypes' classes."""
 
     ALLOWED = ("jax", "jaxlib", "numpy", "ml_dtypes", "builtins", "collections", "functools", "enum", "copyreg")
@@ -262,31 +261,41 @@ class ProgramStore:
         try:
             backend = jax.devices()[0].client
             with path.open("rb") as file:
-                unloaded, args_info_flat, no_kwargs, in_tree, out_tree = _ExecutableUnpickler(
+                unloaded, args_info_flat, no_kwargs, in_tree, out_tree = ExecutableUnpickler(
                     file, backend, backend.devices()).load()
-            return Compiled(unloaded.load(), [], in_tree.unflatten(args_info_flat), out_tree, no_kwargs=no_kwargs)
+            program = Compiled(unloaded.load(), [], in_tree.unflatten(args_info_flat), out_tree, no_kwargs=no_kwargs)
+            os.utime(path)              # recently used: pruned last
+            return program
         except Exception as exc:        # a stale or damaged entry costs a compile, never the run
             print(f"stored program {path.name}: not loaded ({type(exc).__name__}); compiling it again")
             return None
 
     def save(self, path: Path, compiled: Any) -> None:
+        import jax
         from jax.experimental.serialize_executable import _JaxPjrtPickler
 
         from pipeline.io_utils import atomic_file
 
         try:
             unloaded = compiled._executable._unloaded_executable
-            args_info_flat, in_tree = _tree_flatten(compiled.args_info)
+            args_info_flat, in_tree = jax.tree_util.tree_flatten(compiled.args_info)
             with atomic_file(path, suffix=".program") as tmp, open(tmp, "wb") as file:
                 _JaxPjrtPickler(file).dump((unloaded, args_info_flat, compiled._no_kwargs, in_tree,
                                             compiled.out_tree))
         except Exception as exc:        # not every program serialises (e.g. host callbacks): keep it in memory
             print(f"stored program {path.name}: not saved ({type(exc).__name__}: {exc})")
+            return
+        self.prune()
 
-
-def _tree_flatten(tree: Any) -> tuple[list, Any]:
-    import jax
-    return jax.tree_util.tree_flatten(tree)
+    def prune(self, limit: int = MAX_CACHE_BYTES) -> None:
+        """Delete the least recently used programs while the store holds more than `limit` bytes."""
+        files = sorted(self.folder.glob("*.program"), key=lambda p: p.stat().st_mtime)
+        total = sum(p.stat().st_size for p in files)
+        for old in files:
+            if total <= limit:
+                break
+            total -= old.stat().st_size
+            old.unlink(missing_ok=True)
 
 
 def signature(batch: Any) -> tuple:

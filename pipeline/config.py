@@ -88,7 +88,7 @@ class TrainConfig:
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)
     max_minutes: float = 0.0           # stop after this much training time, summed over resumes (0 = no limit)
     mixed_precision: str = "none"      # none | mixed_float16 | mixed_bfloat16
-    jit_compile: bool = False          # XLA
+    jit_compile: bool = False          # TensorFlow: XLA, else graph mode (JAX always compiles the training step)
     distribute: str = "none"           # none | mirrored | multi_worker (TensorFlow) | data_parallel (JAX)
     final_bleu_sentences: int = 1000   # after training, sacreBLEU on at most this many valid sentences per corpus (0 = off)
 
