@@ -7,7 +7,6 @@ It needs no network and no TensorFlow: JAX (or PyTorch) with the packages of the
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
     scores = score_corpora(open_translator(config.run_dir, "best"), config.prepared_dir, "test", test_sentences)
     ct2 = _convert_for_ctranslate2(config.run_dir)
     report = {"device": summary.get("device"), "backend": summary["backend"], "minutes": minutes,
-              "pairs": prepared.get("kept"),
+              "pairs": prepared.get("pairs_kept"), "split_sizes": prepared.get("split_sizes"),
               **{key: summary.get(key) for key in ("steps", "seconds", "compile_seconds", "compiled_programs",
                                                    "programs_from_cache", "ready_programs_compiled",
                                                    "ready_programs_loaded", "target_tokens_per_s",
@@ -72,5 +71,3 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def report_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2)
