@@ -13,7 +13,7 @@ from typing import Any
 
 _HOMES = {"open_translator": "pipeline.translate", "KerasEngine": "pipeline.translate.keras_engine",
           "CTranslate2Engine": "pipeline.translate.ct2_engine", "export_run": "pipeline.export",
-          "load_config": "pipeline.config", "load_run": "pipeline.rundir", "load_model": "pipeline.rundir",
+          "load_config": "pipeline.config", "load_run": "pipeline.serializable", "load_model": "pipeline.serializable",
           "RunDir": "pipeline.rundir", "build_model": "pipeline.model", "make_dataset": "pipeline.datasets",
           "format_dataset": "pipeline.datasets", "PositionalEmbedding": "pipeline.layers",
           "load_vectorizers": "pipeline.vectorizers", "Tokenizer": "pipeline.tokenizers",

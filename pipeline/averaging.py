@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.io_utils import atomic_file
-from pipeline.rundir import RunDir, RunDirectoryError, check_output_file, load_keras_file
+from pipeline.rundir import RunDir, RunDirectoryError, check_output_file
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ def _architecture(run: RunDir):
     """A model of the run's architecture and dtype policies, from the smallest of its saved models."""
     for path in (run.model_file("best"), run.model_file("model"), run.checkpoint_model):
         if path.is_file():
+            from pipeline.serializable import load_keras_file
             return load_keras_file(path, "model file")
     raise RunDirectoryError(f"run directory {run.path}: no best.keras, model.keras or {run.checkpoint_model.name} "
                             "to take the architecture from")

@@ -127,6 +127,12 @@ class DecodeConfig:
         return DecodeSettings(beam, alpha, batch_size or self.batch_size)
 
 
+# The workdir's two halves: this module owns `workdir`, so it names them; `pipeline.rundir` owns what is inside
+# (it re-exports these), and nothing here imports it.
+PREPARED_DIR = "prepared"           # <workdir>/: what prepare writes
+RUN_DIR = "run"                     # <workdir>/: what training writes
+
+
 @dataclass
 class Config:
     seed: int = 1234
@@ -142,14 +148,12 @@ class Config:
 
     @property
     def prepared_dir(self) -> Path:
-        """`<workdir>/prepared`: what prepare writes (the layout is `pipeline.rundir`'s)."""
-        from pipeline.rundir import PREPARED_DIR
+        """`<workdir>/prepared`: what prepare writes (what is inside is `pipeline.rundir`'s)."""
         return Path(self.workdir) / PREPARED_DIR
 
     @property
     def run_dir(self) -> Path:
-        """`<workdir>/run`: what training writes."""
-        from pipeline.rundir import RUN_DIR
+        """`<workdir>/run`: what training writes (what is inside is `pipeline.rundir`'s)."""
         return Path(self.workdir) / RUN_DIR
 
 

@@ -79,8 +79,10 @@ def check_same_tokenizers(prepared_vectorizers: Path, parent_dir: str | os.PathL
 def load_parent_weights(model: Any, parent_dir: str | os.PathLike, which: str = "best") -> Path:
     """Copy the parent's `which` weights into `model` (built from the child config), variable by variable,
     after checking that every variable's path and shape match; returns the parent's model file."""
+    from pipeline.serializable import load_model     # Keras only here: prepare imports this module too
+
     path = RunDir(parent_dir).model_file(which)
-    parent = RunDir(parent_dir).load_model(which)
+    parent = load_model(parent_dir, which)
     ours, theirs = model.weights, parent.weights
     if len(ours) != len(theirs):
         raise ValueError(f"parent model {path}: {len(theirs)} weights, the child's architecture has {len(ours)}")

@@ -9,8 +9,9 @@
                          [eval/<set>-beam<N>.json, .hyp.txt]  [plots/*.png]
     a CTranslate2 export  config.yaml  vectorizers.pkl  model.bin  pipeline.json  ... (`pipeline.export.ctranslate2`)
 
-This module is the only owner of these names. Training writes a run; `load_run` hands the engines, export
-and the service what they read. Nothing here imports Keras until a model is loaded.
+This module is the only owner of these names (the workdir's two halves, `prepared/` and `run/`, are named by
+`pipeline.config`, which owns `workdir`). Training writes a run; `pipeline.serializable.load_run` hands the
+engines, export and the service what they read. Nothing here imports Keras.
 """
 from __future__ import annotations
 
@@ -18,14 +19,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
-from pipeline.config import Config, ConfigError, config_from_dict
-
-PREPARED_DIR = "prepared"           # <workdir>/: what prepare writes
-RUN_DIR = "run"                     # <workdir>/: what training writes
+from pipeline.config import PREPARED_DIR, RUN_DIR, Config, ConfigError, config_from_dict   # noqa: F401  (the workdir's halves)
 CONFIG_FILE = "config.yaml"
 VECTORIZERS_FILE = "vectorizers.pkl"
 HISTORY_FILE = "history.json"
@@ -194,55 +192,16 @@ class RunDir:
         from pipeline.vectorizers import load_vectorizers
         return load_vectorizers(self.vectorizers_file)
 
-    def load_model(self, which: str = "best"):
-        """The trained Keras model (`best`, final `model` or `averaged`), without its optimizer."""
-        return load_keras_file(self.model_file(which), "model file")
-
 
 def load_run_config(run_dir: str | os.PathLike) -> Config:
     """The resolved config a run was trained with."""
     return RunDir(run_dir).load_config()
 
 
-class LoadedRun(NamedTuple):
-    """What inference, export and the service read from a training run."""
-    path: Path
-    config: Config
-    vectorizers: Any            # pipeline.vectorizers.Vectorizers
-    model: Any                  # the Keras model, or None when not asked for
-
-
-def load_run(run_dir: str | os.PathLike, which: str | None = "best") -> LoadedRun:
-    """A run's config, vectorizers and `<which>.keras` model (`which=None`: no model, no Keras), with one-line
-    errors naming the missing or unreadable file."""
-    run = RunDir(run_dir).require()
-    config, vectorizers = run.load_config(), run.load_vectorizers()
-    return LoadedRun(run.path, config, vectorizers, None if which is None else run.load_model(which))
-
-
-def load_model(run_dir: str | os.PathLike, which: str = "best") -> Any:
-    """Reload a trained Keras model from a run directory (`best`, final `model` or `averaged`); no training code runs."""
-    return RunDir(run_dir).load_model(which)
-
-
 def weights_fingerprint(path: Path) -> dict[str, Any]:
     """Name, size and modification time of a weights file: what an export made from it records."""
     stat = path.stat()
     return {"file": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def load_keras_file(path: Path, what: str = "model file", compile: bool = False) -> Any:
-    """`keras.saving.load_model` with the package's classes registered and one-line errors."""
-    import keras
-
-    import pipeline.serializable  # noqa: F401  (registers the package's classes)
-
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} {path}: not found")
-    try:
-        return keras.saving.load_model(path, compile=compile)
-    except Exception as exc:
-        raise ValueError(f"{what} {path}: cannot be loaded ({exc.__class__.__name__}: {str(exc)[:200]})") from None
 
 
 def config_differences(saved: Config, current: Config) -> list[str]:

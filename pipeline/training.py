@@ -35,7 +35,8 @@ from pipeline.flops import bf16_peak, config_train_flops, device_name
 from pipeline.io_utils import atomic_directory, atomic_file, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
-from pipeline.rundir import VECTORIZERS_FILE, RunDir, check_output_dir, config_differences, load_keras_file
+from pipeline.rundir import VECTORIZERS_FILE, RunDir, check_output_dir, config_differences
+from pipeline.serializable import load_keras_file
 from pipeline.vectorizers import vocabulary_sizes
 
 

@@ -18,7 +18,7 @@ import keras  # noqa: E402
 
 from pipeline.config import load_config  # noqa: E402
 from pipeline.datasets import load_split  # noqa: E402
-from pipeline.rundir import load_model
+from pipeline.serializable import load_model
 from pipeline.training import train  # noqa: E402
 
 workdir, out = sys.argv[1], sys.argv[2]

@@ -20,7 +20,7 @@ from conftest import SMALL_MODEL  # noqa: E402
 from pipeline.config import load_config  # noqa: E402
 from pipeline.datasets import format_dataset, load_split  # noqa: E402
 from pipeline.objectives import MaskedSparseCrossEntropy  # noqa: E402
-from pipeline.rundir import load_model
+from pipeline.serializable import load_model
 from pipeline.training import train  # noqa: E402
 
 STEPS = 6

@@ -288,13 +288,14 @@ def test_fine_tuning_inherits_the_parent_and_records_its_lineage(fine_tuned, tra
 
 def test_fine_tuning_starts_from_the_parent_weights_on_its_own_schedule(fine_tuned, trained_tiny):
     from pipeline.model import build_model
+    from pipeline.serializable import load_model
     from pipeline.training import compile_model
 
     config, _, _ = fine_tuned
     vectorizers = RunDir(trained_tiny.run_dir).load_vectorizers()
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
     load_parent_weights(model, trained_tiny.run_dir)
-    parent = RunDir(trained_tiny.run_dir).load_model("best")
+    parent = load_model(trained_tiny.run_dir, "best")
     assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), parent.get_weights()))
     from pipeline.objectives import NoamSchedule
     schedule = NoamSchedule(**_schedule_config(compile_model(model, config, finetune=True).optimizer))
@@ -352,7 +353,7 @@ finetune: {{warmup_steps: 7}}
     assert json.loads(run.checkpoint_state.read_text())["global_step"] == 18
     assert run.lineage_file.read_bytes() == lineage
     assert run.load_config().model == RunDir(trained_tiny.run_dir).load_config().model
-    from pipeline.rundir import load_keras_file
+    from pipeline.serializable import load_keras_file
     optimizer = load_keras_file(run.checkpoint_model, compile=True).optimizer
     assert _schedule_config(optimizer)["warmup_steps"] == 7                        # still the fine-tuning schedule
     result = script("train.py", "--resume", "--init-from", str(trained_tiny.run_dir))

@@ -238,7 +238,7 @@ def test_beam_one_equals_greedy_and_beam_four_decodes(translator):
 
 
 def test_unk_is_never_generated_unless_allowed(trained_tiny):
-    from pipeline.rundir import load_model
+    from pipeline.serializable import load_model
     from pipeline.rundir import load_run_config
     from pipeline.vectorizers import load_vectorizers
     model = load_model(trained_tiny.run_dir)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from pipeline.datasets import load_split
-from pipeline.rundir import load_model
+from pipeline.serializable import load_model
 
 from conftest import ROOT
 

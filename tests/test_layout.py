@@ -1,5 +1,6 @@
-"""The layout rules a reader relies on, checked on the source: no private names across modules in tests and
-benchmarks, run-layout names only in `pipeline/rundir.py`, defaults stated once."""
+"""The layout rules a reader relies on, checked on the source: no import circle in the package, no private names
+across modules in tests and benchmarks, run-layout names only in `pipeline/rundir.py` (the workdir's two halves in
+`pipeline/config.py`, which owns `workdir`), defaults stated once."""
 import ast
 import dataclasses
 import inspect
@@ -10,6 +11,8 @@ import yaml
 from conftest import ROOT
 
 RUNDIR = ROOT / "pipeline" / "rundir.py"
+CONFIG = ROOT / "pipeline" / "config.py"
+LAYOUT_OWNERS = (RUNDIR, CONFIG)
 
 
 def python_files(*folders: str) -> list[Path]:
@@ -32,6 +35,70 @@ def private_uses(path: Path) -> list[str]:
     return found
 
 
+def package_imports(root: Path) -> dict[str, set[str]]:
+    """Each module of `root`/pipeline -> the package's modules it imports, at module level or inside a function
+    (`from pipeline.a import b` counts `pipeline.a.b` where that is a module, else `pipeline.a`)."""
+    package = root / "pipeline"
+    modules = {".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): path
+               for path in package.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets |= {f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                            for alias in node.names}
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of an import graph: one path back to its start for each strongly connected group of modules."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:                      # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_the_package_has_no_import_circle():
+    """Lower layers never import higher ones, not even inside a function; function-level imports count."""
+    assert import_circles(package_imports(ROOT)) == []
+
+
+def test_the_circle_scan_finds_what_it_looks_for(tmp_path):
+    for name, text in {"__init__.py": "", "a.py": "from pipeline.b import x\n",
+                       "b.py": "def f():\n    from pipeline import c\n", "c.py": "import pipeline.a\n",
+                       "d.py": "from pipeline.a import y\n"}.items():
+        (tmp_path / "pipeline").mkdir(exist_ok=True)
+        (tmp_path / "pipeline" / name).write_text(text)
+    assert import_circles(package_imports(tmp_path)) == [["pipeline.a", "pipeline.b", "pipeline.c"]]
+
+
 def test_no_test_or_benchmark_uses_a_private_name_of_another_module():
     assert [use for path in python_files("tests", "bench") for use in private_uses(path)] == []
 
@@ -47,9 +114,9 @@ def test_the_private_name_scan_finds_what_it_looks_for(tmp_path):
 
 
 def layout_names() -> dict[str, str]:
-    """rundir.py's module-level names of files and directories: `*_FILE` and `*_DIR` string constants."""
+    """The layout owners' module-level names of files and directories: `*_FILE` and `*_DIR` string constants."""
     names = {}
-    for node in ast.parse(RUNDIR.read_text(encoding="utf-8")).body:
+    for node in (node for owner in LAYOUT_OWNERS for node in ast.parse(owner.read_text(encoding="utf-8")).body):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id.endswith(("_FILE", "_DIR")):
@@ -81,7 +148,7 @@ def test_run_layout_names_appear_only_in_rundir():
     names = layout_names()
     assert {"CONFIG_FILE", "VECTORIZERS_FILE", "PREPARED_DIR", "RUN_DIR", "CHECKPOINT_DIR", "CT2_DIR",
             "CT2_SETTINGS_FILE", "EVAL_DIR"} <= set(names)
-    files = [path for path in python_files("pipeline", "scripts") if path != RUNDIR]
+    files = [path for path in python_files("pipeline", "scripts") if path not in LAYOUT_OWNERS]
     assert sorted({use for path in files for use in layout_literals(path, names)}) == []
 
 

@@ -112,7 +112,7 @@ def test_joint_sentencepiece_vocabulary_is_one_tokenizer(prepared_tiny, tmp_path
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
     assert model.source_embedding is model.target_embedding
     model.save(tmp_path / "shared.keras")
-    from pipeline.rundir import load_keras_file
+    from pipeline.serializable import load_keras_file
     loaded = load_keras_file(tmp_path / "shared.keras")
     assert loaded.source_embedding is loaded.target_embedding
     assert len(loaded.weights) == len(model.weights)

@@ -12,7 +12,7 @@ import keras
 from pipeline.config import load_config
 from pipeline.datasets import ArrayBatches, Batching, batch_plan, format_dataset, load_split, make_dataset
 from pipeline.model import build_model
-from pipeline.rundir import load_model
+from pipeline.serializable import load_model
 from pipeline.training import compile_model, train
 
 from conftest import ROOT, SMALL_MODEL as SMALL

@@ -53,7 +53,9 @@ def export_ctranslate2(run_dir: str | Path, out_dir: str | Path, quantization: s
     run.load_config()                                   # a readable config travels with the export
     vectorizers = run.load_vectorizers()
     out_dir = check_output_dir(out_dir, "export directory")
-    spec = transformer_spec(run.load_model(which), vectorizers, positions)     # Keras: conversion only
+    from pipeline.serializable import load_model     # Keras: conversion only
+
+    spec = transformer_spec(load_model(run.path, which), vectorizers, positions)
     spec.validate()
     spec.optimize(quantization=quantization)
     with atomic_directory(out_dir) as tmp:

@@ -14,7 +14,8 @@ from typing import Any
 
 from pipeline.decoding import decode_loop, decode_options, make_strategy
 from pipeline.extras import require
-from pipeline.rundir import check_output_dir, load_run
+from pipeline.rundir import check_output_dir
+from pipeline.serializable import load_run
 from pipeline.text import JOINER
 from pipeline.vectorizers import pretokenize
 

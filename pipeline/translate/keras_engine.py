@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pipeline.config import Config
-from pipeline.rundir import load_run
+from pipeline.serializable import load_run
 from pipeline.text import clean_side, gate_text
 from pipeline.translate.engine import Batches, Engine
 from pipeline.vectorizers import Vectorizers
