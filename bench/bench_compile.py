@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import emit  # noqa: E402
+from common import batches_dataset, emit  # noqa: E402
 
 
 def main() -> None:
@@ -57,21 +57,10 @@ def main() -> None:
     train = example_batches(data.train_en, data.train_it, data.batching)
     valid = example_batches(data.valid_en, data.valid_it, data.valid_batching)
 
-    class Batches(keras.utils.PyDataset):
-        def __init__(self, items):
-            super().__init__()
-            self.items = items
-
-        def __len__(self):
-            return len(self.items)
-
-        def __getitem__(self, index):
-            return self.items[index]
-
     callbacks = [data.precompile()] if args.mode == "after" else []
     started = time.perf_counter()
     with compile_log() as log:
-        model.fit(Batches(train), validation_data=Batches(valid), epochs=1, verbose=0, callbacks=callbacks)
+        model.fit(batches_dataset(train), validation_data=batches_dataset(valid), epochs=1, verbose=0, callbacks=callbacks)
     wall = time.perf_counter() - started
     ready = callbacks[0].done if callbacks else None
     emit(f"compile_{Path(args.config).stem}_{args.mode}", round(log.seconds, 1), "s compiling (wall)",

@@ -9,7 +9,7 @@ variant times about as many tokens) after one untimed pass over the same batches
 compiles every batch shape, and the median over rounds is reported. Rounds alternate between
 the reference and the variants, so a busy machine slows all of them alike.
 
-Achieved FLOP/s count the model's matmul work on non-padding tokens only (see `train_flops`).
+Achieved FLOP/s count the model's matmul work on non-padding tokens only (`pipeline.flops.train_flops`).
 
 usage: python bench/bench_train.py [--rounds 3] [--steps 40] [--variant NAME:KEY=VALUE,...]...
        KERAS_BACKEND=jax python bench/bench_train.py --no-reference --variant ...
@@ -44,21 +44,10 @@ DEFAULT_VARIANTS = ["sentences64:train.batch_size=64", "tokens4096:train.batch_t
 
 
 def train_flops(source_lengths: np.ndarray, target_lengths: np.ndarray) -> float:
-    """Matmul FLOPs of one training step over these sentences (non-padding tokens only).
+    """Matmul FLOPs of one training step over these sentences at the tutorial's architecture (`pipeline.flops`)."""
+    from pipeline.flops import train_flops as flops
 
-    Multiply-adds per source token: encoder layers 4d^2 (attention projections) + 2*d*ff
-    (feed-forward), plus the decoder's cross-attention keys and values, 2d^2 per decoder layer;
-    per target token: decoder layers 6d^2 (self-attention 4d^2, cross-attention query and
-    output 2d^2) + 2*d*ff, plus the output projection d*V. Attention scores and their weighted
-    sums add 2*d*Lq*Lk per layer and sentence (encoder Ls*Ls, decoder Lt*Lt and Lt*Ls).
-    FLOPs = 2 per multiply-add, times 3 for forward + backward.
-    """
-    src, tgt = source_lengths.astype(np.float64), target_lengths.astype(np.float64)
-    d = D_MODEL
-    per_source = LAYERS * (4 * d * d + 2 * d * FF) + LAYERS * 2 * d * d
-    per_target = LAYERS * (6 * d * d + 2 * d * FF) + d * TARGET_VOCAB
-    attention = 2 * d * LAYERS * (src * src + tgt * tgt + tgt * src)
-    return 6 * float(src.sum() * per_source + tgt.sum() * per_target + attention.sum())
+    return flops(D_MODEL, FF, LAYERS, LAYERS, TARGET_VOCAB, source_lengths, target_lengths)
 
 
 class StepTimer(keras.callbacks.Callback):

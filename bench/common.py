@@ -34,3 +34,17 @@ def emit(name: str, value: float, unit: str, **extra) -> None:
 
 def median(values) -> float:
     return float(statistics.median(values))
+
+
+def batches_dataset(items: list):
+    """A Keras PyDataset serving these batches in order (Keras is imported only here)."""
+    import keras
+
+    class Batches(keras.utils.PyDataset):
+        def __len__(self):
+            return len(items)
+
+        def __getitem__(self, index):
+            return items[index]
+
+    return Batches()

@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 CACHE_ENV = "NMT_COMPILATION_CACHE"
 _OFF = ("", "0", "off", "none", "false")
@@ -76,18 +76,6 @@ def enable_persistent_cache(backend: str | None = None) -> Path | None:
             folder = None
     _state["enabled"] = folder or False
     return folder
-
-
-def choose_backend() -> str:
-    """Keras's backend for this process: `KERAS_BACKEND` if set, else TensorFlow where it is installed, else
-    JAX, else PyTorch (Keras itself would insist on TensorFlow). Sets `KERAS_BACKEND`; imports none of them."""
-    import importlib.util
-
-    if not os.environ.get("KERAS_BACKEND"):
-        installed = [name for name in ("tensorflow", "jax", "torch") if importlib.util.find_spec(name)]
-        if installed and installed[0] != "tensorflow":
-            os.environ["KERAS_BACKEND"] = installed[0]
-    return os.environ.get("KERAS_BACKEND", "tensorflow")
 
 
 def set_tensorflow_cache_flag() -> None:
@@ -172,23 +160,23 @@ def _on_event(event: str, **kwargs: Any) -> None:
                 log.loaded += 1
 
 
-class compile_log:
+@contextlib.contextmanager
+def compile_log() -> Iterator[CompileLog]:
     """`with compile_log() as log:` counts the compiling done inside (see `CompileLog`)."""
+    import keras
 
-    def __enter__(self) -> CompileLog:
-        import keras
-        self.log = CompileLog(measured=keras.backend.backend() == "jax")
-        if self.log.measured:
-            _listen()
-            with _lock:
-                _open_logs.append(self.log)
-        return self.log
-
-    def __exit__(self, *exc: Any) -> None:
+    log = CompileLog(measured=keras.backend.backend() == "jax")
+    if log.measured:
+        _listen()
         with _lock:
-            if self.log in _open_logs:
-                _open_logs.remove(self.log)
-        self.log.largest = sorted(self.log.largest, reverse=True)[:20]
+            _open_logs.append(log)
+    try:
+        yield log
+    finally:
+        with _lock:
+            if log in _open_logs:
+                _open_logs.remove(log)
+        log.largest = sorted(log.largest, reverse=True)[:20]
 
 
 def _listen() -> None:

@@ -1,7 +1,10 @@
-"""Optional dependencies (sacreBLEU, matplotlib): import them, or fail in one line naming the extra."""
+"""Optional dependencies (sacreBLEU, matplotlib, the Keras backends): import them, or fail in one line naming the
+extra; which backend this process runs on where none is named."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from types import ModuleType
 
 
@@ -17,3 +20,13 @@ def require(module: str, extra: str) -> ModuleType:
         package = module.split(".")[0]
         raise MissingExtra(f"{package} is not installed; it comes with the '{extra}' extra: "
                            f"pip install -e '.[{extra}]'") from None
+
+
+def choose_backend() -> str:
+    """Keras's backend for this process: `KERAS_BACKEND` if set, else TensorFlow where it is installed, else
+    JAX, else PyTorch (Keras itself would insist on TensorFlow). Sets `KERAS_BACKEND`; imports none of them."""
+    if not os.environ.get("KERAS_BACKEND"):
+        installed = [name for name in ("tensorflow", "jax", "torch") if importlib.util.find_spec(name)]
+        if installed and installed[0] != "tensorflow":
+            os.environ["KERAS_BACKEND"] = installed[0]
+    return os.environ.get("KERAS_BACKEND", "tensorflow")

@@ -24,7 +24,8 @@ import numpy as np
 from keras import ops
 
 from pipeline.averaging import average_kept_checkpoints
-from pipeline.compilation import CompileLog, Precompiled, compile_log, enable_persistent_cache, precompile_jax
+from pipeline.compilation import (CompileLog, Precompiled, compile_log, enable_persistent_cache, precompile_jax,
+                                  signature)
 from pipeline.config import Config, save_config
 from pipeline.datasets import (Batching, batch_plan, batch_shapes, example_batches, feeder, format_dataset, load_split,
                                mixture, sequence_lengths, split_corpora, steps_per_epoch)
@@ -282,27 +283,26 @@ class TrainingData:
     def epoch_steps(self) -> int:
         return steps_per_epoch(self.train_en, self.train_it, self.batching)
 
+    @functools.cached_property
+    def epoch_lengths(self) -> tuple[np.ndarray, np.ndarray]:
+        """(source tokens, target tokens predicted) of every sentence an epoch's batches hold."""
+        rows = np.concatenate(batch_plan(self.train_en, self.train_it, self.batching, self.config.seed, 0))
+        return sequence_lengths(self.train_en)[rows], np.maximum(sequence_lengths(self.train_it) - 1, 0)[rows]
+
     def tokens_per_step(self) -> float:
         """Target tokens the model predicts per batch, on average over an epoch."""
-        plan = batch_plan(self.train_en, self.train_it, self.batching, self.config.seed, 0)
-        lengths = np.maximum(sequence_lengths(self.train_it) - 1, 0)
-        return float(lengths[np.concatenate(plan)].sum()) / self.epoch_steps
+        return float(self.epoch_lengths[1].sum()) / self.epoch_steps
 
     def flops_per_step(self, target_vocab: int) -> float:
         """Matmul FLOPs of a training step (`pipeline.flops`), on average over an epoch's non-padding tokens."""
-        plan = batch_plan(self.train_en, self.train_it, self.batching, self.config.seed, 0)
-        rows = np.concatenate(plan)
-        source = sequence_lengths(self.train_en)[rows]
-        target = np.maximum(sequence_lengths(self.train_it) - 1, 0)[rows]
-        return config_train_flops(self.config, target_vocab, source, target) / self.epoch_steps
+        return config_train_flops(self.config, target_vocab, *self.epoch_lengths) / self.epoch_steps
 
     def precompile(self) -> Precompile:
         """The callback that compiles every batch shape's training and validation program up front."""
         per_corpus = [example_batches(self.valid_en[a:b], self.valid_it[a:b], self.valid_batching)
                       for _, a, b in self.valid_corpora] if len(self.valid_corpora) > 1 else []
         valid = example_batches(self.valid_en, self.valid_it, self.valid_batching)
-        shapes = lambda batch: tuple(x.shape for x in keras.tree.flatten(batch))
-        unique = {shapes(batch): batch for batch in valid + [b for batches in per_corpus for b in batches]}
+        unique = {signature(batch): batch for batch in valid + [b for batches in per_corpus for b in batches]}
         return Precompile(example_batches(self.train_en, self.train_it, self.batching), list(unique.values()))
 
     def shapes(self) -> set[tuple[int, int, int]]:

@@ -6,7 +6,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipeline.compilation import choose_backend, set_tensorflow_cache_flag  # noqa: E402  (no Keras imported)
+from pipeline.compilation import set_tensorflow_cache_flag  # noqa: E402  (neither imports Keras)
+from pipeline.extras import choose_backend  # noqa: E402
 
 choose_backend()                 # TensorFlow where installed, else JAX, else PyTorch
 set_tensorflow_cache_flag()      # TensorFlow reads its XLA flags once, when it starts: before anything imports it

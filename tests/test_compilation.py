@@ -8,7 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from pipeline.compilation import CompileLog, ExecutableUnpickler, ProgramStore, cache_root, choose_backend
+from pipeline.compilation import CompileLog, ExecutableUnpickler, ProgramStore, cache_root
+from pipeline.extras import choose_backend
 from pipeline.flops import bf16_peak, train_flops
 
 
