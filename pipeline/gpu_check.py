@@ -20,7 +20,7 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
     CTranslate2; the report, also written to `<workdir>/gpu_check.json`."""
     from pipeline.evaluation import score_corpora
     from pipeline.prepare import prepare
-    from pipeline.rundir import RunDir
+    from pipeline.rundir import GPU_CHECK_FILE
     from pipeline.training import format_summary, train
     from pipeline.translate import open_translator
 
@@ -38,8 +38,8 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
                                                    "target_tokens_per_s_after_compiling", "matmul_tflops_per_s",
                                                    "mfu", "best_val_loss")},
               "test": scores, "ctranslate2": ct2, "wall_seconds": round(time.perf_counter() - started, 1),
-              "run_dir": str(RunDir(config.run_dir).path)}
-    atomic_write_json(Path(config.workdir) / "gpu_check.json", report)
+              "run_dir": str(config.run_dir)}
+    atomic_write_json(Path(config.workdir) / GPU_CHECK_FILE, report)
     return report
 
 

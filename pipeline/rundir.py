@@ -41,6 +41,7 @@ MODELS = ("best", "model", "averaged")   # best validation loss, final weights, 
 KEPT_CHECKPOINT = re.compile(r"step-(\d+)\.weights\.h5")
 SPLITS_INDEX_FILE = "splits.json"   # prepared/: each split's rows, widths and shard files
 REPORT_FILE = "report.json"         # prepared/: what prepare kept and dropped, per corpus
+GPU_CHECK_FILE = "gpu_check.json"   # <workdir>/: the report of scripts/gpu_check.py
 LINEAGE_FILE = "lineage.json"       # run/: the parent run a fine-tuned run started from, and its ancestors
 
 
