@@ -25,6 +25,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import batches_dataset, emit  # noqa: E402
+from pipeline.rundir import VECTORIZERS_FILE, prepared_path  # noqa: E402
 
 
 def main() -> None:
@@ -50,7 +51,7 @@ def main() -> None:
     if config.train.mixed_precision != "none":
         keras.mixed_precision.set_global_policy(config.train.mixed_precision)
     data = TrainingData.load(config)
-    model = build_model(config, *vocabulary_sizes(config.prepared_dir / "vectorizers.pkl"))
+    model = build_model(config, *vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE))
     compile_model(model, config)
     if args.mode == "before":
         model.jit_compile = bool(config.train.jit_compile)       # before: false meant op by op on JAX

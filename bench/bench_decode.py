@@ -38,6 +38,7 @@ from common import REFERENCE, SHARED_CORPUS, emit, median  # noqa: E402
 from bench_train import ARCH, BATCH, PAIRS  # noqa: E402
 
 import numpy as np  # noqa: E402
+from pipeline.rundir import prepared_path, run_path
 
 HERE = Path(__file__).resolve().parent
 ENGINES = {"tensorflow-legacy": ("tensorflow", "legacy", False), "tensorflow": ("tensorflow", "new", False),
@@ -207,11 +208,11 @@ def tutorial_architecture(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         config = train_ours(workdir, args.train_steps)
-        lines = (config.prepared_dir / "valid.tsv").read_text(encoding="utf-8").splitlines()
+        lines = (prepared_path(config) / "valid.tsv").read_text(encoding="utf-8").splitlines()
         sources = [line.split("\t")[0] for line in lines][: args.sentences]
         reference_sps = reference_translate(workdir, sources, args.train_steps)
 
-        translator = KerasEngine.from_run(config.run_dir, "model")
+        translator = KerasEngine.from_run(run_path(config), "model")
         translator.config.decode.ban_unk = False     # decode as the tutorial loop does: [UNK] allowed
         translator = KerasEngine(translator.model, translator.vectorizers, translator.config)
         translator.translate(sources, beam=1, batch_size=BATCH)            # compile every shape once

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipeline.io_utils import read_text_lines  # noqa: E402
 from pipeline.translate import open_translator  # noqa: E402
 from pipeline.glossary import Glossary, find_words  # noqa: E402
+from pipeline.rundir import RunDir  # noqa: E402
 
 
 def method(style: str) -> str | None:
@@ -101,7 +102,7 @@ def main() -> int:
                           "chrf": round(chrf.score, 2), "sentences_per_s": round(len(sources) / seconds, 1)}
         print(f"{style}: {results[style]}", file=sys.stderr)
         # the set's folder and its parent's: runs/terms-valid/plain and data/terms/plain must not overwrite each other
-        hypotheses = Path(args.run) / "eval" / (f"{term_set.resolve().parent.name}-{term_set.name}-"
+        hypotheses = RunDir(args.run).eval_dir / (f"{term_set.resolve().parent.name}-{term_set.name}-"
                                                 f"{args.engine}-{style.replace('/', '-')}.hyp.txt")
         hypotheses.parent.mkdir(parents=True, exist_ok=True)
         hypotheses.write_text("\n".join(outputs) + "\n", encoding="utf-8")

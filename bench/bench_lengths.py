@@ -18,7 +18,7 @@ from common import emit
 
 from pipeline.config import load_config
 from pipeline.prepare import corpus_sources
-from pipeline.rundir import VECTORIZERS_FILE
+from pipeline.rundir import VECTORIZERS_FILE, prepared_path
 from pipeline.vectorizers import load_vectorizers
 
 BLOCK = 8192
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--lengths", type=int, nargs="+", default=[40, 64, 80, 100, 128])
     args = parser.parse_args()
     config = load_config(args.config)
-    prepared = Path(args.prepared) if args.prepared else config.prepared_dir
+    prepared = Path(args.prepared) if args.prepared else prepared_path(config)
     vectorizers = load_vectorizers(prepared / VECTORIZERS_FILE)
     print(f"| corpus | pairs | p50 | p95 | p99 | " + " | ".join(f"dropped at {n}" for n in args.lengths) + " |")
     print("| --- " * (5 + len(args.lengths)) + "|")

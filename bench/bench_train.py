@@ -30,6 +30,7 @@ from common import REFERENCE, SHARED_CORPUS, emit, median  # noqa: E402
 
 import numpy as np  # noqa: E402
 import keras  # noqa: E402
+from pipeline.rundir import VECTORIZERS_FILE, prepared_path  # noqa: E402
 
 PAIRS, BATCH, SEQ = 50_000, 64, 20
 D_MODEL, FF, LAYERS, SOURCE_VOCAB, TARGET_VOCAB = 128, 512, 4, 10_000, 20_000
@@ -113,7 +114,7 @@ def prepare_data(workdir: Path):
         corpus.write_text("".join(line for _, line in zip(range(PAIRS), source)), encoding="utf-8")
     config = load_config(None, ARCH, str(workdir))
     prepare(config, corpus, progress=False)
-    return config.workdir, load_split(config.prepared_dir, "train")
+    return config.workdir, load_split(prepared_path(config), "train")
 
 
 def our_runner(workdir: str, arrays, overrides: list[str], base_steps: int) -> Runner:
@@ -127,7 +128,7 @@ def our_runner(workdir: str, arrays, overrides: list[str], base_steps: int) -> R
     english, italian = arrays
     precision = config.train.mixed_precision
     keras.mixed_precision.set_global_policy("float32" if precision == "none" else precision)
-    model = compile_model(build_model(config, *vocabulary_sizes(config.prepared_dir / "vectorizers.pkl")), config)
+    model = compile_model(build_model(config, *vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE)), config)
     batching = Batching.from_config(config.train, english, italian)
     plan = batch_plan(english, italian, batching, seed=0, epoch=0)
     # time about as many sentences as `base_steps` batches of 64 (every round the same batches: epoch 0's first)

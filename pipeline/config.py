@@ -127,12 +127,6 @@ class DecodeConfig:
         return DecodeSettings(beam, alpha, batch_size or self.batch_size)
 
 
-# The workdir's two halves: this module owns `workdir`, so it names them; `pipeline.rundir` owns what is inside
-# (it re-exports these), and nothing here imports it.
-PREPARED_DIR = "prepared"           # <workdir>/: what prepare writes
-RUN_DIR = "run"                     # <workdir>/: what training writes
-
-
 @dataclass
 class Config:
     seed: int = 1234
@@ -145,16 +139,6 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-    @property
-    def prepared_dir(self) -> Path:
-        """`<workdir>/prepared`: what prepare writes (what is inside is `pipeline.rundir`'s)."""
-        return Path(self.workdir) / PREPARED_DIR
-
-    @property
-    def run_dir(self) -> Path:
-        """`<workdir>/run`: what training writes (what is inside is `pipeline.rundir`'s)."""
-        return Path(self.workdir) / RUN_DIR
 
 
 CHOICES = {

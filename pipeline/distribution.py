@@ -30,7 +30,7 @@ import numpy as np
 import keras
 
 from pipeline.config import Config
-from pipeline.rundir import RunDir
+from pipeline.rundir import RunDir, run_path
 
 TENSORFLOW_MODES = ("mirrored", "multi_worker")      # the other mode, data_parallel, is JAX
 
@@ -110,7 +110,7 @@ class Distribution:
         """A non-chief worker's private run directory (TensorFlow's convention), seeded with the checkpoint to resume."""
         scratch = Path(tempfile.mkdtemp(prefix=f"nmt-worker{self.worker}-"))
         print(f"worker {self.worker} writes its copy of the run to {scratch} (deleted at the end)")
-        run, copy = RunDir(config.run_dir), RunDir(scratch)
+        run, copy = RunDir(run_path(config)), RunDir(scratch)
         if resume:
             if not run.checkpoint_dir.is_dir():
                 raise FileNotFoundError(f"checkpoint {run.checkpoint_dir}: not found on worker {self.worker}; the run "

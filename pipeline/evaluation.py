@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from pipeline.extras import require
 from pipeline.io_utils import atomic_write_json, atomic_write_text, read_text_lines
-from pipeline.rundir import RunDir, load_run_config, prepared_beside, split_text_file
+from pipeline.rundir import RunDir, load_run_config, prepared_beside, prepared_path, split_text_file
 from pipeline.shards import corpus_rows
 from pipeline.tokenizers import WORD_UNK as UNK, word_tokens
 
@@ -70,7 +70,7 @@ def prepared_split_file(run_dir: str | Path, split: str, corpus: str | None = No
     name = split_text_file(split, corpus)
     candidates = [prepared_beside(run_dir) / name]
     if RunDir(run_dir).config_file.is_file():
-        candidates.append(load_run_config(run_dir).prepared_dir / name)
+        candidates.append(prepared_path(load_run_config(run_dir)) / name)
     for path in candidates:
         if path.is_file():
             return path

@@ -21,7 +21,7 @@ from typing import Any
 
 from pipeline.config import Config, ConfigError, flatten, load_config
 from pipeline.io_utils import atomic_write_json
-from pipeline.rundir import VECTORIZERS_FILE, RunDir
+from pipeline.rundir import RunDir, VECTORIZERS_FILE, prepared_path, run_path
 
 TOKENIZER_KEYS = ("tokenizer", "sentencepiece_type", "en_vocab_size", "it_vocab_size", "joint_vocab_size")
 FREE_MODEL_KEYS = ("dropout",)          # may differ from the parent's: they change no weight
@@ -56,7 +56,7 @@ def resumed_child_config(path: str | os.PathLike | None, overrides: list[str], w
     """For `train --resume` of a fine-tuned run: its config with what it inherited (from lineage.json, so
     the parent directory need not exist any more); None when the run was trained from scratch."""
     plain = load_config(path, overrides, workdir)
-    lineage = RunDir(plain.run_dir).load_lineage()
+    lineage = RunDir(run_path(plain)).load_lineage()
     if lineage is None:
         return None
     config = load_config(path, overrides, workdir, base=lineage["inherited"])
@@ -118,7 +118,7 @@ def check_child(config: Config, parent_dir: str | os.PathLike) -> None:
     """Before fine-tuning: the config keeps the parent's inherited values, and its prepared data uses the
     parent's tokenizers."""
     check_inherited(config, inherited_tree(RunDir(parent_dir).require().load_config()), parent_dir)
-    check_same_tokenizers(config.prepared_dir / VECTORIZERS_FILE, parent_dir)
+    check_same_tokenizers(prepared_path(config) / VECTORIZERS_FILE, parent_dir)
 
 
 def start_from_parent(model: Any, run: RunDir, parent_dir: str | os.PathLike, which: str = "best") -> str:

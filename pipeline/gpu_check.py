@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.config import Config
 from pipeline.io_utils import atomic_write_json
+from pipeline.rundir import prepared_path, run_path
 
 
 def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progress: bool = True) -> dict[str, Any]:
@@ -28,8 +29,8 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
     prepared = prepare(config, progress=progress)
     summary = train(config, overwrite=True, verbose=2 if progress else 0)
     print(format_summary(summary))
-    scores = score_corpora(open_translator(config.run_dir, "best"), config.prepared_dir, "test", test_sentences)
-    ct2 = _convert_for_ctranslate2(config.run_dir)
+    scores = score_corpora(open_translator(run_path(config), "best"), prepared_path(config), "test", test_sentences)
+    ct2 = _convert_for_ctranslate2(run_path(config))
     report = {"device": summary.get("device"), "backend": summary["backend"], "minutes": minutes,
               "pairs": prepared.get("pairs_kept"), "split_sizes": prepared.get("split_sizes"),
               **{key: summary.get(key) for key in ("steps", "seconds", "compile_seconds", "compiled_programs",
@@ -38,7 +39,7 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
                                                    "target_tokens_per_s_after_compiling", "matmul_tflops_per_s",
                                                    "mfu", "best_val_loss")},
               "test": scores, "ctranslate2": ct2, "wall_seconds": round(time.perf_counter() - started, 1),
-              "run_dir": str(config.run_dir)}
+              "run_dir": str(run_path(config))}
     atomic_write_json(Path(config.workdir) / GPU_CHECK_FILE, report)
     return report
 

@@ -36,6 +36,7 @@ from pipeline.text import (DROP_REASONS, Corpus, ExclusionList, assign_splits, c
                            pair_hash)
 from pipeline.tokenizers import WORD_END, WORD_START, SentencePieceTokenizer, Tokenizer, WordTokenizer, word_tokens
 from pipeline.vectorizers import Vectorizers, vectorizers_to_bytes
+from pipeline.rundir import prepared_path
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parent.parent / "data" / "ita-eng-sample.txt.gz"
 SPLITS = ("train", "valid", "test")         # in the order of their split codes 0, 1, 2
@@ -408,7 +409,7 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
     exclusion = ExclusionList(data.exclude)
     if vectorizers_from is not None:
         RunDir(vectorizers_from).require()
-    check_output_dir(config.prepared_dir, "prepared directory")
+    check_output_dir(prepared_path(config), "prepared directory")
     scans = [scan_corpus(source.corpus, data, config.seed, progress, exclusion, f"prepare 1/3: hash {source.name}")
              for source in sources]
     drop_held_out_elsewhere(scans)
@@ -431,7 +432,7 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
         vectorizers = Vectorizers(english, italian, metadata)
         tokenizer = data.tokenizer if data.tokenizer == "word" else f"sentencepiece ({data.sentencepiece_type})"
 
-    with atomic_directory(config.prepared_dir) as out:
+    with atomic_directory(prepared_path(config)) as out:
         writers = SplitWriters(out, vectorizers, [source.name for source in sources], data.shard_rows, annotator)
         try:
             for source, scan in zip(sources, scans):

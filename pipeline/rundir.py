@@ -9,8 +9,8 @@
                          [eval/<set>-beam<N>.json, .hyp.txt]  [plots/*.png]
     a CTranslate2 export  config.yaml  vectorizers.pkl  model.bin  pipeline.json  ... (`pipeline.export.ctranslate2`)
 
-This module is the only owner of these names (the workdir's two halves, `prepared/` and `run/`, are named by
-`pipeline.config`, which owns `workdir`). Training writes a run; `pipeline.serializable.load_run` hands the
+This module is the only owner of these names, the workdir's two halves included (`prepared_path(config)`,
+`run_path(config)`); `pipeline.config` owns only the `workdir` setting. Training writes a run; `pipeline.serializable.load_run` hands the
 engines, export and the service what they read. Nothing here imports Keras.
 """
 from __future__ import annotations
@@ -23,7 +23,10 @@ from typing import Any
 
 import yaml
 
-from pipeline.config import PREPARED_DIR, RUN_DIR, Config, ConfigError, config_from_dict   # noqa: F401  (the workdir's halves)
+from pipeline.config import Config, ConfigError, config_from_dict
+
+PREPARED_DIR = "prepared"           # <workdir>/: what prepare writes
+RUN_DIR = "run"                     # <workdir>/: what training writes
 CONFIG_FILE = "config.yaml"
 VECTORIZERS_FILE = "vectorizers.pkl"
 HISTORY_FILE = "history.json"
@@ -48,6 +51,16 @@ LINEAGE_FILE = "lineage.json"       # run/: the parent run a fine-tuned run star
 def split_text_file(split: str, corpus: str | None = None) -> str:
     """The cleaned text of a held-out split (`valid.tsv`), or of one corpus's part of it (`valid.<corpus>.tsv`)."""
     return f"{split}.tsv" if corpus is None else f"{split}.{corpus}.tsv"
+
+
+def prepared_path(config: Config) -> Path:
+    """`<workdir>/prepared` of a config: what prepare writes and training reads."""
+    return Path(config.workdir) / PREPARED_DIR
+
+
+def run_path(config: Config) -> Path:
+    """`<workdir>/run` of a config: what training writes."""
+    return Path(config.workdir) / RUN_DIR
 
 
 def prepared_beside(run_dir: str | os.PathLike) -> Path:

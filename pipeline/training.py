@@ -36,7 +36,7 @@ from pipeline.flops import bf16_peak, config_train_flops, device_name
 from pipeline.io_utils import atomic_directory, atomic_file, atomic_write_json
 from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
-from pipeline.rundir import VECTORIZERS_FILE, RunDir, check_output_dir, config_differences
+from pipeline.rundir import RunDir, VECTORIZERS_FILE, check_output_dir, config_differences, prepared_path, run_path
 from pipeline.serializable import load_keras_file
 from pipeline.vectorizers import vocabulary_sizes
 
@@ -218,7 +218,7 @@ def corpus_weights(config: Config, corpora: list[tuple[str, int, int]], prepared
 
 
 def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
-    run = RunDir(check_output_dir(config.run_dir, "run directory"))
+    run = RunDir(check_output_dir(run_path(config), "run directory"))
     run_dir = run.path
     if resume and not run.checkpoint_state.is_file():
         raise FileNotFoundError(f"checkpoint {run.checkpoint_state}: not found; nothing to resume")
@@ -263,7 +263,7 @@ class TrainingData:
     @classmethod
     def load(cls, config: Config) -> "TrainingData":
         """The prepared splits of `config`, checked against it; one-line errors name the prepared directory."""
-        prepared = config.prepared_dir
+        prepared = prepared_path(config)
         train_en, train_it = load_split(prepared, "train")
         valid_en, valid_it = load_split(prepared, "valid")
         if train_en.shape[1] != config.data.max_length:
@@ -344,7 +344,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     fresh optimizer on the `finetune.*` schedule, and the run records its parent in lineage.json (see
     `pipeline.finetune`). A resumed fine-tuning run needs no `init_from`: its checkpoint has it all.
     """
-    prepared = config.prepared_dir
+    prepared = prepared_path(config)
     if resume and init_from is not None:
         raise ValueError("--init-from starts a new run from a parent; --resume continues a run (its lineage is kept): "
                          "give one of them")
@@ -409,7 +409,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
                **_throughput(data, it_size, compiling, precompile, steps, seconds),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
-               "best_epoch": state.best_epoch, "run_dir": str(config.run_dir), "backend": keras.backend.backend()}
+               "best_epoch": state.best_epoch, "run_dir": str(run_path(config)), "backend": keras.backend.backend()}
     if per_corpus:
         summary["best_val_loss_by_corpus"] = {name: best.get(f"val_loss_{name}") for name in per_corpus}
     if run.lineage_file.is_file():
@@ -461,7 +461,7 @@ def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:
     from pipeline.translate import open_translator
 
     try:
-        return score_corpora(open_translator(run_dir, "best"), config.prepared_dir, "valid",
+        return score_corpora(open_translator(run_dir, "best"), prepared_path(config), "valid",
                              config.train.final_bleu_sentences)
     except MissingExtra as exc:
         print(f"final BLEU skipped: {exc}")

@@ -5,6 +5,7 @@ import _bootstrap  # noqa: F401
 import time
 
 from pipeline.cli import config_parser, run_main
+from pipeline.rundir import prepared_path, run_path
 
 EXAMPLES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
             "It's raining.", "We have to go now.", "Can you help me?", "My mother likes cats."]
@@ -20,15 +21,15 @@ def main() -> int:
     from pipeline.translate import open_translator
 
     config = load_config(args.config, args.set, args.workdir)
-    print(f"[1/4] prepare: bundled sample -> {config.prepared_dir}")
+    print(f"[1/4] prepare: bundled sample -> {prepared_path(config)}")
     print(format_report(prepare(config)))
-    print(f"[2/4] train {args.config} -> {config.run_dir}")
+    print(f"[2/4] train {args.config} -> {run_path(config)}")
     print(format_summary(train(config, overwrite=True, verbose=2)))
-    translator = open_translator(config.run_dir)
+    translator = open_translator(run_path(config))
     print(f"[3/4] score the validation split (sacreBLEU, beam {translator.decode_settings().beam})")
-    report, _ = evaluate(translator, load_split_set(prepared_split_file(config.run_dir, "valid")), progress=False)
+    report, _ = evaluate(translator, load_split_set(prepared_split_file(run_path(config), "valid")), progress=False)
     print(f"{report['bleu_signature']}\n{report['chrf_signature']}")
-    print(f"[4/4] translate with {config.run_dir}:")
+    print(f"[4/4] translate with {run_path(config)}:")
     for english, italian in zip(EXAMPLES, translator.translate(EXAMPLES)):
         print(f"  {english:<28} -> {italian}")
     print(f"validation BLEU {report['bleu']:.1f}, chrF {report['chrf']:.1f} on {report['sentences']:,} sentences "
@@ -36,7 +37,7 @@ def main() -> int:
           f"word sequence matched; configs/cpu60.yaml, trained 30 minutes on the full corpus on a 2-core CPU, "
           f"scores 53.5)")
     print(f"demo done in {time.perf_counter() - started:.0f} s; translate more with: "
-          f"python scripts/translate.py --run {config.run_dir} \"Good morning.\"")
+          f"python scripts/translate.py --run {run_path(config)} \"Good morning.\"")
     return 0
 
 

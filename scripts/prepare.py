@@ -3,6 +3,7 @@
 import _bootstrap  # noqa: F401
 
 from pipeline.cli import config_parser, run_main
+from pipeline.rundir import prepared_path
 
 
 def main() -> int:
@@ -32,7 +33,7 @@ def main() -> int:
     config.data.exclude = [*config.data.exclude, *args.exclude]
     report = prepare(config, args.input, progress=not args.quiet, vectorizers_from=args.vectorizers_from)
     print(format_report(report))
-    print(f"prepared {report['pairs_kept']:,} pairs into {config.prepared_dir} in {report['seconds']:.1f} s")
+    print(f"prepared {report['pairs_kept']:,} pairs into {prepared_path(config)} in {report['seconds']:.1f} s")
     return 0
 
 

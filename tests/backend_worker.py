@@ -20,6 +20,7 @@ from pipeline.config import load_config  # noqa: E402
 from pipeline.datasets import load_split  # noqa: E402
 from pipeline.serializable import load_model
 from pipeline.training import train  # noqa: E402
+from pipeline.rundir import prepared_path, run_path
 
 workdir, out = sys.argv[1], sys.argv[2]
 overrides = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
@@ -29,8 +30,8 @@ if "--mirrored" in sys.argv:
     overrides.append("train.distribute=mirrored")
 config = load_config(Path(__file__).resolve().parent.parent / "configs" / "tiny.yaml", overrides, workdir)
 summary = train(config, verbose=0)
-model = load_model(config.run_dir, "model")
-en, it = load_split(config.prepared_dir, "valid")
+model = load_model(run_path(config), "model")
+en, it = load_split(prepared_path(config), "valid")
 logits = np.asarray(model({"encoder_inputs": en[:8], "decoder_inputs": it[:8, :-1]}, training=False))
 np.savez(out, logits=logits, loss=summary["best_val_loss"] or np.nan, steps=summary["total_steps"])
 print("backend", keras.backend.backend(), "tensorflow imported:", "tensorflow" in sys.modules)

@@ -16,6 +16,7 @@ from pathlib import Path  # noqa: E402
 from typing import Callable, TypeVar  # noqa: E402
 
 import pytest  # noqa: E402
+from pipeline.rundir import prepared_path, run_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = ROOT.parent / "shared" / "data" / "ita-eng" / "ita.txt.gz"
@@ -60,20 +61,20 @@ def prepared_once(tmp_path_factory, name: str, overrides: list[str]):
 
     def load(folder: Path):
         config = configured(folder)
-        return config, json.loads((config.prepared_dir / "report.json").read_text(encoding="utf-8"))
+        return config, json.loads((prepared_path(config) / "report.json").read_text(encoding="utf-8"))
     return built_once(tmp_path_factory, name, build, load)
 
 
 def run_once(tmp_path_factory, name: str, prepared_config, overrides: list[str], fill: Callable[[object], object]):
     """A run of the tiny config with `overrides` on `prepared_config`'s data, once per test run: `fill(config)` makes
-    it (trains it, or writes random weights). Its Config (run in config.run_dir)."""
+    it (trains it, or writes random weights). Its Config (run in run_path(config))."""
     from pipeline.config import load_config
 
     def configured(folder: Path):
         return load_config(ROOT / "configs" / "tiny.yaml", overrides, str(folder))
 
     def build(folder: Path):
-        os.symlink(prepared_config.prepared_dir, folder / "prepared")
+        os.symlink(prepared_path(prepared_config), folder / "prepared")
         config = configured(folder)
         fill(config)
         return config
@@ -112,7 +113,7 @@ SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "mode
 
 @pytest.fixture(scope="session")
 def trained_tiny(tmp_path_factory, prepared_tiny):
-    """A small model trained briefly on the prepared sample: its Config (run in config.run_dir)."""
+    """A small model trained briefly on the prepared sample: its Config (run in run_path(config))."""
     return trained_once(tmp_path_factory, "trained", prepared_tiny[0],
                         SMALL_MODEL + ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
 
@@ -123,7 +124,7 @@ def tiny_engine(trained_tiny):
     its compiled decoders are compiled once; tests must not change its state."""
     from pipeline.translate.keras_engine import KerasEngine
 
-    return KerasEngine.from_run(trained_tiny.run_dir)
+    return KerasEngine.from_run(run_path(trained_tiny))
 
 
 @pytest.fixture(scope="session")
@@ -131,7 +132,7 @@ def tiny_engine_graph(trained_tiny):
     """`tiny_engine` decoding in graph mode (`jit_compile=False`: one trace for every batch size), shared too."""
     from pipeline.translate.keras_engine import KerasEngine
 
-    return KerasEngine.from_run(trained_tiny.run_dir, jit_compile=False)
+    return KerasEngine.from_run(run_path(trained_tiny), jit_compile=False)
 
 
 SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "model.share_embeddings=false",
@@ -146,7 +147,7 @@ def prepared_tiny_sp(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def trained_tiny_sp(tmp_path_factory, prepared_tiny_sp):
-    """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in config.run_dir)."""
+    """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in run_path(config))."""
     return trained_once(tmp_path_factory, "trained_sp", prepared_tiny_sp[0], SENTENCEPIECE + SMALL_MODEL + [
         "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
 
@@ -163,7 +164,7 @@ def random_weights_run(config, prepared_dir: Path):
     from pipeline.model import build_model
     from pipeline.vectorizers import load_vectorizers
 
-    run = config.run_dir
+    run = run_path(config)
     run.mkdir(parents=True)
     save_config(config, run / "config.yaml")
     shutil.copyfile(prepared_dir / "vectorizers.pkl", run / "vectorizers.pkl")
@@ -179,8 +180,8 @@ def random_weights_run(config, prepared_dir: Path):
 @pytest.fixture(scope="session")
 def untrained_tiny_word(tmp_path_factory, prepared_tiny_word):
     """A run with word-level vocabularies and the small model, its weights random (`random_weights_run`): what
-    exports must reproduce. Its Config (run in config.run_dir)."""
+    exports must reproduce. Its Config (run in run_path(config))."""
     prepared_config, _ = prepared_tiny_word
     return run_once(tmp_path_factory, "trained_word", prepared_config,
                     ["data.tokenizer=word", "data.joint_vocab_size=0"] + SMALL_MODEL,
-                    lambda config: random_weights_run(config, prepared_config.prepared_dir))
+                    lambda config: random_weights_run(config, prepared_path(prepared_config)))

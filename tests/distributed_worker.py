@@ -22,6 +22,7 @@ from pipeline.datasets import format_dataset, load_split  # noqa: E402
 from pipeline.objectives import MaskedSparseCrossEntropy  # noqa: E402
 from pipeline.serializable import load_model
 from pipeline.training import train  # noqa: E402
+from pipeline.rundir import prepared_path, run_path
 
 STEPS = 6
 # dropout off: replicas draw different dropout masks than one device would
@@ -49,9 +50,9 @@ def main(workdir: str, out: str, modes: list[str]) -> None:
 
 def reloaded_loss(config) -> float:
     """Masked cross-entropy of the reloaded final model on 64 validation pairs."""
-    english, italian = load_split(config.prepared_dir, "valid")
+    english, italian = load_split(prepared_path(config), "valid")
     inputs, targets = format_dataset(english[:64], italian[:64])
-    model = load_model(config.run_dir, "model")
+    model = load_model(run_path(config), "model")
     return float(MaskedSparseCrossEntropy()(targets, model(inputs, training=False)))
 
 

@@ -18,6 +18,7 @@ from pipeline.translate.keras_engine import KerasEngine
 from pipeline.vectorizers import load_vectorizers
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path, run_path
 
 STEM = "translate-en_it-ita_nmt-1_0"
 SCRIPTS = str(ROOT / "scripts")
@@ -27,7 +28,7 @@ SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "We ha
 
 @pytest.fixture(scope="module")
 def package(trained_tiny, tmp_path_factory):
-    return export_argos(trained_tiny.run_dir, tmp_path_factory.mktemp("argos"))
+    return export_argos(run_path(trained_tiny), tmp_path_factory.mktemp("argos"))
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def installed(package, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ct2_engine(trained_tiny):
-    return open_translator(trained_tiny.run_dir, engine="ctranslate2")
+    return open_translator(run_path(trained_tiny), engine="ctranslate2")
 
 
 def test_package_is_one_folder_with_metadata_model_sentencepiece_and_credit(package, trained_tiny):
@@ -65,7 +66,7 @@ def test_package_is_one_folder_with_metadata_model_sentencepiece_and_credit(pack
     for credit in ("Tatoeba", "https://tatoeba.org", "CC-BY 2.0 FR", "https://creativecommons.org/licenses/by/2.0/fr/",
                    "ManyThings.org", "install_from_path"):
         assert credit in readme, credit
-    vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(run_path(trained_tiny) / "vectorizers.pkl")
     assert sentencepiece_model == vectorizers.english.model_proto == vectorizers.italian.model_proto
     assert vocabulary == vectorizers.english.vocabulary          # Argos's pieces are our ids, one for one
     assert (model_config["unk_token"], model_config["bos_token"], model_config["eos_token"],
@@ -95,7 +96,7 @@ def argos_translate(package_dir, sentences):
 
 def test_package_files_alone_translate_200_validation_sentences_as_the_ctranslate2_engine(installed, ct2_engine,
                                                                                           trained_tiny):
-    sources = load_split_set(trained_tiny.prepared_dir / "valid.tsv").sources[:200]
+    sources = load_split_set(prepared_path(trained_tiny) / "valid.tsv").sources[:200]
     ours = ct2_engine.translate(sources, beam=1)
     assert len(sources) == 200 and sum(map(bool, ours)) == 200
     assert argos_translate(installed, sources) == ours
@@ -120,7 +121,7 @@ def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_s
 
 def test_export_is_reproducible_and_atomic(package, trained_tiny, monkeypatch):
     before = package.read_bytes()
-    assert export_argos(trained_tiny.run_dir, package.parent) == package
+    assert export_argos(run_path(trained_tiny), package.parent) == package
     assert package.read_bytes() == before                           # same run, same bytes
     import pipeline.export.argos
 
@@ -130,7 +131,7 @@ def test_export_is_reproducible_and_atomic(package, trained_tiny, monkeypatch):
 
     monkeypatch.setattr(pipeline.export.argos, "zip_folder", fail)
     with pytest.raises(OSError, match="disk full"):
-        export_argos(trained_tiny.run_dir, package.parent)
+        export_argos(run_path(trained_tiny), package.parent)
     assert package.read_bytes() == before and [p.name for p in package.parent.iterdir()] == [package.name]
 
 
@@ -143,24 +144,24 @@ def run_export(*args, prelude=""):
 
 def test_a_run_without_one_joint_sentencepiece_vocabulary_is_refused_in_one_line(trained_tiny_sp, prepared_tiny_word,
                                                                                  trained_tiny, tmp_path):
-    separate = run_export("--run", str(trained_tiny_sp.run_dir), "--out", str(tmp_path))
+    separate = run_export("--run", str(run_path(trained_tiny_sp)), "--out", str(tmp_path))
     assert separate.returncode == 2
-    assert separate.stderr == (f"error: run {trained_tiny_sp.run_dir}: an Argos package needs one joint SentencePiece "
+    assert separate.stderr == (f"error: run {run_path(trained_tiny_sp)}: an Argos package needs one joint SentencePiece "
                                "vocabulary for both sides (data.tokenizer: sentencepiece, data.joint_vocab_size > 0); "
                                "this run has separate SentencePiece vocabularies\n")
     word_config, _ = prepared_tiny_word
     with pytest.raises(ArgosExportError, match="this run has word-level vocabularies$"):
-        check_joint_sentencepiece(load_vectorizers(word_config.prepared_dir / "vectorizers.pkl"), word_config.run_dir)
-    missing = run_export("--run", str(trained_tiny.run_dir), "--out", str(tmp_path),
+        check_joint_sentencepiece(load_vectorizers(prepared_path(word_config) / "vectorizers.pkl"), run_path(word_config))
+    missing = run_export("--run", str(run_path(trained_tiny)), "--out", str(tmp_path),
                          prelude="sys.modules['ctranslate2'] = None")
     assert missing.returncode == 2
     assert missing.stderr == ("error: ctranslate2 is not installed; it comes with the 'ctranslate2' extra: "
                               "pip install -e '.[ctranslate2]'\n")
-    bad_version = run_export("--run", str(trained_tiny.run_dir), "--out", str(tmp_path), "--package-version", "1.x")
+    bad_version = run_export("--run", str(run_path(trained_tiny)), "--out", str(tmp_path), "--package-version", "1.x")
     assert bad_version.returncode == 2
     assert bad_version.stderr == "error: package version '1.x': expected numbers separated by dots, e.g. 1.0\n"
     named_file = tmp_path / "en_it.argosmodel"
-    file_name = run_export("--run", str(trained_tiny.run_dir), "--out", str(named_file))
+    file_name = run_export("--run", str(run_path(trained_tiny)), "--out", str(named_file))
     assert file_name.returncode == 2
     assert file_name.stderr == (f"error: Argos package directory {named_file}: expected a directory, not a .argosmodel "
                                 f"file name (the package is written as {STEM}.argosmodel inside it)\n")
@@ -180,7 +181,7 @@ def test_longer_position_tables_keep_the_model_rows_and_continue_them(positional
     prepared, _ = prepared_tiny
     config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, f"model.positional={positional}"],
                          str(tmp_path))
-    vectorizers = load_vectorizers(prepared.prepared_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(prepared_path(prepared) / "vectorizers.pkl")
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
     plain, longer = transformer_spec(model, vectorizers), transformer_spec(model, vectorizers, positions=100)
     for side in ("encoder", "decoder"):

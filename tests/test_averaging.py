@@ -12,7 +12,7 @@ from pipeline.averaging import average_kept_checkpoints, average_weights
 from pipeline.config import load_config
 from pipeline.datasets import load_split
 from pipeline.model import build_model
-from pipeline.rundir import RunDir, RunDirectoryError
+from pipeline.rundir import RunDir, RunDirectoryError, prepared_path, run_path
 from pipeline.training import Checkpointer, TrainState, compile_model
 
 from conftest import OTHERS_TEMPORARY, ROOT, SMALL_MODEL
@@ -22,7 +22,7 @@ def small_config(prepared_tiny, tmp_path, *extra):
     config, _ = prepared_tiny
     workdir = tmp_path / "work"
     workdir.mkdir()
-    os.symlink(config.prepared_dir, workdir / "prepared")
+    os.symlink(prepared_path(config), workdir / "prepared")
     return load_config(ROOT / "configs" / "tiny.yaml", SMALL_MODEL + list(extra), str(workdir))
 
 
@@ -34,15 +34,15 @@ def random_weights(model, seed):
 @pytest.mark.parametrize("keep", [3, 0])
 def test_checkpointer_keeps_the_weights_of_the_last_n_checkpoints(prepared_tiny, tmp_path, keep):
     config = small_config(prepared_tiny, tmp_path, "train.checkpoint_every_steps=1", f"train.keep_checkpoints={keep}")
-    config.run_dir.mkdir(parents=True)
+    run_path(config).mkdir(parents=True)
     model = compile_model(build_model(config, 300, 300), config)
-    callback = Checkpointer(config.run_dir, config, TrainState())
+    callback = Checkpointer(run_path(config), config, TrainState())
     callback.set_model(model)
     bias = model.output_bias
     for step in range(1, 6):
         bias.assign(np.full(bias.shape, step, "float32"))    # each checkpoint's weights tell its step
         callback.on_train_batch_end(step - 1)
-    run = RunDir(config.run_dir)
+    run = RunDir(run_path(config))
     kept = run.kept_checkpoints()
     assert [p.name for p in kept] == [f"step-0000000{s}.weights.h5" for s in (3, 4, 5)][:keep]
     assert sorted(p.name for p in run.checkpoint_dir.iterdir()) == sorted(
@@ -74,7 +74,7 @@ def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
 def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_path):
     from pipeline.translate.keras_engine import KerasEngine
 
-    run = RunDir(shutil.copytree(trained_tiny.run_dir, tmp_path / "run", ignore=OTHERS_TEMPORARY))
+    run = RunDir(shutil.copytree(run_path(trained_tiny), tmp_path / "run", ignore=OTHERS_TEMPORARY))
     assert [RunDir.kept_step(p) for p in run.kept_checkpoints()] == [250]   # default train.keep_checkpoints
     model = keras.saving.load_model(run.checkpoint_model, compile=False)
     newest = model.get_weights()
@@ -89,7 +89,7 @@ def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_pat
     assert result.path == run.model_file("averaged") and result.steps == [100, 200, 250]
     averaged = keras.saving.load_model(result.path)
     assert all(np.array_equal(a, b) for a, b in zip(averaged.get_weights(), expected))
-    en, it = load_split(trained_tiny.prepared_dir, "valid")
+    en, it = load_split(prepared_path(trained_tiny), "valid")
     logits = np.asarray(averaged({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]}))
     assert logits.shape == (4, it.shape[1] - 1, averaged.target_vocab_size) and np.isfinite(logits).all()
     translation, = KerasEngine.from_run(run.path, "averaged").translate(["I love you."], beam=1)
@@ -106,7 +106,7 @@ def test_averaged_model_loads_translates_and_is_selectable(trained_tiny, tmp_pat
 
 
 def test_average_script_errors_in_one_line(trained_tiny, tmp_path):
-    run = shutil.copytree(trained_tiny.run_dir, tmp_path / "run", ignore=OTHERS_TEMPORARY)
+    run = shutil.copytree(run_path(trained_tiny), tmp_path / "run", ignore=OTHERS_TEMPORARY)
     for path in RunDir(run).kept_checkpoints():
         path.unlink()
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "average.py"), "--run", str(run), "--last", "2"],

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path
 
 WORKER = ROOT / "tests" / "backend_worker.py"
 
@@ -15,7 +16,7 @@ def run_worker(prepared_tiny, tmp_path, backend, *flags):
     config, _ = prepared_tiny
     workdir = tmp_path / backend
     workdir.mkdir()
-    os.symlink(config.prepared_dir, workdir / "prepared")
+    os.symlink(prepared_path(config), workdir / "prepared")
     env = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "3"}
     result = subprocess.run([sys.executable, str(WORKER), str(workdir), str(tmp_path / "out.npz"), *flags],
                             capture_output=True, text=True, env=env, timeout=600)

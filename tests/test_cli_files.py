@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from pipeline.rundir import run_path
 
 TRANSLATE = str(ROOT / "scripts" / "translate.py")
 
@@ -67,7 +68,7 @@ def test_binary_standard_input_is_a_one_line_error(run_dir):
 def test_a_utf8_bom_and_100000_empty_lines_translate_line_for_line(trained_tiny, tmp_path):
     source, out = tmp_path / "en.txt", tmp_path / "it.txt"
     source.write_bytes(b"\xef\xbb\xbfI love you.\n" + b"\n" * 100_000 + b"Where is the station?\r\n")
-    result = translate("--run", trained_tiny.run_dir, "--input", source, "--output", out, "--beam", "1")
+    result = translate("--run", run_path(trained_tiny), "--input", source, "--output", out, "--beam", "1")
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     lines = out.read_text(encoding="utf-8").split("\n")
     assert len(lines) == 100_003 and lines[-1] == ""            # one output line per input line
@@ -94,7 +95,7 @@ def test_a_document_is_translated_whole_with_a_progress_bar(trained_tiny, tmp_pa
     import srt
 
     out = tmp_path / "talk.it.srt"
-    result = translate("--run", trained_tiny.run_dir, "--input", DOCUMENTS / "talk.srt", "--output", out, "--beam", 1)
+    result = translate("--run", run_path(trained_tiny), "--input", DOCUMENTS / "talk.srt", "--output", out, "--beam", 1)
     stderr = result.stderr.decode()
     assert result.returncode == 0, stderr[-2000:]
     assert "translate: 100%" in stderr and stderr.rstrip().endswith(f"into {out}")
@@ -103,5 +104,5 @@ def test_a_document_is_translated_whole_with_a_progress_bar(trained_tiny, tmp_pa
         [(c.index, c.start, c.end, c.proprietary) for c in before]
     assert [c.content for c in after] != [c.content for c in before]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["talk.it.srt"]       # no temporary file left
-    as_lines = translate("--run", trained_tiny.run_dir, "--input", DOCUMENTS / "notes.txt", "--beam", 1)
+    as_lines = translate("--run", run_path(trained_tiny), "--input", DOCUMENTS / "notes.txt", "--beam", 1)
     assert as_lines.stdout.decode().count("\n") == (DOCUMENTS / "notes.txt").read_text().count("\n")  # .txt: by line

@@ -13,7 +13,7 @@ from pipeline.datasets import (ArrayBatches, Batching, batch_plan, load_split, m
                                steps_per_epoch)
 from pipeline.finetune import load_child_config, load_parent_weights
 from pipeline.prepare import prepare
-from pipeline.rundir import RunDir
+from pipeline.rundir import RunDir, prepared_path, run_path
 from pipeline.shards import corpus_rows
 from pipeline.text import ExclusionList, grouping_key
 
@@ -62,7 +62,7 @@ def test_corpus_entries_are_validated_in_one_line(override, message):
 
 
 def test_each_corpus_is_split_as_if_prepared_alone(corpora):
-    mixed, alone = corpora["mixed"].prepared_dir, corpora["alone"].prepared_dir
+    mixed, alone = prepared_path(corpora["mixed"]), prepared_path(corpora["alone"])
     for split in ("valid", "test"):
         assert (mixed / f"{split}.phrases.tsv").read_bytes() == (alone / f"{split}.tsv").read_bytes()
         both = (mixed / f"{split}.phrases.tsv").read_text() + (mixed / f"{split}.more.tsv").read_text()
@@ -79,7 +79,7 @@ def test_each_corpus_is_split_as_if_prepared_alone(corpora):
 
 
 def test_no_english_sentence_held_out_in_one_corpus_is_trained_on_in_another(corpora):
-    report, mixed = corpora["mixed_report"], corpora["mixed"].prepared_dir
+    report, mixed = corpora["mixed_report"], prepared_path(corpora["mixed"])
     held_out = {grouping_key(line.split("\t")[0]) for split in ("valid", "test")
                 for line in (mixed / f"{split}.tsv").read_text().splitlines()}
     assert report["dropped"]["held_out_elsewhere"] == sum(c["dropped"]["held_out_elsewhere"] for c in report["corpora"])
@@ -127,7 +127,7 @@ def test_report_gives_each_corpus_its_drops_sizes_and_too_long_share(corpora, tm
 
 
 def test_weights_give_the_documented_rates_every_epoch(corpora):
-    prepared = corpora["mixed"].prepared_dir
+    prepared = prepared_path(corpora["mixed"])
     english, italian = load_split(prepared, "train")
     rows = corpus_rows(prepared, "train")
     sizes = {name: stop - start for name, start, stop in rows}
@@ -153,7 +153,7 @@ def test_weights_give_the_documented_rates_every_epoch(corpora):
 
 
 def test_equal_weights_are_exactly_the_plain_plan(corpora):
-    prepared = corpora["mixed"].prepared_dir
+    prepared = prepared_path(corpora["mixed"])
     english, italian = load_split(prepared, "train")
     rows = corpus_rows(prepared, "train")
     assert mixture(rows, {"phrases": 1, "more": 1}) == ()
@@ -167,7 +167,7 @@ def test_equal_weights_are_exactly_the_plain_plan(corpora):
 
 
 def test_tf_data_and_pydataset_serve_the_same_mixed_batches(corpora):
-    prepared = corpora["mixed"].prepared_dir
+    prepared = prepared_path(corpora["mixed"])
     english, italian = load_split(prepared, "train")
     batching = Batching.for_data(english, italian, batch_size=64, buckets=4,
                                  mixture=mixture(corpus_rows(prepared, "train"), {"phrases": 0.4, "more": 3.0}))
@@ -222,7 +222,7 @@ def _mixed_run_config(corpora, workdir, *extra):
     prepared = workdir / "prepared"
     if not prepared.exists():
         workdir.mkdir(parents=True, exist_ok=True)
-        os.symlink(corpora["mixed"].prepared_dir, prepared)
+        os.symlink(prepared_path(corpora["mixed"]), prepared)
     names = f"data.corpora=[{{path: {corpora['phrases']}}}, {{path: {corpora['more']}, weight: 2.5}}]"
     return load_config(TINY, SMALL_MODEL + [names, "data.valid_fraction=0.05", "data.test_fraction=0.05",
                                             "train.epochs=1", "train.max_steps=30", *extra], str(workdir))
@@ -261,29 +261,29 @@ def fine_tuned(corpora, trained_tiny, tmp_path_factory):
     names = f"data.corpora=[{{path: {corpora['more']}, name: domain}}, {{path: {corpora['phrases']}, weight: 0.1}}]"
     overrides = [names, "train.epochs=1", "train.max_steps=20", "train.jit_compile=false", "train.batch_size=32",
                  "train.final_bleu_sentences=0", "finetune.warmup_steps=5", "finetune.peak_learning_rate=0.0002"]
-    config = load_child_config(None, overrides, str(workdir), trained_tiny.run_dir)   # no model section: inherited
-    report = prepare(config, progress=False, vectorizers_from=trained_tiny.run_dir)
-    summary = train(config, verbose=0, init_from=trained_tiny.run_dir)
+    config = load_child_config(None, overrides, str(workdir), run_path(trained_tiny))   # no model section: inherited
+    report = prepare(config, progress=False, vectorizers_from=run_path(trained_tiny))
+    summary = train(config, verbose=0, init_from=run_path(trained_tiny))
     return config, report, summary
 
 
 def test_fine_tuning_inherits_the_parent_and_records_its_lineage(fine_tuned, trained_tiny):
     config, report, summary = fine_tuned
-    parent = RunDir(trained_tiny.run_dir)
+    parent = RunDir(run_path(trained_tiny))
     assert config.model == parent.load_config().model                 # the architecture came from the parent
     assert report["vectorizers_from"] == str(parent.path.resolve())
-    assert (config.prepared_dir / "vectorizers.pkl").read_bytes() != b""
-    child_vectorizers = RunDir(config.run_dir).load_vectorizers()
+    assert (prepared_path(config) / "vectorizers.pkl").read_bytes() != b""
+    child_vectorizers = RunDir(run_path(config)).load_vectorizers()
     assert child_vectorizers.english.encode(["The cat sleeps."], 10).tolist() == \
         parent.load_vectorizers().english.encode(["The cat sleeps."], 10).tolist()
-    lineage = RunDir(config.run_dir).load_lineage()
+    lineage = RunDir(run_path(config)).load_lineage()
     assert lineage["parent"] == str(parent.path.resolve()) and lineage["parent_model"] == "best"
     assert lineage["parent_model_sha256"] == __import__("pipeline.finetune").finetune.file_sha256(parent.model_file("best"))
     assert lineage["parent_lineage"] is None
     assert summary["parent"] == lineage["parent"]
     # a fine-tuned run is a run like any other: it translates from its directory
     from pipeline.translate.keras_engine import KerasEngine
-    assert len(KerasEngine.from_run(config.run_dir).translate(["I see a cat."], beam=1)) == 1
+    assert len(KerasEngine.from_run(run_path(config)).translate(["I see a cat."], beam=1)) == 1
 
 
 def test_fine_tuning_starts_from_the_parent_weights_on_its_own_schedule(fine_tuned, trained_tiny):
@@ -292,10 +292,10 @@ def test_fine_tuning_starts_from_the_parent_weights_on_its_own_schedule(fine_tun
     from pipeline.training import compile_model
 
     config, _, _ = fine_tuned
-    vectorizers = RunDir(trained_tiny.run_dir).load_vectorizers()
+    vectorizers = RunDir(run_path(trained_tiny)).load_vectorizers()
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
-    load_parent_weights(model, trained_tiny.run_dir)
-    parent = load_model(trained_tiny.run_dir, "best")
+    load_parent_weights(model, run_path(trained_tiny))
+    parent = load_model(run_path(trained_tiny), "best")
     assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), parent.get_weights()))
     from pipeline.objectives import NoamSchedule
     schedule = NoamSchedule(**_schedule_config(compile_model(model, config, finetune=True).optimizer))
@@ -313,17 +313,17 @@ def test_fine_tuning_mismatches_are_one_line_errors(fine_tuned, trained_tiny, tm
 
     config, _, _ = fine_tuned
     with pytest.raises(ConfigError, match="'model.d_model': fine-tuning keeps the parent run's value 32 .*got 64"):
-        load_child_config(TINY, ["model.d_model=64"], str(tmp_path), trained_tiny.run_dir)
+        load_child_config(TINY, ["model.d_model=64"], str(tmp_path), run_path(trained_tiny))
     with pytest.raises(ConfigError, match="'data.joint_vocab_size': fine-tuning keeps"):
-        load_child_config(None, ["data.joint_vocab_size=500"], str(tmp_path), trained_tiny.run_dir)
-    assert load_child_config(None, ["model.dropout=0.3"], str(tmp_path), trained_tiny.run_dir).model.dropout == 0.3
+        load_child_config(None, ["data.joint_vocab_size=500"], str(tmp_path), run_path(trained_tiny))
+    assert load_child_config(None, ["model.dropout=0.3"], str(tmp_path), run_path(trained_tiny)).model.dropout == 0.3
     # data encoded with other tokenizers (prepared without --vectorizers-from)
-    fresh = load_child_config(None, [], str(tmp_path / "fresh"), trained_tiny.run_dir)
+    fresh = load_child_config(None, [], str(tmp_path / "fresh"), run_path(trained_tiny))
     prepare(load_config(TINY, ["data.joint_vocab_size=400"], str(tmp_path / "fresh")), progress=False)
     with pytest.raises(ValueError, match="tokenizer is not the one of .*prepare it with --vectorizers-from"):
-        train(fresh, verbose=0, init_from=trained_tiny.run_dir)
+        train(fresh, verbose=0, init_from=run_path(trained_tiny))
     with pytest.raises(ValueError, match="--init-from starts a new run"):
-        train(config, resume=True, init_from=trained_tiny.run_dir)
+        train(config, resume=True, init_from=run_path(trained_tiny))
 
 
 def test_fine_tuning_script_resumes_with_its_lineage_and_schedule(corpora, trained_tiny, tmp_path):
@@ -338,9 +338,9 @@ finetune: {{warmup_steps: 7}}
     common = ["--config", str(config), "--workdir", str(tmp_path)]
     script = lambda name, *args: subprocess.run([sys.executable, str(ROOT / "scripts" / name), *common, *args],
                                                 capture_output=True, text=True, timeout=300)
-    result = script("prepare.py", "--vectorizers-from", str(trained_tiny.run_dir), "--quiet")
+    result = script("prepare.py", "--vectorizers-from", str(run_path(trained_tiny)), "--quiet")
     assert result.returncode == 0, result.stderr[-2000:]
-    result = script("train.py", "--init-from", str(trained_tiny.run_dir), "--verbose", "0", "--set=train.max_steps=10")
+    result = script("train.py", "--init-from", str(run_path(trained_tiny)), "--verbose", "0", "--set=train.max_steps=10")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "fine-tuning from" in result.stdout
     run = RunDir(tmp_path / "run")
@@ -352,9 +352,9 @@ finetune: {{warmup_steps: 7}}
     assert "resuming at epoch 1, step 10 (10 batches into the epoch)" in result.stdout
     assert json.loads(run.checkpoint_state.read_text())["global_step"] == 18
     assert run.lineage_file.read_bytes() == lineage
-    assert run.load_config().model == RunDir(trained_tiny.run_dir).load_config().model
+    assert run.load_config().model == RunDir(run_path(trained_tiny)).load_config().model
     from pipeline.serializable import load_keras_file
     optimizer = load_keras_file(run.checkpoint_model, compile=True).optimizer
     assert _schedule_config(optimizer)["warmup_steps"] == 7                        # still the fine-tuning schedule
-    result = script("train.py", "--resume", "--init-from", str(trained_tiny.run_dir))
+    result = script("train.py", "--resume", "--init-from", str(run_path(trained_tiny)))
     assert result.returncode == 2 and "--init-from starts a new run" in result.stderr

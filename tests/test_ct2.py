@@ -11,6 +11,7 @@ import yaml
 
 pytest.importorskip("ctranslate2")
 
+from pipeline.rundir import prepared_path, run_path
 from pipeline.translate import open_translator
 from pipeline.export.ctranslate2 import CTranslate2ExportError, export_ctranslate2, transformer_spec
 from pipeline.translate.ct2_engine import CTranslate2Engine
@@ -35,7 +36,7 @@ def keras_translator(tiny_engine):
 
 @pytest.fixture(scope="module")
 def exported(trained_tiny, tmp_path_factory):
-    return export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2") / "float32")
+    return export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2") / "float32")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def ct2(exported):
 
 @pytest.fixture(scope="module")
 def valid_sources(trained_tiny):
-    return load_split_set(trained_tiny.prepared_dir / "valid.tsv").sources[:200]
+    return load_split_set(prepared_path(trained_tiny) / "valid.tsv").sources[:200]
 
 
 def greedy_ids(keras_translator, ct2, source):
@@ -63,7 +64,7 @@ def greedy_ids(keras_translator, ct2, source):
 
 
 def test_greedy_equals_our_decoder_token_for_token_on_200_validation_sentences(keras_translator, ct2, trained_tiny):
-    source, _ = load_split(trained_tiny.prepared_dir, "valid")
+    source, _ = load_split(prepared_path(trained_tiny), "valid")
     expected, got = greedy_ids(keras_translator, ct2, source[:200])
     assert len(expected) == 200
     assert got == expected
@@ -89,8 +90,8 @@ def test_other_vocabularies_and_architecture_switches_convert_exactly(architectu
     fixture, overrides = ARCHITECTURES[architecture]
     prepared, _ = request.getfixturevalue(fixture)
     config = load_config(ROOT / "configs" / "tiny.yaml", [*SMALL_MODEL, *overrides], str(tmp_path))
-    run = config.run_dir
-    random_weights_run(config, prepared.prepared_dir)
+    run = run_path(config)
+    random_weights_run(config, prepared_path(prepared))
     vectorizers = load_vectorizers(run / "vectorizers.pkl")
     out = export_ctranslate2(run, tmp_path / "ct2")
     if vectorizers.italian.kind == "word":
@@ -100,7 +101,7 @@ def test_other_vocabularies_and_architecture_switches_convert_exactly(architectu
         assert json.loads((out / "source_vocabulary.json").read_text()) == vectorizers.english.vocabulary
         assert json.loads((out / "target_vocabulary.json").read_text()) == vectorizers.italian.vocabulary
         assert vectorizers.italian.vocabulary[:2] == ["", "[UNK]"]
-    source, _ = load_split(prepared.prepared_dir, "valid")
+    source, _ = load_split(prepared_path(prepared), "valid")
     expected, got = greedy_ids(KerasEngine.from_run(run), CTranslate2Engine(out), source[:100])
     assert got == expected
 
@@ -147,7 +148,7 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny, tmp_path):
     import keras
 
     run = tmp_path / "run"
-    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
+    shutil.copytree(run_path(trained_tiny), run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
     model = keras.saving.load_model(run / "best.keras", compile=False)
     bias = np.array(model.output_bias)
     bias[1] = 100.0                                    # the model now prefers [UNK] everywhere
@@ -196,7 +197,7 @@ def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, 
     # mean |log p| gap per token: 0.09 nats for int16 and int8 alike on the tiny run (tokens average 2.5 nats:
     # CTranslate2 quantizes activations too); a broken conversion is off by whole nats
     for quantization in ("int16", "int8"):
-        out = export_ctranslate2(trained_tiny.run_dir, tmp_path / quantization, quantization=quantization)
+        out = export_ctranslate2(run_path(trained_tiny), tmp_path / quantization, quantization=quantization)
         assert json.loads((out / "pipeline.json").read_text())["quantization"] == quantization
         engine = CTranslate2Engine(out)
         translated = engine.translate(SENTENCES, beam=1)
@@ -207,17 +208,17 @@ def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, 
 
 
 def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, valid_sources):
-    translator = open_translator(trained_tiny.run_dir, engine="ctranslate2")
+    translator = open_translator(run_path(trained_tiny), engine="ctranslate2")
     assert isinstance(translator, CTranslate2Engine)
-    assert translator.model_dir == trained_tiny.run_dir / "ctranslate2"
+    assert translator.model_dir == run_path(trained_tiny) / "ctranslate2"
     assert translator.translate(SENTENCES, beam=1) == keras_translator.translate(SENTENCES, beam=1)
-    evalset = load_split_set(trained_tiny.prepared_dir / "valid.tsv")
+    evalset = load_split_set(prepared_path(trained_tiny) / "valid.tsv")
     evalset.sources, evalset.references = evalset.sources[:100], evalset.references[:100]
     ours, _ = evaluate(keras_translator, evalset, beam=1, progress=False)
     theirs, _ = evaluate(translator, evalset, beam=1, progress=False)
     assert (theirs["bleu"], theirs["chrf"]) == (ours["bleu"], ours["chrf"])
     with pytest.raises(ValueError, match="engine 'onnx'"):
-        open_translator(trained_tiny.run_dir, engine="onnx")
+        open_translator(run_path(trained_tiny), engine="onnx")
 
 
 def test_processes_opening_a_fresh_run_at_once_convert_it_once(trained_tiny, tmp_path, capfd):
@@ -226,7 +227,7 @@ def test_processes_opening_a_fresh_run_at_once_convert_it_once(trained_tiny, tmp
     from concurrent.futures import ThreadPoolExecutor
 
     run = tmp_path / "run"
-    shutil.copytree(trained_tiny.run_dir, run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
+    shutil.copytree(run_path(trained_tiny), run, ignore=shutil.ignore_patterns(".*", "checkpoint", "logs", "ctranslate2*"))
     with ThreadPoolExecutor(2) as pool:
         engines = list(pool.map(lambda _: open_translator(run, engine="ctranslate2"), range(2)))
     assert capfd.readouterr().err.count("converting ") == 1
@@ -248,8 +249,8 @@ print(json.dumps(sorted(m for m in ("tensorflow", "keras", "jax", "torch") if m 
 
 def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_nor_keras(trained_tiny, keras_translator,
                                                                                        exported, tmp_path):
-    open_translator(trained_tiny.run_dir, engine="ctranslate2")        # the run's own export exists
-    for run in (exported, trained_tiny.run_dir):
+    open_translator(run_path(trained_tiny), engine="ctranslate2")        # the run's own export exists
+    for run in (exported, run_path(trained_tiny)):
         result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=TRANSLATE, scripts=SCRIPTS), "--engine",
                                  "ctranslate2", "--run", str(run), "--beam", "1", *SENTENCES],
                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -259,7 +260,7 @@ def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_n
         assert lines == keras_translator.translate(SENTENCES, beam=1)
     report = tmp_path / "valid-ct2.json"
     result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=EVALUATE, scripts=SCRIPTS), "--engine",
-                             "ctranslate2", "--run", str(trained_tiny.run_dir), "--split", "valid", "--beam", "1",
+                             "ctranslate2", "--run", str(run_path(trained_tiny)), "--split", "valid", "--beam", "1",
                              "--out", str(report)], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.splitlines()[-1]) == []
@@ -318,8 +319,8 @@ def test_an_option_ctranslate2_cannot_express_is_named(trained_tiny):
 
     from pipeline.vectorizers import load_vectorizers
 
-    vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
-    model = keras.saving.load_model(trained_tiny.run_dir / "best.keras", compile=False)
+    vectorizers = load_vectorizers(run_path(trained_tiny) / "vectorizers.pkl")
+    model = keras.saving.load_model(run_path(trained_tiny) / "best.keras", compile=False)
     model.decoder_blocks[0].feed_forward.inner.activation = keras.activations.silu
     with pytest.raises(CTranslate2ExportError, match=r"^feed-forward activation relu, silu: CTranslate2's "
                                                      r"TransformerSpec takes one of relu, gelu for every layer$"):

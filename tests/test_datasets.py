@@ -8,12 +8,13 @@ from pipeline.datasets import (ArrayBatches, Batching, batch_plan, batch_shape, 
                                gather_batch, group_weights, load_split, make_dataset, steps_per_epoch)
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path
 
 
 @pytest.fixture(scope="module")
 def arrays(prepared_tiny):
     config, _ = prepared_tiny
-    return load_split(config.prepared_dir, "train"), load_split(config.prepared_dir, "valid")
+    return load_split(prepared_path(config), "train"), load_split(prepared_path(config), "valid")
 
 
 def test_bucket_boundaries_are_few_shared_widths_and_the_last_fits_every_pair(arrays):

@@ -16,7 +16,7 @@ import pytest
 from pipeline.datasets import load_split
 from pipeline.decoding import (BeamSearch, Greedy, compile_decoder, decode_loop, full_recompute_greedy,
                                top_k_by_chunks)
-from pipeline.rundir import RunDirectoryError
+from pipeline.rundir import RunDirectoryError, prepared_path, run_path
 from pipeline.translate.keras_engine import KerasEngine
 from pipeline.vectorizers import VectorizerFileError
 
@@ -99,7 +99,7 @@ def translator(tiny_engine):
 
 @pytest.fixture(scope="module")
 def valid_source(trained_tiny):
-    source, _ = load_split(trained_tiny.prepared_dir, "valid")
+    source, _ = load_split(prepared_path(trained_tiny), "valid")
     assert len(source) >= 200
     return source[:200]
 
@@ -112,12 +112,12 @@ def decoded(trained_tiny, valid_source, tmp_path_factory):
     def on(backend: str) -> dict[str, np.ndarray]:
         if backend not in results:
             if backend == "tensorflow":
-                results[backend] = decode_everything(trained_tiny.run_dir, valid_source)
+                results[backend] = decode_everything(run_path(trained_tiny), valid_source)
             else:
                 tmp = tmp_path_factory.mktemp(f"decode-{backend}")
                 np.save(tmp / "source.npy", valid_source)
                 env = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": str(ROOT)}
-                worker = subprocess.run([sys.executable, __file__, str(trained_tiny.run_dir), str(tmp / "source.npy"),
+                worker = subprocess.run([sys.executable, __file__, str(run_path(trained_tiny)), str(tmp / "source.npy"),
                                          str(tmp / "out.npz")], capture_output=True, text=True, env=env, timeout=600)
                 assert worker.returncode == 0, worker.stderr[-3000:]
                 assert f"backend {backend}" in worker.stdout
@@ -241,13 +241,13 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny):
     from pipeline.serializable import load_model
     from pipeline.rundir import load_run_config
     from pipeline.vectorizers import load_vectorizers
-    model = load_model(trained_tiny.run_dir)
+    model = load_model(run_path(trained_tiny))
     unk = 1
     bias = np.array(model.output_bias)
     bias[unk] = 100.0                       # the model now prefers [UNK] everywhere
     model.output_bias.assign(bias)
-    vectorizers = load_vectorizers(trained_tiny.run_dir / "vectorizers.pkl")
-    config = load_run_config(trained_tiny.run_dir)
+    vectorizers = load_vectorizers(run_path(trained_tiny) / "vectorizers.pkl")
+    config = load_run_config(run_path(trained_tiny))
     assert unk == vectorizers.italian.unk_id and vectorizers.italian_vocabulary[unk] in ("[UNK]", "<unk>")
     banned = KerasEngine(model, vectorizers, config)
     for beam in (1, 3):
@@ -293,7 +293,7 @@ def test_bad_inputs(translator):
         warnings.simplefilter("always")
         out = translator.translate(["", "   ", "Zyxwv qwrtp blorf?", "word " * 40])
     assert out[:2] == ["", ""] and isinstance(out[2], str) and isinstance(out[3], str)
-    assert not [w for w in caught if "truncated" in str(w.message)]     # cut into pieces instead (test_segment.py)
+    assert not [w for w in caught if "truncated" in str(w.message)]     # cut into pieces instead (test_splitting.py)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         translator.translate_sentences(["word " * 40])
@@ -315,7 +315,7 @@ def test_bad_inputs(translator):
 def test_damaged_run_directory_names_the_file(trained_tiny, tmp_path, damage, message):
     import shutil
     run = tmp_path / "run"
-    shutil.copytree(trained_tiny.run_dir, run, ignore=OTHERS_TEMPORARY)
+    shutil.copytree(run_path(trained_tiny), run, ignore=OTHERS_TEMPORARY)
     damage(run)
     with pytest.raises((RunDirectoryError, VectorizerFileError, ValueError, FileNotFoundError)) as info:
         KerasEngine.from_run(run)
@@ -328,18 +328,18 @@ def translate_cli(*args, stdin=None):
 
 
 def test_cli_arguments_and_stdin(trained_tiny, translator):
-    run = str(trained_tiny.run_dir)
+    run = str(run_path(trained_tiny))
     expected = translator.translate(SENTENCES[:2], beam=2)
     result = translate_cli("--run", run, "--beam", "2", *SENTENCES[:2])
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == expected
-    # --input/--output files: tests/test_segment.py and tests/test_cli_files.py
+    # --input/--output files: tests/test_splitting.py and tests/test_cli_files.py
     result = translate_cli("--run", run, "--beam", "2", stdin="\n".join(SENTENCES[:2]) + "\n")
     assert result.stdout.splitlines() == expected
 
 
 def test_cli_samples_with_a_seed(trained_tiny, translator):
-    run = str(trained_tiny.run_dir)
+    run = str(run_path(trained_tiny))
     flags = ["--sample", "--temperature", "1.5", "--top-p", "0.95", "--seed", "5"]
     result = translate_cli("--run", run, *flags, *SENTENCES)
     assert result.returncode == 0, result.stderr
@@ -353,7 +353,7 @@ def test_cli_samples_with_a_seed(trained_tiny, translator):
 def test_cli_rejects_non_utf8_input_naming_the_line(trained_tiny, tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes(b"Hello.\nBad \xff line\n")
-    result = translate_cli("--run", str(trained_tiny.run_dir), "--input", str(source))
+    result = translate_cli("--run", str(run_path(trained_tiny)), "--input", str(source))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"error: input file {source} line 2: not valid UTF-8"
 
@@ -361,7 +361,7 @@ def test_cli_rejects_non_utf8_input_naming_the_line(trained_tiny, tmp_path):
 def test_package_exposes_the_python_api(trained_tiny):
     import pipeline
     assert pipeline.KerasEngine is KerasEngine
-    assert pipeline.KerasEngine.from_run(trained_tiny.run_dir).translate([""]) == [""]
+    assert pipeline.KerasEngine.from_run(run_path(trained_tiny)).translate([""]) == [""]
 
 
 if __name__ == "__main__":          # the worker for one other backend (see the module docstring)

@@ -17,6 +17,7 @@ from pipeline.datasets import load_split
 from pipeline.distribution import pad_rows, read_tf_config, setup_distribution
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path
 
 WORKER = ROOT / "tests" / "distributed_worker.py"
 RUN_FILES = {"config.yaml", "vectorizers.pkl", "model.keras", "best.keras", "history.json", "train_summary.json",
@@ -28,9 +29,9 @@ def _workdir(prepared_tiny, tmp_path, *modes):
     config, _ = prepared_tiny
     prepared = tmp_path / "prepared"
     prepared.mkdir()
-    for source in config.prepared_dir.iterdir():
+    for source in prepared_path(config).iterdir():
         os.symlink(source, prepared / source.name)
-    english, italian = load_split(config.prepared_dir, "valid")      # an unsharded valid.npz is read first
+    english, italian = load_split(prepared_path(config), "valid")      # an unsharded valid.npz is read first
     np.savez(prepared / "valid.npz", english=english[:128], italian=italian[:128])
     for mode in modes:
         (tmp_path / mode).mkdir()

@@ -11,6 +11,7 @@ from pipeline.evaluation import EvalSet, evaluate, load_parallel_files, load_spl
 from pipeline.extras import MissingExtra, require
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path, run_path
 
 
 def evaluate_cli(*args):
@@ -83,13 +84,13 @@ def test_missing_extra_names_the_extra():
 
 def test_evaluate_cli_on_the_test_split_matches_sacrebleu_on_its_files(trained_tiny, tmp_path):
     out = tmp_path / "report.json"
-    result = evaluate_cli("--run", str(trained_tiny.run_dir), "--beam", "1", "--out", str(out))
+    result = evaluate_cli("--run", str(run_path(trained_tiny)), "--beam", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(out.read_text(encoding="utf-8"))
     hypotheses = (tmp_path / "report.hyp.txt").read_text(encoding="utf-8").splitlines()
-    evalset = load_split_set(trained_tiny.prepared_dir / "test.tsv")
+    evalset = load_split_set(prepared_path(trained_tiny) / "test.tsv")
     assert len(hypotheses) == report["sentences"] == len(evalset.sources)
-    assert report["pairs"] == sum(1 for _ in open(trained_tiny.prepared_dir / "test.tsv", encoding="utf-8"))
+    assert report["pairs"] == sum(1 for _ in open(prepared_path(trained_tiny) / "test.tsv", encoding="utf-8"))
     streams = [[r[k] if k < len(r) else None for r in evalset.references]
                for k in range(max(map(len, evalset.references)))]
     assert report["bleu"] == round(BLEU().corpus_score(hypotheses, streams).score, 2)
@@ -103,7 +104,7 @@ def test_evaluate_cli_errors_in_one_line(trained_tiny, tmp_path):
     src, ref = tmp_path / "src.en", tmp_path / "ref.it"
     src.write_text("I love you.\nHello.\n", encoding="utf-8")
     ref.write_text("Ti amo.\n", encoding="utf-8")
-    result = evaluate_cli("--run", str(trained_tiny.run_dir), "--src", str(src), "--ref", str(ref))
+    result = evaluate_cli("--run", str(run_path(trained_tiny)), "--src", str(src), "--ref", str(ref))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == \
         f"error: line counts differ: source file {src} has 2 lines, reference file {ref} has 1"

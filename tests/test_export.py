@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from pipeline.export.savedmodel import export_saved_model
+from pipeline.rundir import prepared_path, run_path
 from pipeline.translate.keras_engine import KerasEngine
 
 from conftest import ROOT
@@ -43,14 +44,14 @@ def serve(saved_model, texts, tmp_path, tf_text=False):
 
 def test_word_level_saved_model_needs_only_tensorflow(untrained_tiny_word, tmp_path):
     for beam in (1, 3):
-        out = export_saved_model(untrained_tiny_word.run_dir, tmp_path / f"sm{beam}", beam=beam)
-        expected = KerasEngine.from_run(untrained_tiny_word.run_dir).translate(SENTENCES, beam=beam)
+        out = export_saved_model(run_path(untrained_tiny_word), tmp_path / f"sm{beam}", beam=beam)
+        expected = KerasEngine.from_run(run_path(untrained_tiny_word)).translate(SENTENCES, beam=beam)
         assert serve(out, SENTENCES, tmp_path) == expected
         assert expected[2] == ""
 
 
 def validation_sentences(config, n):
-    lines = (config.prepared_dir / "valid.tsv").read_text(encoding="utf-8").splitlines()
+    lines = (prepared_path(config) / "valid.tsv").read_text(encoding="utf-8").splitlines()
     return list(dict.fromkeys(line.split("\t")[0] for line in lines))[:n]
 
 
@@ -58,9 +59,9 @@ def test_sentencepiece_saved_model_equals_the_python_api(trained_tiny_sp, tmp_pa
     """200 validation sentences and awkward inputs: the graph's tokenizer is the Python one."""
     texts = validation_sentences(trained_tiny_sp, 200) + AWKWARD
     assert len(texts) == 200 + len(AWKWARD)
-    out = export_saved_model(trained_tiny_sp.run_dir, tmp_path / "sm", beam=2)
+    out = export_saved_model(run_path(trained_tiny_sp), tmp_path / "sm", beam=2)
     with pytest.warns(UserWarning, match="truncated"):
-        expected = KerasEngine.from_run(trained_tiny_sp.run_dir).translate_sentences(texts, beam=2)
+        expected = KerasEngine.from_run(run_path(trained_tiny_sp)).translate_sentences(texts, beam=2)
     served = serve(out, texts, tmp_path, tf_text=True)
     mismatches = [(t, s, e) for t, s, e in zip(texts, served, expected) if s != e]
     assert not mismatches, mismatches[:5]
@@ -84,9 +85,9 @@ except ValueError as exc:
 
 
 def test_joint_vocabulary_export_and_loading_it_without_tensorflow_text(trained_tiny, tmp_path):
-    out = export_saved_model(trained_tiny.run_dir, tmp_path / "sm", beam=1)
+    out = export_saved_model(run_path(trained_tiny), tmp_path / "sm", beam=1)
     texts = ["I love you.", "Где? 😀", ""]
-    assert serve(out, texts, tmp_path, tf_text=True) == KerasEngine.from_run(trained_tiny.run_dir).translate(texts, beam=1)
+    assert serve(out, texts, tmp_path, tf_text=True) == KerasEngine.from_run(run_path(trained_tiny)).translate(texts, beam=1)
     result = subprocess.run([sys.executable, "-c", BLOCKED, str(out), str(ROOT)], capture_output=True, text=True,
                             timeout=300)
     assert f"ERROR SavedModel {out}: uses SentencePiece ops; `import tensorflow_text` before loading it" \

@@ -3,6 +3,7 @@
 import pytest
 
 from pipeline.glossary import Glossary, GlossaryError
+from pipeline.rundir import prepared_path, run_path
 
 TBX = """<?xml version="1.0" encoding="UTF-8"?>
 <martif type="TBX" xml:lang="en"><martifHeader><fileDesc><sourceDesc><p>test</p></sourceDesc></fileDesc>
@@ -134,7 +135,7 @@ def echo(prepared_tiny):
     from pipeline.vectorizers import load_vectorizers
 
     config, _ = prepared_tiny
-    return UpperEngine(load_vectorizers(config.prepared_dir / "vectorizers.pkl"), config).engine
+    return UpperEngine(load_vectorizers(prepared_path(config) / "vectorizers.pkl"), config).engine
 
 
 def test_a_text_without_a_term_is_translated_exactly_as_without_a_glossary(echo):
@@ -300,8 +301,8 @@ def test_keras_and_ctranslate2_apply_a_glossary_alike(trained_tiny, tmp_path_fac
     from pipeline.translate import open_translator
     from pipeline.translate.ct2_engine import CTranslate2Engine
 
-    keras_engine = open_translator(trained_tiny.run_dir, jit_compile=False)
-    ct2 = CTranslate2Engine(export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2g") / "m"),
+    keras_engine = open_translator(run_path(trained_tiny), jit_compile=False)
+    ct2 = CTranslate2Engine(export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2g") / "m"),
                             threads=2)
     texts = ["Tom has a red car.", "I love you.", "The pipeline is slow. Tom is here."]
     glossary = Glossary({"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"})
@@ -321,10 +322,10 @@ def test_cli_glossary_equals_the_python_api_and_a_bad_file_is_one_line(trained_t
     terms = tmp_path / "terms.tsv"
     terms.write_text("english\titalian\nred car\tauto rossa\nTom\tTom\n", encoding="utf-8")
     texts = ["Tom has a red car.", "I love you."]
-    script = [sys.executable, str(ROOT / "scripts" / "translate.py"), "--run", str(trained_tiny.run_dir), "--beam", "1"]
+    script = [sys.executable, str(ROOT / "scripts" / "translate.py"), "--run", str(run_path(trained_tiny)), "--beam", "1"]
     done = subprocess.run(script + ["--glossary", str(terms), *texts], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    expected = open_translator(trained_tiny.run_dir).translate(texts, beam=1, glossary=terms)
+    expected = open_translator(run_path(trained_tiny)).translate(texts, beam=1, glossary=terms)
     assert done.stdout.splitlines() == expected
     assert "was not trained with term annotations" in done.stderr     # the tiny run: placeholders, and a note
     bad = tmp_path / "bad.tsv"

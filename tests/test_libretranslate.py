@@ -15,6 +15,7 @@ from pipeline.service import ServiceSettings, create_app
 from pipeline.service.batcher import Batcher
 from pipeline.documents.html import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
+from pipeline.rundir import run_path
 
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
 ORIGIN = "https://app.example"
@@ -65,7 +66,7 @@ def test_n_best_lists_start_with_the_translation_and_are_distinct(translator):
 
 def test_ctranslate2_n_best_starts_with_its_translation(trained_tiny):
     pytest.importorskip("ctranslate2")
-    engine = open_translator(trained_tiny.run_dir, engine="ctranslate2")
+    engine = open_translator(run_path(trained_tiny), engine="ctranslate2")
     ranked = engine.n_best(SENTENCES + [""], 3, beam=4)
     assert [hypotheses[0] for hypotheses in ranked] == engine.translate(SENTENCES + [""], beam=4)
     assert all(1 <= len(set(h)) == len(h) <= 3 for h in ranked[:3]) and ranked[3] == [""]

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import ROOT
 from pipeline.logs import forward_filtered, is_noise
+from pipeline.rundir import run_path
 
 NOISE = [
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
@@ -88,7 +89,7 @@ def test_the_filter_drops_noise_from_file_descriptor_2_unless_asked(show_all):
 def test_a_script_on_a_cpu_only_machine_prints_no_native_noise(trained_tiny):
     env = {key: value for key, value in os.environ.items() if key not in ("TF_CPP_MIN_LOG_LEVEL", "NMT_NATIVE_LOGS")}
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--run",
-                             str(trained_tiny.run_dir), "--beam", "1", "I love you."],
+                             str(run_path(trained_tiny)), "--beam", "1", "I love you."],
                             capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()

@@ -8,6 +8,7 @@ import pytest
 from pipeline.translate.keras_engine import KerasEngine
 
 from conftest import ROOT
+from pipeline.rundir import run_path
 
 pytest.importorskip("matplotlib")
 
@@ -22,7 +23,7 @@ def png_size(path):
 
 
 def test_plot_cli_writes_the_four_figures(trained_tiny, tmp_path):
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), "--run", str(trained_tiny.run_dir),
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "plot.py"), "--run", str(run_path(trained_tiny)),
                              "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(EXPECTED_PIXELS)
@@ -34,7 +35,7 @@ def test_plot_cli_writes_the_four_figures(trained_tiny, tmp_path):
 
 
 def test_cross_attention_weights_are_per_layer_distributions_over_the_source(trained_tiny):
-    translator = KerasEngine.from_run(trained_tiny.run_dir)
+    translator = KerasEngine.from_run(run_path(trained_tiny))
     source, output, weights, translation = translator.cross_attention("Tom is my friend.")
     layers, heads = translator.model.hyper["decoder_layers"], translator.model.num_heads
     assert source == translator.vectorizers.english.tokenize("Tom is my friend.")

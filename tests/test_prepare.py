@@ -12,11 +12,12 @@ from pipeline.prepare import prepare
 from pipeline.vectorizers import load_vectorizers
 
 from conftest import ROOT, SHARED_CORPUS
+from pipeline.rundir import prepared_path
 
 
 def test_prepare_writes_whole_outputs(prepared_tiny):
     config, report = prepared_tiny
-    out = config.prepared_dir
+    out = prepared_path(config)
     assert sorted(p.name for p in out.iterdir()) == [
         "report.json", "splits.json", "test-00000-english.npy", "test-00000-italian.npy", "test.tsv",
         "train-00000-english.npy", "train-00000-italian.npy", "valid-00000-english.npy", "valid-00000-italian.npy",
@@ -35,9 +36,9 @@ def test_prepare_writes_whole_outputs(prepared_tiny):
 
 def test_valid_round_trip_over_the_whole_split(prepared_tiny):
     config, _ = prepared_tiny
-    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
-    italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
-    ids = np.asarray(load_split(config.prepared_dir, "valid")[1])
+    vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
+    italian = [line.split("\t")[1] for line in (prepared_path(config) / "valid.tsv").read_text().splitlines()]
+    ids = np.asarray(load_split(prepared_path(config), "valid")[1])
     in_vocab = [(row, text) for row, text in zip(ids, italian) if not (row == 1).any()]
     assert len(in_vocab) > 200
     assert all(vectorizers.decode_italian(row) == text for row, text in in_vocab)
@@ -47,20 +48,20 @@ def test_prepare_is_byte_identical_across_runs(prepared_tiny, tmp_path, tiny_con
     first, _ = prepared_tiny                          # the same config, prepared by the session's fixture
     config = load_config(tiny_config_path, workdir=str(tmp_path / "again"))
     prepare(config, progress=False)
-    outputs = [{p.name: p.read_bytes() for p in c.prepared_dir.iterdir() if p.name != "report.json"}
+    outputs = [{p.name: p.read_bytes() for p in prepared_path(c).iterdir() if p.name != "report.json"}
                for c in (first, config)]
     assert outputs[0] == outputs[1]
 
 
 def test_failed_prepare_leaves_previous_output_untouched(prepared_tiny, tmp_path):
     config, _ = prepared_tiny
-    before = (config.prepared_dir / "vectorizers.pkl").read_bytes()
+    before = (prepared_path(config) / "vectorizers.pkl").read_bytes()
     bad = tmp_path / "bad.txt"
     bad.write_text("no tabs\n")
     with pytest.raises(ValueError):
         prepare(config, bad, progress=False)
-    assert (config.prepared_dir / "vectorizers.pkl").read_bytes() == before
-    assert not [p for p in config.prepared_dir.parent.iterdir() if p.name.endswith(".tmp")]
+    assert (prepared_path(config) / "vectorizers.pkl").read_bytes() == before
+    assert not [p for p in prepared_path(config).parent.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_script_reports_bad_input_in_one_line(tmp_path):
@@ -93,12 +94,12 @@ def test_sentencepiece_prepare_round_trips_every_validation_sentence(prepared_ti
     assert report["round_trip_valid"]["exact_match_rate"] == 1.0              # 100% of sentences, not only in-vocab
     assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 400
     assert report["valid_coverage"] == {"english": 1.0, "italian": 1.0}       # no <unk>, thanks to byte fallback
-    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
     assert not vectorizers.joint and vectorizers.english.kind == vectorizers.italian.kind == "sentencepiece"
     assert len(vectorizers.english) <= config.data.en_vocab_size
     assert len(vectorizers.italian) <= config.data.it_vocab_size
-    italian = [line.split("\t")[1] for line in (config.prepared_dir / "valid.tsv").read_text().splitlines()]
-    ids = np.asarray(load_split(config.prepared_dir, "valid")[1])
+    italian = [line.split("\t")[1] for line in (prepared_path(config) / "valid.tsv").read_text().splitlines()]
+    ids = np.asarray(load_split(prepared_path(config), "valid")[1])
     assert [vectorizers.decode_italian(row) for row in ids] == italian
 
 
@@ -106,7 +107,7 @@ def test_joint_sentencepiece_vocabulary_is_one_tokenizer(prepared_tiny, tmp_path
     config, report = prepared_tiny                    # tiny.yaml: one joint SentencePiece vocabulary, shared embeddings
     assert config.data.tokenizer == "sentencepiece" and config.model.share_embeddings
     assert report["vocabulary_sizes"]["joint"] is True
-    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
     assert vectorizers.joint and vectorizers.english is vectorizers.italian
     from pipeline.model import build_model
     model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
@@ -143,11 +144,11 @@ def test_shards_read_back_equal_to_one_whole_array(prepared_tiny, prepared_in_sh
     whole_config, whole_report = prepared_tiny
     config, report = prepared_in_shards
     assert {k: v for k, v in report.items() if k != "seconds"} == {k: v for k, v in whole_report.items() if k != "seconds"}
-    index = json.loads((config.prepared_dir / "splits.json").read_text())["splits"]
+    index = json.loads((prepared_path(config) / "splits.json").read_text())["splits"]
     assert [s["rows"] for s in index["train"]["shards"]] == [10000] * 4 + [report["split_sizes"]["train"] - 40000]
     rng = np.random.default_rng(0)
     for name in ("train", "valid", "test"):
-        for whole, sharded in zip(load_split(whole_config.prepared_dir, name), load_split(config.prepared_dir, name)):
+        for whole, sharded in zip(load_split(prepared_path(whole_config), name), load_split(prepared_path(config), name)):
             assert all(isinstance(shard, np.memmap) for shard in sharded.shards)       # read lazily, not loaded
             full = np.asarray(whole)
             assert sharded.shape == full.shape and np.array_equal(np.asarray(sharded), full)
@@ -156,14 +157,14 @@ def test_shards_read_back_equal_to_one_whole_array(prepared_tiny, prepared_in_sh
             assert np.array_equal(sharded[9990:10010], full[9990:10010]) and np.array_equal(sharded[-1], full[-1])
             assert np.array_equal(sharded.row_lengths(), (full != 0).sum(axis=1))
     for name in ("valid.tsv", "test.tsv", "vectorizers.pkl"):
-        assert (config.prepared_dir / name).read_bytes() == (whole_config.prepared_dir / name).read_bytes()
+        assert (prepared_path(config) / name).read_bytes() == (prepared_path(whole_config) / name).read_bytes()
 
 
 def test_training_feeders_read_shards_like_arrays(prepared_in_shards):
     from pipeline.datasets import ArrayBatches, Batching, make_dataset, target_tokens
 
     config, _ = prepared_in_shards
-    english, italian = load_split(config.prepared_dir, "train")
+    english, italian = load_split(prepared_path(config), "train")
     arrays = np.asarray(english), np.asarray(italian)
     assert target_tokens(italian) == int((arrays[1][:, 1:] != 0).sum())
     batching = Batching.for_data(english, italian, batch_size=512, buckets=4)
@@ -185,7 +186,7 @@ def test_missing_or_damaged_shard_is_one_clear_error(prepared_in_shards, tmp_pat
 
     config, _ = prepared_in_shards
     copy = tmp_path / "prepared"
-    shutil.copytree(config.prepared_dir, copy)
+    shutil.copytree(prepared_path(config), copy)
     (copy / "train-00002-italian.npy").unlink()
     with pytest.raises(FileNotFoundError, match=f"split shard {copy / 'train-00002-italian.npy'}: not found"):
         load_split(copy, "train")
@@ -216,7 +217,7 @@ def test_line_aligned_files_prepare_like_the_same_pairs_as_tsv(tmp_path, tiny_co
         report = prepare(config, inputs, progress=False)
         for corpus in report["corpora"]:     # named after its file(s): pairs, train
             del corpus["name"], corpus["input"]
-        results.append((config.prepared_dir, {k: v for k, v in report.items() if k not in ("input", "seconds")}))
+        results.append((prepared_path(config), {k: v for k, v in report.items() if k not in ("input", "seconds")}))
     (tsv_dir, tsv_report), (aligned_dir, aligned_report) = results
     assert aligned_report == tsv_report and tsv_report["pairs_kept"] > 2900
     assert load_vectorizers(aligned_dir / "vectorizers.pkl").english.vocabulary == \

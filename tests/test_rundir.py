@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from pipeline.rundir import PathProblem, RunDir, check_output_dir, check_output_file
+from pipeline.rundir import PathProblem, RunDir, check_output_dir, check_output_file, run_path
 
 from conftest import ROOT
 
@@ -54,7 +54,7 @@ def run_script(name, *args):
 
 
 def test_scripts_name_unusable_paths_in_one_line(trained_tiny, tmp_path):
-    run = trained_tiny.run_dir
+    run = run_path(trained_tiny)
     afile = tmp_path / "afile"
     afile.write_text("x")
     cases = [
@@ -76,7 +76,7 @@ def test_resume_names_the_config_keys_that_differ(trained_tiny):
     from pipeline.config import load_config
     from pipeline.training import train
 
-    saved = RunDir(trained_tiny.run_dir).load_config()
+    saved = RunDir(run_path(trained_tiny)).load_config()
     config = load_config(ROOT / "configs" / "tiny.yaml", ["model.d_model=48", "train.batch_size=16"],
                          saved.workdir)
     with pytest.raises(ValueError, match=r"differs in .*model.d_model: 32 -> 48.*train.batch_size: 32 -> 16"):
@@ -97,7 +97,7 @@ print(type(model).__name__, keras.backend.backend(), "tensorflow" in sys.modules
 
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
 def test_importing_serializable_registers_every_class_and_import_pipeline_stays_cheap(trained_tiny, backend):
-    result = subprocess.run([sys.executable, "-c", REGISTRATION, str(trained_tiny.run_dir / "best.keras"), str(ROOT)],
+    result = subprocess.run([sys.executable, "-c", REGISTRATION, str(run_path(trained_tiny) / "best.keras"), str(ROOT)],
                             capture_output=True, text=True, timeout=300, cwd="/",
                             env={**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr[-2000:]

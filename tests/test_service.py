@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, api_key_from_env, create_app
 from pipeline.service.batcher import Batcher, BatcherClosed
+from pipeline.rundir import run_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
@@ -78,7 +79,7 @@ def test_concurrent_requests_share_batches_and_equal_the_python_api(translator):
 
 def test_the_ctranslate2_engine_serves_the_same_translations_as_its_python_api(trained_tiny):
     pytest.importorskip("ctranslate2")
-    engine = open_translator(trained_tiny.run_dir, engine="ctranslate2")
+    engine = open_translator(run_path(trained_tiny), engine="ctranslate2")
     with TestClient(create_app(engine, ServiceSettings(max_wait_ms=50))) as test_client:
         with ThreadPoolExecutor(4) as pool:
             responses = list(pool.map(lambda s: test_client.post("/translate", json={"text": s, "beam": 2}),
@@ -93,7 +94,7 @@ def test_health_reports_model_config_and_backend(client, trained_tiny):
     assert health["status"] == "ok"
     assert health["backend"] == keras.backend.backend()
     assert health["config"] == os.path.basename(trained_tiny.workdir)
-    assert health["model"]["run"] == str(trained_tiny.run_dir) and health["model"]["parameters"] > 0
+    assert health["model"]["run"] == str(run_path(trained_tiny)) and health["model"]["parameters"] > 0
     assert health["limits"]["max_sentences"] == 4 and health["batching"]["max_batch"] == 64
 
 
@@ -276,7 +277,7 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, translator
     port, key = free_port(), {"Authorization": "Bearer k3y"}
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--run", str(trained_tiny.run_dir), "--port",
+        [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--run", str(run_path(trained_tiny)), "--port",
          str(port), "--beam", "1", "--max-wait-ms", "3000", "--api-key-env", "TEST_SERVICE_KEY"],
         env={**os.environ, "TEST_SERVICE_KEY": "k3y"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

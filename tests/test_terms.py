@@ -5,6 +5,7 @@ import pytest
 from pipeline.config import ConfigError, load_config
 from pipeline.terms import DEFAULT_DICTIONARY, TermAnnotator, read_dictionary
 from pipeline.glossary import CLOSE, OPEN, strip_markers
+from pipeline.rundir import prepared_path
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +106,13 @@ def test_prepare_annotates_training_pairs_only(prepared_tiny, tiny_config_path, 
     annotated = report["term_annotation"]
     assert annotated["annotated_pairs"] > 0.1 * annotated["pairs"] and annotated["terms"]["dictionary"] > 0
     for split in ("valid.tsv", "test.tsv"):     # held-out text is untouched and split as without annotations (the
-        text = (config.prepared_dir / split).read_text(encoding="utf-8")        # vocabulary differs, so a few
-        plain = set((plain_config.prepared_dir / split).read_text(encoding="utf-8").splitlines())  # lengths do)
+        text = (prepared_path(config) / split).read_text(encoding="utf-8")        # vocabulary differs, so a few
+        plain = set((prepared_path(plain_config) / split).read_text(encoding="utf-8").splitlines())  # lengths do)
         assert OPEN not in text and len(set(text.splitlines()) ^ plain) < 0.01 * len(plain)
     from pipeline.vectorizers import load_vectorizers
 
-    english = load_vectorizers(config.prepared_dir / "vectorizers.pkl").english
+    english = load_vectorizers(prepared_path(config) / "vectorizers.pkl").english
     marker = english.token_ids(f"a {OPEN} b")
-    train_english = np.asarray(open_split(config.prepared_dir, "train")[0])
+    train_english = np.asarray(open_split(prepared_path(config), "train")[0])
     rows_with_marker = np.isin(train_english, [i for i in marker if english.vocabulary[i].strip("▁") == OPEN]).any(1)
     assert 0.1 < rows_with_marker.mean() < 0.6

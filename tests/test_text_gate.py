@@ -10,6 +10,7 @@ import pytest
 
 from conftest import ROOT
 from pipeline.text import REPLACEMENT, gate_text, gate_texts
+from pipeline.rundir import run_path
 
 HOSTILE = ["lone \ud800 surrogate", "a \udfff", "\udc80\udcff", "mixed 😀 \ud83d and é"]
 REPLACED = [text.replace("\ud800", REPLACEMENT).replace("\udfff", REPLACEMENT).replace("\udc80", REPLACEMENT)
@@ -36,7 +37,7 @@ def ct2_engine(trained_tiny, tmp_path_factory):
     from pipeline.export.ctranslate2 import export_ctranslate2
     from pipeline.translate.ct2_engine import CTranslate2Engine
 
-    return CTranslate2Engine(export_ctranslate2(trained_tiny.run_dir, tmp_path_factory.mktemp("ct2") / "m"), threads=2)
+    return CTranslate2Engine(export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2") / "m"), threads=2)
 
 
 @pytest.mark.parametrize("engine", ["keras_engine", "ct2_engine"])
@@ -134,7 +135,7 @@ def test_cli_arguments_with_invalid_bytes_translate_like_the_replacement_charact
     """A shell hands Python invalid UTF-8 arguments as lone surrogates (surrogateescape)."""
     script = str(ROOT / "scripts" / "translate.py")
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    run = [sys.executable, script, "--run", str(trained_tiny.run_dir), "--beam", "1"]
+    run = [sys.executable, script, "--run", str(run_path(trained_tiny)), "--beam", "1"]
     bad = subprocess.run(run + [os.fsencode("caf\udce9 au lait")], capture_output=True, timeout=300, env=env)
     good = subprocess.run(run + ["caf\ufffd au lait"], capture_output=True, timeout=300, env=env)
     assert bad.returncode == 0, bad.stderr.decode()[-2000:]

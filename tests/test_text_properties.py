@@ -5,7 +5,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pipeline.text import REPLACEMENT, clean_side, gate_text
 from pipeline.translate.engine import Engine
-from pipeline.translate.segment import LINE_BREAK
+from pipeline.translate.splitting import LINE_BREAK
+from pipeline.rundir import prepared_path
 
 ANY = st.characters(exclude_categories=[])          # every code point, lone surrogates included
 TRICKY = st.sampled_from(["\ud800", "\udfff", "\u0301", "e\u0301", "\u05e9\u05dc\u05d5\u05dd", "\u202e", "\u200f",
@@ -41,7 +42,7 @@ def engine(prepared_tiny):
     from pipeline.vectorizers import load_vectorizers
 
     config, _ = prepared_tiny
-    return EchoEngine(load_vectorizers(config.prepared_dir / "vectorizers.pkl"), config)
+    return EchoEngine(load_vectorizers(prepared_path(config) / "vectorizers.pkl"), config)
 
 
 @SETTINGS

@@ -16,6 +16,7 @@ from pipeline.serializable import load_model
 from pipeline.training import compile_model, train
 
 from conftest import ROOT, SMALL_MODEL as SMALL
+from pipeline.rundir import prepared_path, run_path
 
 
 def small_config(prepared_tiny, tmp_path, *extra):
@@ -23,7 +24,7 @@ def small_config(prepared_tiny, tmp_path, *extra):
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     if not (workdir / "prepared").exists():
-        os.symlink(config.prepared_dir, workdir / "prepared")
+        os.symlink(prepared_path(config), workdir / "prepared")
     return load_config(ROOT / "configs" / "tiny.yaml", SMALL + list(extra), str(workdir))
 
 
@@ -37,7 +38,7 @@ def test_format_dataset_shifts_targets():
 
 def test_batch_plan_is_seeded_bucketed_and_covers_every_row(prepared_tiny):
     config, _ = prepared_tiny
-    en, it = load_split(config.prepared_dir, "train")
+    en, it = load_split(prepared_path(config), "train")
     batching = Batching.for_data(en, it, batch_size=64, buckets=4, bucket_width=1)
     plan = batch_plan(en, it, batching, seed=1, epoch=0)
     assert sorted(np.concatenate(plan).tolist()) == list(range(len(en)))
@@ -51,7 +52,7 @@ def test_batch_plan_is_seeded_bucketed_and_covers_every_row(prepared_tiny):
 
 def test_tf_data_and_pydataset_serve_the_same_batches_and_skip_exactly(prepared_tiny):
     config, _ = prepared_tiny
-    en, it = load_split(config.prepared_dir, "valid")
+    en, it = load_split(prepared_path(config), "valid")
     batching = Batching.for_data(en, it, batch_size=32, buckets=4, bucket_width=4)
     full = list(make_dataset((en, it), batching, seed=3, epochs=[2]).as_numpy_iterator())
     skipped = list(make_dataset((en, it), batching, seed=3, epochs=[2], skip=5).as_numpy_iterator())
@@ -70,7 +71,7 @@ def test_tf_data_and_pydataset_serve_the_same_batches_and_skip_exactly(prepared_
 def test_make_dataset_vectorises_sentence_pairs(prepared_tiny):
     from pipeline.vectorizers import load_vectorizers
     config, _ = prepared_tiny
-    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
     pairs = [("I love you.", "Ti amo."), ("Who?", "Chi?")]
     (x, y), = make_dataset(pairs, 8, vectorizers=vectorizers, shuffle=False).as_numpy_iterator()
     vocab = vectorizers.italian_vocabulary
@@ -81,7 +82,7 @@ def test_make_dataset_vectorises_sentence_pairs(prepared_tiny):
 def test_tiny_model_overfits_64_pairs(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path, "model.dropout=0.0", "train.label_smoothing=0.0",
                           "train.learning_rate_scale=1.0", "model.d_model=64", "model.ff_dim=128")
-    en, it = load_split(config.prepared_dir, "train")
+    en, it = load_split(prepared_path(config), "train")
     en, it = en[:64], it[:64]
     keras.utils.set_random_seed(0)
     model = compile_model(build_model(config, 6000, 6000), config)
@@ -95,7 +96,7 @@ def test_train_writes_a_self_contained_run_that_reloads(prepared_tiny, tmp_path)
     config = small_config(prepared_tiny, tmp_path, "train.epochs=2", "train.max_steps=30",
                           "train.checkpoint_every_steps=10", "train.keep_checkpoints=2", "train.average_last=2")
     summary = train(config, verbose=0)
-    run = config.run_dir
+    run = run_path(config)
     assert summary["total_steps"] == 30 and summary["best_val_loss"] is not None
     assert 1 <= summary["batch_shapes"] <= 12 and summary["bucket_boundaries"][-1] == 21
     for name in ("config.yaml", "vectorizers.pkl", "model.keras", "best.keras", "averaged.keras", "history.json",
@@ -106,7 +107,7 @@ def test_train_writes_a_self_contained_run_that_reloads(prepared_tiny, tmp_path)
     assert any((run / "logs").rglob("*tfevents*"))
     history = json.loads((run / "history.json").read_text())
     assert history[0]["epoch"] == 1 and {"loss", "val_loss", "val_masked_accuracy"} <= set(history[0])
-    en, it = load_split(config.prepared_dir, "valid")
+    en, it = load_split(prepared_path(config), "valid")
     inputs = {"encoder_inputs": en[:8], "decoder_inputs": it[:8, :-1]}
     final = load_model(run, "model")
     trained = keras.saving.load_model(run / "checkpoint" / "model.keras")
@@ -125,7 +126,7 @@ def test_kill_mid_epoch_then_resume_continues_from_the_checkpoint(prepared_tiny,
     config = small_config(prepared_tiny, tmp_path)
     args = [sys.executable, str(ROOT / "scripts" / "train.py"), "--config", str(ROOT / "configs" / "tiny.yaml"),
             "--workdir", config.workdir, "--verbose", "0"] + [f"--set={s}" for s in SMALL]
-    state_file = config.run_dir / "checkpoint" / "state.json"
+    state_file = run_path(config) / "checkpoint" / "state.json"
     process = subprocess.Popen(args + ["--set=train.checkpoint_every_steps=7", "--set=train.epochs=50"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
@@ -156,7 +157,7 @@ def test_mixed_precision_keeps_float32_logits_and_loss(prepared_tiny, tmp_path):
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
         model = compile_model(build_model(config, 6000, 6000), config)
-        en, it = load_split(config.prepared_dir, "valid")
+        en, it = load_split(prepared_path(config), "valid")
         out = model({"encoder_inputs": en[:4], "decoder_inputs": it[:4, :-1]})
         assert keras.backend.standardize_dtype(out.dtype) == "float32"
         assert model.source_embedding.compute_dtype == "bfloat16"
@@ -169,25 +170,25 @@ def test_mixed_precision_keeps_float32_logits_and_loss(prepared_tiny, tmp_path):
 def test_early_stopping_after_patience_epochs_without_improvement(prepared_tiny, tmp_path):
     from pipeline.training import Checkpointer, TrainState
     config = small_config(prepared_tiny, tmp_path, "train.early_stopping_patience=2")
-    config.run_dir.mkdir(parents=True)
+    run_path(config).mkdir(parents=True)
     model = compile_model(build_model(config, 6000, 6000), config)
-    callback = Checkpointer(config.run_dir, config, TrainState())
+    callback = Checkpointer(run_path(config), config, TrainState())
     callback.set_model(model)
     for epoch, val_loss in enumerate([3.0, 2.5, 2.7, 2.6]):
         model.stop_training = False
         callback.on_epoch_end(epoch, {"loss": 3.0, "val_loss": val_loss})
         assert model.stop_training == (epoch == 3), epoch
     assert callback.state.best_val_loss == 2.5 and callback.state.best_epoch == 2
-    assert (config.run_dir / "best.keras").is_file()
-    assert json.loads((config.run_dir / "history.json").read_text())[-1]["val_loss"] == 2.6
+    assert (run_path(config) / "best.keras").is_file()
+    assert json.loads((run_path(config) / "history.json").read_text())[-1]["val_loss"] == 2.6
 
 
 def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepared_tiny, tmp_path):
     from pipeline.training import Checkpointer, TrainState
     config = small_config(prepared_tiny, tmp_path, "train.max_minutes=0.5")
-    config.run_dir.mkdir(parents=True)
+    run_path(config).mkdir(parents=True)
     model = compile_model(build_model(config, 6000, 6000), config)
-    callback = Checkpointer(config.run_dir, config, TrainState(seconds=29.0), steps_per_epoch=100)
+    callback = Checkpointer(run_path(config), config, TrainState(seconds=29.0), steps_per_epoch=100)
     callback.set_model(model)
     callback.on_train_begin()
     callback.on_train_batch_end(0)
@@ -196,10 +197,10 @@ def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepare
     callback.on_train_batch_end(1)
     assert model.stop_training and callback.out_of_budget()
     callback.on_epoch_end(0, {"loss": 3.0, "val_loss": 2.9})
-    state = json.loads((config.run_dir / "checkpoint" / "state.json").read_text())
+    state = json.loads((run_path(config) / "checkpoint" / "state.json").read_text())
     assert (state["epoch"], state["step_in_epoch"], state["global_step"]) == (0, 2, 2)
     assert state["history"][-1]["partial"] is True and state["seconds"] >= 30.0
-    assert (config.run_dir / "best.keras").is_file()
+    assert (run_path(config) / "best.keras").is_file()
 
 
 def _train_on(config, initial, batches, optimizer=None):
@@ -219,7 +220,7 @@ def test_gradient_accumulation_equals_one_batch_of_the_union(prepared_tiny, tmp_
     config = small_config(prepared_tiny, tmp_path, "model.dropout=0.0", "model.share_embeddings=true")
     accumulating = small_config(prepared_tiny, tmp_path, "model.dropout=0.0", "model.share_embeddings=true",
                                 "train.accumulate_steps=3")
-    en, it = load_split(config.prepared_dir, "valid")
+    en, it = load_split(prepared_path(config), "valid")
     batching = Batching((21,), batch_size=8, accumulate_steps=3)
     groups = [[np.arange(0, 8), np.arange(8, 11), np.arange(11, 19)], [np.arange(30, 38), np.arange(40, 46), np.arange(50, 52)]]
     micro = [rows for group in groups for rows in group]      # different row and token counts; padded to 8 rows
@@ -252,7 +253,7 @@ def test_gradient_accumulation_equals_one_batch_of_the_union(prepared_tiny, tmp_
 def test_masked_loss_ignores_empty_rows_and_scales_with_the_row_weight(prepared_tiny):
     from pipeline.objectives import MaskedSparseCrossEntropy
     config, _ = prepared_tiny
-    en, it = load_split(config.prepared_dir, "valid")
+    en, it = load_split(prepared_path(config), "valid")
     y = it[:4, 1:]
     logits = keras.random.normal((4, y.shape[1], 50), seed=0)
     padded_y = np.concatenate([y, np.zeros_like(y[:2])])
@@ -271,6 +272,6 @@ def test_train_with_token_batches_and_accumulation_counts_updates_and_shapes(pre
     assert (summary["total_steps"], summary["updates"]) == (10, 5)
     assert summary["batch_shapes"] == len(summary["bucket_boundaries"]) == 3
     assert "3 batch shapes" in format_summary(summary) and np.isfinite(summary["best_val_loss"])
-    state = json.loads((config.run_dir / "checkpoint" / "state.json").read_text())
-    optimizer_steps = keras.saving.load_model(config.run_dir / "checkpoint" / "model.keras").optimizer.iterations
+    state = json.loads((run_path(config) / "checkpoint" / "state.json").read_text())
+    optimizer_steps = keras.saving.load_model(run_path(config) / "checkpoint" / "model.keras").optimizer.iterations
     assert state["global_step"] == 10 and int(optimizer_steps) == 5

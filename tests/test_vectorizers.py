@@ -4,6 +4,7 @@ import pickle
 import numpy as np
 import pytest
 
+from pipeline.rundir import prepared_path
 from pipeline.tokenizers import SentencePieceTokenizer, TokenizerError, WordTokenizer, word_tokens
 from pipeline.vectorizers import (VectorizerFileError, Vectorizers, detokenize, load_vectorizers, pretokenize_texts,
                                   vectorizers_to_bytes)
@@ -55,7 +56,7 @@ def test_word_ids_round_trip_and_unknown_words():
 @pytest.fixture(scope="module")
 def sentencepiece_pair(prepared_tiny):
     config, _ = prepared_tiny
-    lines = (config.prepared_dir / "valid.tsv").read_text(encoding="utf-8").splitlines()
+    lines = (prepared_path(config) / "valid.tsv").read_text(encoding="utf-8").splitlines()
     english = [line.split("\t")[0] for line in lines] * 4
     italian = [line.split("\t")[1] for line in lines] * 4
     return (SentencePieceTokenizer.train(english, 400, seed=1), SentencePieceTokenizer.train(italian, 500, seed=1),
@@ -120,8 +121,8 @@ def test_pickle_carries_sentencepiece_models_as_plain_bytes(tmp_path, sentencepi
 def test_text_vectorization_layers_give_the_numpy_ids_over_the_validation_split(prepared_tiny_word):
     from pipeline.vectorizers import pretokenize
     config, _ = prepared_tiny_word
-    vectorizers = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
-    lines = (config.prepared_dir / "valid.tsv").read_text(encoding="utf-8").splitlines()
+    vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
+    lines = (prepared_path(config) / "valid.tsv").read_text(encoding="utf-8").splitlines()
     english = [line.split("\t")[0] for line in lines]
     italian = [line.split("\t")[1] for line in lines]
     assert len(english) > 400
@@ -176,11 +177,12 @@ sys.path.insert(0, sys.argv[1])
 from pipeline.config import load_config
 from pipeline.prepare import prepare
 from pipeline.vectorizers import load_vectorizers
+from pipeline.rundir import prepared_path
 for tokenizer, vocabulary in (("sentencepiece", 1000), ("word", 6000)):
     config = load_config(sys.argv[1] + "/configs/tiny.yaml", [f"data.tokenizer={tokenizer}",
                          f"data.joint_vocab_size={vocabulary}"], sys.argv[2] + tokenizer)
     report = prepare(config, sys.argv[3], progress=False)
-    v = load_vectorizers(config.prepared_dir / "vectorizers.pkl")
+    v = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
     ids = v.encode_italian(["Tom non è qui, vero?"])
     print(tokenizer, report["pairs_kept"], v.decode_italian(ids[0]), "tensorflow" in sys.modules, "keras" in sys.modules)
 """

@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment
-from pipeline.translate.segment import needs_translation
+from pipeline.translate.splitting import needs_translation
 from pipeline.extras import require
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

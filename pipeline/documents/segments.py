@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import regex
 
 from pipeline.text import free_numbers
-from pipeline.translate.segment import needs_translation, translate_between, with_spacing
+from pipeline.translate.splitting import needs_translation, translate_between, with_spacing
 
 Translate = Callable[[list[str]], list[str]]
 

@@ -14,6 +14,7 @@ from pipeline.service.glossary_store import GlossaryStore
 from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 from pipeline.text import gate_texts
+from pipeline.rundir import run_path
 
 
 class ServiceState:
@@ -81,7 +82,7 @@ class ServiceState:
 
     def health(self) -> dict[str, Any]:
         config = self.translator.config
-        model = {"run": str(config.run_dir), **self.model_info, "translator": type(self.translator).__name__}
+        model = {"run": str(run_path(config)), **self.model_info, "translator": type(self.translator).__name__}
         network = getattr(self.translator, "model", None)
         if network is not None and hasattr(network, "count_params"):
             model.setdefault("parameters", int(network.count_params()))

@@ -5,7 +5,7 @@
     translator = open_translator("runs/cpu60/run", engine="ctranslate2") # CTranslate2: no Keras, no TensorFlow
     translator.translate(["Where is the station? It is late."])
 
-    segment.py       pure text: paragraphs and sentences -> pieces -> the same layout again
+    splitting.py     pure text: paragraphs and sentences -> pieces -> the same layout again
     engine.py        `Engine`: translate / n_best over texts, sentences and ids; the decoding defaults
     keras_engine.py  `KerasEngine`: the cached Keras decoder (greedy, beam, sampling)
     ct2_engine.py    `CTranslate2Engine`: a CTranslate2 export, ranked as ours

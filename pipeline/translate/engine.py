@@ -1,6 +1,6 @@
 """What every engine offers: texts, sentences and ids in, translations out, with the decoding defaults resolved once.
 
-    Engine.translate(texts)              texts of any length: segmented (`segment`), pieces translated, rejoined
+    Engine.translate(texts)              texts of any length: split (`split`), pieces translated, rejoined
     Engine.n_best(texts, n)              up to n distinct translations of each text, best first
     Engine.translate_sentences(...)      one sentence per input, truncated past `max_input_length` tokens
     Engine.n_best_sentences(...)         the same, n-best
@@ -22,7 +22,7 @@ from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
 from pipeline.glossary import (METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, lacks_verbatim,
                                terms_missing, unmask)
-from pipeline.translate.segment import LINE_BREAK, Segmented, needs_translation, segment_text, translate_between
+from pipeline.translate.splitting import LINE_BREAK, SplitText, needs_translation, split_text, translate_between
 from pipeline.vectorizers import Vectorizers
 
 Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
@@ -142,10 +142,10 @@ class Engine:
         raise NotImplementedError
 
     # -- texts ----------------------------------------------------------------------------------------------
-    def segment(self, texts: Iterable[str]) -> list[Segmented]:
+    def split(self, texts: Iterable[str]) -> list[SplitText]:
         """Each text through the gate (`text.gate_text`: a lone surrogate becomes U+FFFD), then cut into pieces of
-        at most `max_input_length` source tokens (`segment.segment_text`)."""
-        return [segment_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
+        at most `max_input_length` source tokens (`splitting.split_text`)."""
+        return [split_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
 
     @property
     def glossary_style(self) -> str:
@@ -169,7 +169,7 @@ class Engine:
             masked.append(form)
         return masked
 
-    def _glossaries(self, glossary: GlossaryLike | list[GlossaryLike], layouts: list[Segmented]) -> list[Glossary | None]:
+    def _glossaries(self, glossary: GlossaryLike | list[GlossaryLike], layouts: list[SplitText]) -> list[Glossary | None]:
         """The glossary of each piece: one for every text, or (a list) one per text."""
         if isinstance(glossary, list):
             if len(glossary) != len(layouts):
@@ -215,7 +215,7 @@ class Engine:
         """
         if isinstance(texts, str):
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
-        layouts = self.segment(texts)
+        layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
         glossaries = self._glossaries(glossary, layouts)
         if glossary_style is None and any(glossaries):
@@ -293,7 +293,7 @@ class Engine:
         chance, so with a glossary the first may differ from `translate`'s. `options`: beam, batch_size."""
         if isinstance(texts, str):
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
-        layouts = self.segment(texts)
+        layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
         masked = self._glossed(pieces, self._glossaries(glossary, layouts), glossary_style)
         outputs = self.n_best_sentences([m.text if m else p for p, m in zip(pieces, masked)], n, **options)

@@ -25,7 +25,7 @@ class CrossAttention(NamedTuple):
 class KerasEngine(Engine):
     """English -> Italian with a trained model and its vectorizers; no training code runs.
 
-    `translate` takes texts of any length (paragraphs, documents: see `pipeline.translate.segment`);
+    `translate` takes texts of any length (paragraphs, documents: see `pipeline.translate.splitting`);
     `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
     """
 

@@ -1,7 +1,7 @@
 """Paragraphs and documents -> pieces the model can translate, and the translations back into the same layout.
 
-`segment_text(text, count_tokens, max_tokens)` cuts a text into pieces, each at most `max_tokens` source
-tokens, and keeps every character between them, so that `Segmented.join` restores the layout exactly:
+`split_text(text, count_tokens, max_tokens)` cuts a text into pieces, each at most `max_tokens` source
+tokens, and keeps every character between them, so that `SplitText.join` restores the layout exactly:
 
 1. every line break ends a piece (a paragraph, a blank line or a list keeps its lines);
 2. each line is split into sentences by `sentence-splitter` (Koehn and Schroeder's Moses splitter with its
@@ -39,7 +39,7 @@ CountTokens = Callable[[str], int]
 
 
 @dataclass(frozen=True)
-class Segmented:
+class SplitText:
     """A text as `pieces` and the exact `gaps` between them: text.strip() == p0 + g0 + p1 + g1 + ... + pN.
 
     Whitespace around the whole text is not kept (a blank text translates to ""), as for one sentence.
@@ -203,7 +203,7 @@ def _last_fitting(cuts: Sequence[int], first: int, fits: Callable[[int], bool]) 
     return good
 
 
-def segment_text(text: str, count_tokens: CountTokens, max_tokens: int) -> Segmented:
+def split_text(text: str, count_tokens: CountTokens, max_tokens: int) -> SplitText:
     """Cut `text` into lines, sentences and, where a sentence is longer than `max_tokens`, shorter pieces."""
     text = text.strip()
     spans = []
@@ -216,4 +216,4 @@ def segment_text(text: str, count_tokens: CountTokens, max_tokens: int) -> Segme
         line_start = next_start
     pieces = [text[start:end] for start, end in spans]
     gaps = [text[spans[i][1]:spans[i + 1][0]] for i in range(len(spans) - 1)]
-    return Segmented(pieces, gaps)
+    return SplitText(pieces, gaps)

@@ -6,9 +6,10 @@ import warnings
 import pytest
 
 from pipeline.translate.engine import Engine
-from pipeline.translate.segment import Segmented, cut_sentence, segment_text, sentence_spans
+from pipeline.translate.splitting import SplitText, cut_sentence, split_text, sentence_spans
 
 from conftest import ROOT
+from pipeline.rundir import run_path
 
 FIVE = ["Mr. Smith went to Washington on Monday.", "He paid $3.50 for a coffee, e.g. an espresso.",
         "The U.S. economy grew 3.5% last year!", "\"Are you coming?\" she asked.", "Wait... what did you say?"]
@@ -21,12 +22,12 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def rebuild(segmented: Segmented) -> str:
+def rebuild(segmented: SplitText) -> str:
     return segmented.join(segmented.to_translate)
 
 
 def test_a_paragraph_of_five_sentences_splits_at_sentence_ends_only():
-    segmented = segment_text(PARAGRAPH, words, 20)
+    segmented = split_text(PARAGRAPH, words, 20)
     assert segmented.pieces == FIVE           # "Mr.", "e.g.", "$3.50", "U.S.", "3.5%" and the quote stay whole
     assert segmented.gaps == [" ", "  ", "\t", " "]
     assert rebuild(segmented) == PARAGRAPH
@@ -34,23 +35,23 @@ def test_a_paragraph_of_five_sentences_splits_at_sentence_ends_only():
 
 def test_blank_lines_and_line_breaks_are_kept_and_outer_whitespace_dropped():
     text = "\n  First line.  Second sentence.\n\n\nThird, after blank lines.\r\nFourth\u2028Fifth.\n\n"
-    segmented = segment_text(text, words, 20)
+    segmented = split_text(text, words, 20)
     assert segmented.pieces == ["First line.", "Second sentence.", "Third, after blank lines.", "Fourth", "Fifth."]
     assert segmented.gaps == ["  ", "\n\n\n", "\r\n", "\u2028"]
     assert rebuild(segmented) == text.strip()
-    assert segment_text(" \n\t\n ", words, 20) == Segmented([], [])
+    assert split_text(" \n\t\n ", words, 20) == SplitText([], [])
 
 
 def test_a_line_of_punctuation_only_is_copied_not_translated():
     text = "Hello.\n...\n* * *\n?!\nBye."
-    segmented = segment_text(text, words, 20)
+    segmented = split_text(text, words, 20)
     assert segmented.pieces == ["Hello.", "...", "* * *", "?!", "Bye."]
     assert segmented.to_translate == ["Hello.", "Bye."]
     assert segmented.join(["Ciao.", "Addio."]) == "Ciao.\n...\n* * *\n?!\nAddio."
 
 
 def test_a_300_word_sentence_is_cut_after_clause_punctuation():
-    pieces = segment_text(LONG, words, 20).pieces
+    pieces = split_text(LONG, words, 20).pieces
     # the last comma within 20 words is after w13, w27, ...: two 7-word clauses a piece, until 20 words are left
     assert [words(p) for p in pieces] == [14] * 20 + [20]
     assert all(p.endswith(",") for p in pieces[:-1]) and pieces[-1] == " ".join(LONG.split()[-20:])
@@ -59,11 +60,11 @@ def test_a_300_word_sentence_is_cut_after_clause_punctuation():
 
 def test_without_clause_punctuation_the_cut_is_a_token_window():
     long = " ".join(f"w{i}" for i in range(300)) + "."
-    pieces = segment_text(long, words, 20).pieces
+    pieces = split_text(long, words, 20).pieces
     assert [words(p) for p in pieces] == [20] * 15 and " ".join(pieces) == long
     # a clause end too early in the window (under half the limit) is passed over for the window
     early = "Well, " + long
-    assert segment_text(early, words, 20).pieces[0] == "Well, " + " ".join(f"w{i}" for i in range(19))
+    assert split_text(early, words, 20).pieces[0] == "Well, " + " ".join(f"w{i}" for i in range(19))
 
 
 def test_one_overlong_word_is_cut_between_characters_and_nothing_is_lost():
@@ -88,7 +89,7 @@ def test_a_huge_unbroken_line_is_cut_counting_short_prefixes_only():
 
 
 def test_sentence_spans_fall_back_to_the_whole_line_if_the_splitter_changes_text(monkeypatch):
-    import pipeline.translate.segment as segment
+    import pipeline.translate.splitting as segment
     monkeypatch.setattr(segment, "_splitter", lambda: type("Changed", (), {"split": lambda self, t: ["Other."]})())
     assert sentence_spans("  One. Two.  ") == [(2, 11)]
 
@@ -120,7 +121,7 @@ def test_translate_makes_one_batch_of_all_pieces_and_keeps_one_output_per_text()
 
 
 def test_segmentation_imports_neither_tensorflow_nor_keras():
-    code = ("import sys, pipeline.translate.segment as s; s.segment_text('One. Two.', len, 40); "
+    code = ("import sys, pipeline.translate.splitting as s; s.split_text('One. Two.', len, 40); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'jax', 'torch'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -131,7 +132,7 @@ def test_segmentation_imports_neither_tensorflow_nor_keras():
 @pytest.fixture(scope="module")
 def translator(trained_tiny_sp):
     from pipeline.translate.keras_engine import KerasEngine
-    return KerasEngine.from_run(trained_tiny_sp.run_dir)
+    return KerasEngine.from_run(run_path(trained_tiny_sp))
 
 
 def test_n_best_joins_the_kth_best_of_each_piece_and_reuses_a_short_list_last():
@@ -158,7 +159,7 @@ def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(transla
 
 def test_translator_cuts_a_300_word_sentence_instead_of_truncating_it(translator):
     tokenizer, limit = translator.vectorizers.english, translator.max_input_length
-    segmented = segment_text(LONG, translator.source_tokens, limit)
+    segmented = split_text(LONG, translator.source_tokens, limit)
     assert all(0 < translator.source_tokens(p) <= limit for p in segmented.pieces) and len(segmented.pieces) > 1
     # every source token ends up in exactly one piece, in order
     assert [i for p in segmented.pieces for i in tokenizer.token_ids(p)] == tokenizer.token_ids(LONG)
@@ -175,7 +176,7 @@ def test_cli_input_file_keeps_one_output_line_per_input_line(trained_tiny_sp, tr
     source, output = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), "--run",
-                             str(trained_tiny_sp.run_dir), "--beam", "1", "--input", str(source), "--output",
+                             str(run_path(trained_tiny_sp)), "--beam", "1", "--input", str(source), "--output",
                              str(output)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     translated = output.read_text(encoding="utf-8").split("\n")

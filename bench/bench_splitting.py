@@ -1,10 +1,10 @@
 """Sentence splitting on real English: Tatoeba sentences joined into paragraphs, split again.
 
-usage: python bench/bench_segment.py [--sentences 3000] [--per-paragraph 6] [--repeats 5] [--corpus FILE]
+usage: python bench/bench_splitting.py [--sentences 3000] [--per-paragraph 6] [--repeats 5] [--corpus FILE]
 
 Only corpus lines that are one sentence (one end mark, at the end) are used, so every join is a true
 boundary: `recall` is the share found, `extra_splits` counts splits inside a sentence. Throughput is
-`pipeline.segment.segment_text` (splitting and the length check, a whitespace token count) over the paragraphs.
+`pipeline.translate.splitting.split_text` (splitting and the length check, a whitespace token count) over the paragraphs.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import time
 
 from common import SHARED_CORPUS, emit, median
 
-from pipeline.translate.segment import segment_text
+from pipeline.translate.splitting import split_text
 from pipeline.text import iter_lines, open_corpus, parse_line
 
 
@@ -39,14 +39,14 @@ def main() -> None:
     count_words = lambda text: len(text.split())                      # noqa: E731
     found = extra = 0
     for group, paragraph in zip(groups, paragraphs):
-        pieces = set(segment_text(paragraph, count_words, 10_000).pieces)
+        pieces = set(split_text(paragraph, count_words, 10_000).pieces)
         found += sum(s in pieces for s in group)
         extra += len(pieces - set(group))
     seconds = []
     for _ in range(args.repeats):
         started = time.perf_counter()
         for paragraph in paragraphs:
-            segment_text(paragraph, count_words, 10_000)
+            split_text(paragraph, count_words, 10_000)
         seconds.append(time.perf_counter() - started)
     emit("segment_sentence_recall", round(found / len(sentences), 4), "share of sentences recovered whole",
          sentences=len(sentences), paragraphs=len(paragraphs), extra_splits=extra)
