@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from pipeline.rundir import prepared_path, run_path
 
 HERE = Path(__file__).resolve().parent
-ENGINES = {"tensorflow-legacy": ("tensorflow", "legacy", False), "tensorflow": ("tensorflow", "new", False),
+VARIANTS = {"tensorflow-legacy": ("tensorflow", "legacy", False), "tensorflow": ("tensorflow", "new", False),
            "tensorflow-xla": ("tensorflow", "new", True), "jax": ("jax", "new", True), "torch": ("torch", "new", False)}
 
 
@@ -71,7 +71,7 @@ def time_engine(engine: str, run: Path, sentences: int, repeats: int, latency_se
     import keras
     from pipeline.decoding import compile_decoder
 
-    backend, which, jit = ENGINES[engine]
+    backend, which, jit = VARIANTS[engine]
     assert keras.backend.backend() == backend, (engine, keras.backend.backend())
     translator, batches, singles, order = run_inputs(run, sentences, latency_sentences)
     args = (translator.model, translator.start_id, translator.end_id, jit, translator.banned_id)
@@ -116,7 +116,7 @@ def same_rows(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def in_subprocess(engine: str, args, ids_out: Path) -> list[dict]:
-    backend = ENGINES[engine][0]
+    backend = VARIANTS[engine][0]
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", engine, "--run", str(args.run),
                "--sentences", str(args.sentences), "--repeats", str(args.repeats),
                "--latency-sentences", str(args.latency_sentences), "--ids-out", str(ids_out)]
@@ -133,7 +133,7 @@ def side_by_side(args) -> None:
         ids = {}
         for engine in engines:
             out = Path(tmp) / f"{engine}.npz"
-            if ENGINES[engine][0] == "tensorflow":
+            if VARIANTS[engine][0] == "tensorflow":
                 rows += time_engine(engine, args.run, args.sentences, args.repeats, args.latency_sentences, out)
             else:
                 rows += in_subprocess(engine, args, out)
@@ -259,7 +259,7 @@ def main() -> None:
     parser.add_argument("--latency-sentences", type=int, default=100)
     parser.add_argument("--train-steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--worker", choices=sorted(ENGINES), help=argparse.SUPPRESS)   # one engine, in this process
+    parser.add_argument("--worker", choices=sorted(VARIANTS), help=argparse.SUPPRESS)   # one engine, in this process
     parser.add_argument("--ids-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

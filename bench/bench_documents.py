@@ -20,7 +20,7 @@ import time
 from common import ROOT, emit, median
 
 from pipeline.documents import open_document, translate_segments
-from pipeline.translate import open_translator
+from pipeline.translate import ENGINES, open_translator
 
 CORPUS = ROOT.parent / "shared" / "data" / "docs-en-it" / "gimp-help.tsv.gz"
 
@@ -74,7 +74,7 @@ def catalog(texts: list[str]) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--run", required=True)
-    parser.add_argument("--engine", default="ctranslate2", choices=("keras", "ctranslate2"))
+    parser.add_argument("--engine", default="ctranslate2", choices=ENGINES)
     parser.add_argument("--beam", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)

@@ -31,7 +31,7 @@ from common import emit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.io_utils import read_text_lines  # noqa: E402
-from pipeline.translate import open_translator  # noqa: E402
+from pipeline.translate import ENGINES, open_translator  # noqa: E402
 from pipeline.glossary import Glossary, find_words  # noqa: E402
 from pipeline.rundir import RunDir  # noqa: E402
 
@@ -65,7 +65,7 @@ def main() -> int:
                         help="also run each method with each sentence's own terms as its glossary (STYLE/own): the "
                              "set's one glossary also matches terms whose translation a reference does not use")
     parser.add_argument("--dnt", type=int, default=200, help="sentences for the do-not-translate check")
-    parser.add_argument("--engine", default="keras", choices=("keras", "ctranslate2"))
+    parser.add_argument("--engine", default="keras", choices=ENGINES)
     parser.add_argument("--beam", type=int, default=1)
     parser.add_argument("--unmatched", type=int, default=300, help="validation sentences for no-match-no-change")
     parser.add_argument("--ordinary", type=int, default=700,

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 from common import ROOT, emit  # noqa: E402
 
 import numpy as np  # noqa: E402
+from pipeline.translate import ENGINES  # noqa: E402
 
 FALLBACK = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
             "I don't know what to do.", "Is this your book?", "She is reading a letter.", "Come here!"]
@@ -172,7 +173,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured duration per mode (default: %(default)s)")
     parser.add_argument("--warmup-s", type=float, default=5.0, help="unmeasured load first (default: %(default)s)")
     parser.add_argument("--beam", type=int, help="the service's --beam (default: the run's decode.beam_size)")
-    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras", help="the service's --engine")
+    parser.add_argument("--engine", choices=ENGINES, default="keras", help="the service's --engine")
     parser.add_argument("--max-batch", type=int, default=64, help="--max-batch with batching on (default: %(default)s)")
     parser.add_argument("--max-wait-ms", type=float, default=10.0, help="the service's --max-wait-ms")
     parser.add_argument("--sentences", help="file of English sentences (first column); default: the run's "

@@ -33,6 +33,7 @@ from common import emit
 MAX_CHARS = 30_000            # the soaked service's --max-chars: room for the 3,000-tag HTML case
 
 import numpy as np
+from pipeline.translate import ENGINES  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
@@ -157,7 +158,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=5.0, help="soak duration (default: %(default)s)")
     parser.add_argument("--warmup-s", type=float, default=30.0, help="mixed load before the first RSS reading")
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default: %(default)s)")
-    parser.add_argument("--engine", choices=("keras", "ctranslate2"), default="keras")
+    parser.add_argument("--engine", choices=ENGINES, default="keras")
     parser.add_argument("--burst", type=int, default=32, help="requests in flight at SIGTERM (default: %(default)s)")
     args = parser.parse_args()
     args.max_wait_ms, args.beam = 10.0, None                      # what start_service passes on

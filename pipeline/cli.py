@@ -1,15 +1,18 @@
-"""Shared command-line plumbing: quiet TensorFlow logs, common flags, one-line errors."""
+"""Shared command-line plumbing: quiet TensorFlow logs, common flags (decoding flags from `pipeline.options`),
+one-line errors, and the translate command (`translate_command`, what scripts/translate.py calls)."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable, NoReturn
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
 from pipeline.logs import quiet_native_logs
+from pipeline.options import SAMPLING_OPTIONS, add_flags, given, unsupported
 from pipeline.rundir import MODELS
 from pipeline.translate import ENGINES
 
@@ -39,22 +42,112 @@ def add_run_arguments(parser: argparse.ArgumentParser, model: bool = True, engin
                                  "a CTranslate2 export; default: %(default)s)")
 
 
-def translation_parser(description: str, sampling: bool = False) -> argparse.ArgumentParser:
-    """A parser with the flags every decoding script shares: --run, --model, --engine, --beam, --batch-size
-    (and with `sampling`, --sample, --temperature, --top-k, --top-p, --seed)."""
+DECODING_FLAGS = ("beam", "batch_size")
+TRANSLATE_FLAGS = (*DECODING_FLAGS, "max_length", *SAMPLING_OPTIONS)
+
+
+def translation_parser(description: str, options: tuple[str, ...] = DECODING_FLAGS) -> argparse.ArgumentParser:
+    """A parser with the flags every decoding script shares: --run, --model, --engine, and one flag per decoding
+    option named (`pipeline.options.OPTIONS`: --beam, --batch-size by default)."""
     parser = argparse.ArgumentParser(description=description)
     add_run_arguments(parser, engine=True)
-    parser.add_argument("--beam", type=int, help="beam size (1 = greedy; default from the run's config)")
-    parser.add_argument("--batch-size", type=int, help="sentences decoded together")
-    if sampling:
-        group = parser.add_argument_group("sampling", "draw each translation from the model instead of searching "
-                                                      "for the most likely one (e.g. for back-translation)")
-        group.add_argument("--sample", action="store_true", help="sample instead of greedy or beam search")
-        group.add_argument("--temperature", type=float, help="below 1 sharpens, above 1 flattens (default 1)")
-        group.add_argument("--top-k", type=int, help="draw among the K most likely tokens only (default: all)")
-        group.add_argument("--top-p", type=float, help="draw among the fewest tokens holding probability P (default 1)")
-        group.add_argument("--seed", type=int, help="the same seed and input give the same output (default: random)")
+    add_flags(parser, options)
     return parser
+
+
+def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]) -> int:
+    """scripts/translate.py: texts (arguments, --input lines or standard input) to lines, or a document to its
+    format, to --output or standard output. `error` reports a usage error (`parser.error`)."""
+    from pipeline.documents import FORMATS, by_extension
+
+    if args.sentences and args.input:
+        error("give sentences or --input, not both")
+    known = by_extension(Path(args.input).suffix) if args.input else None
+    document = args.format or (known.name if known and known.name != "txt" else None)   # a .txt file: lines
+    if (args.format or args.overwrite) and not args.input:
+        error("--format and --overwrite need --input")
+    if document and FORMATS[document].binary and not args.output:
+        error(f"a .{document} document needs --output")
+    if args.glossary_case_sensitive and not args.glossary:
+        error("--glossary-case-sensitive needs --glossary")
+    options = given(args, TRANSLATE_FLAGS)
+    lacking = unsupported(args.engine, options)
+    if lacking:
+        flags = ["--" + name.replace("_", "-") for name in lacking]
+        error(f"{', '.join(flags[:-1])} and {flags[-1]} need --engine keras" if len(flags) > 1
+              else f"{flags[0]} needs --engine keras")
+    _check_output(args)
+    glossary = _glossary(args)
+    parsed = _open_input_document(args, document) if document else None     # a bad file fails before loading
+    sentences = None if document else _input_lines(args)                      # so does a bad text file
+    from pipeline.translate import open_translator        # ctranslate2: imports neither TensorFlow nor Keras
+
+    translator = open_translator(args.run, args.model, args.engine)
+    if glossary is not None and translator.glossary_style != "annotate":
+        print(f"note: {args.run} was not trained with term annotations (data.term_annotation), so glossary terms are "
+              "masked instead, which the model honours less often; see the README's Glossaries", file=sys.stderr)
+    options.update(glossary=glossary, progress=bool(args.input))
+    if parsed is not None:
+        return _translate_document(translator, parsed, document, args.output, options)
+    return _translate_lines(translator, sentences, args.output, options)
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    from pipeline.rundir import check_output_file
+
+    if args.output:
+        check_output_file(args.output, "output file")      # before any translating
+        if args.input and Path(args.output).resolve() == Path(args.input).resolve():
+            raise ValueError(f"output file {args.output}: is the input file; write the translation to another file")
+
+
+def _glossary(args: argparse.Namespace) -> Any:
+    if not args.glossary:
+        return None
+    from pipeline.glossary import Glossary
+
+    return Glossary.load(args.glossary, case_sensitive=args.glossary_case_sensitive)
+
+
+def _open_input_document(args: argparse.Namespace, format: str) -> tuple[Any, str]:
+    from pipeline.documents import open_document, read_source
+
+    data, name = read_source(args.input)
+    return open_document(data, format, name, overwrite=args.overwrite), name
+
+
+def _translate_document(translator: Any, parsed: tuple[Any, str], format: str, output: str | None,
+                        options: dict[str, Any]) -> int:
+    from pipeline.documents import translate_document
+    from pipeline.io_utils import atomic_write_bytes
+
+    document, name = parsed
+    data = translate_document(translator, document, name=name, **options)
+    if output:
+        atomic_write_bytes(output, data)
+        print(f"translated {len(document.segments)} segments of {name} ({format}) into {output}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+    return 0
+
+
+def _input_lines(args: argparse.Namespace) -> list[str]:
+    from pipeline.io_utils import read_stdin_lines, read_text_lines
+
+    return args.sentences or (read_text_lines(args.input) if args.input else read_stdin_lines())
+
+
+def _translate_lines(translator: Any, sentences: list[str], output: str | None, options: dict[str, Any]) -> int:
+    from pipeline.io_utils import atomic_write_text
+
+    outputs = translator.translate(sentences, **options)
+    text = "".join(line + "\n" for line in outputs)
+    if output:
+        atomic_write_text(output, text)
+        print(f"translated {len(outputs)} lines into {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def run_main(main: Callable[[], int | None]) -> None:

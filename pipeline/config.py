@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from pipeline.options import OPTIONS
+
 
 class ConfigError(ValueError):
     """A config file or override that cannot be used; the message names the key."""
@@ -121,8 +123,7 @@ class DecodeConfig:
         """The one place decoding defaults are filled in (engines, evaluation, the SavedModel, the service):
         the arguments given, else this section's values; beam 1 when sampling."""
         beam = (1 if sample else self.beam_size) if beam is None else int(beam)
-        if beam < 1:
-            raise ValueError(f"beam must be >= 1, got {beam}")
+        OPTIONS["beam"].check(beam)
         alpha = self.length_penalty if length_penalty is None else float(length_penalty)
         return DecodeSettings(beam, alpha, batch_size or self.batch_size)
 

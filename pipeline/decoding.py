@@ -27,6 +27,8 @@ import numpy as np
 import keras
 from keras import ops
 
+from pipeline.options import OPTIONS
+
 NEG_INF = -1e9          # a masked score: its softmax weight is exactly 0 in float32
 
 
@@ -317,8 +319,7 @@ def decode_options(beams: int = 1, alpha: float = 0.0, sample: bool = False, tem
                    n_best: int = 1) -> DecodeOptions:
     """Check the decoding arguments (`seed` only for being given without `sample`); ValueError names the wrong one."""
     beams, n_best = int(beams), int(n_best)
-    if beams < 1:
-        raise ValueError(f"beam must be >= 1, got {beams}")
+    OPTIONS["beam"].check(beams)
     if not 1 <= n_best <= beams or (n_best > 1 and sample):
         raise ValueError(f"n_best must be from 1 to the beam size ({beams}) without sampling, got {n_best}")
     given = [name for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
@@ -333,12 +334,8 @@ def decode_options(beams: int = 1, alpha: float = 0.0, sample: bool = False, tem
     temperature = 1.0 if temperature is None else float(temperature)
     top_k = 0 if top_k is None else int(top_k)
     top_p = 1.0 if top_p is None else float(top_p)
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    if top_k < 0:
-        raise ValueError(f"top_k must be >= 0 (0: no cut), got {top_k}")
-    if not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be in (0, 1] (1: no cut), got {top_p}")
+    for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p)):
+        OPTIONS[name].check(value)                      # the ranges declared in `pipeline.options`
     return DecodeOptions("sample", temperature=temperature, top_k=top_k, top_p=top_p)
 
 

@@ -106,6 +106,16 @@ class Distribution:
             return self.strategy.reduce(tf.distribute.ReduceOp.SUM, votes, axis=None)
         return vote
 
+    def output_dir(self, config: Config, resume: bool, prepare: Callable[[], Path]) -> Path:
+        """Where this process writes the run: the run directory (`prepare()` checks and makes it) on the chief, a
+        scratch copy on any other worker (only the chief writes the run directory)."""
+        return prepare() if self.is_chief else self.scratch_run_dir(config, resume)
+
+    def attach(self, data: Any, model: keras.Model, sample_batch: Any) -> None:
+        """Each split of `data` fed as this process's share of every batch, and the model placed on the devices."""
+        data.feed = self.feed
+        self.prepare_model(model, sample_batch)
+
     def scratch_run_dir(self, config: Config, resume: bool) -> Path:
         """A non-chief worker's private run directory (TensorFlow's convention), seeded with the checkpoint to resume."""
         scratch = Path(tempfile.mkdtemp(prefix=f"nmt-worker{self.worker}-"))

@@ -343,70 +343,89 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     `init_from` (a run directory) fine-tunes: the model starts from that run's `init_model` weights with a
     fresh optimizer on the `finetune.*` schedule, and the run records its parent in lineage.json (see
     `pipeline.finetune`). A resumed fine-tuning run needs no `init_from`: its checkpoint has it all.
+    Distribution (`pipeline.distribution.Distribution`) owns the scope, the data's feed, the model's placement,
+    its callbacks and which process writes the run.
     """
-    prepared = prepared_path(config)
     if resume and init_from is not None:
         raise ValueError("--init-from starts a new run from a parent; --resume continues a run (its lineage is kept): "
                          "give one of them")
     data = TrainingData.load(config)
-    en_size, it_size = vocabulary_sizes(prepared / VECTORIZERS_FILE)
     if init_from is not None:
         check_child(config, init_from)
     distribution = setup_distribution(config)      # first: MultiWorkerMirroredStrategy must precede any TensorFlow op
     cache = enable_persistent_cache()
-    data.feed = distribution.feed                  # each split: this process's share of every batch
-    run_dir = (_prepare_run_dir(config, resume, overwrite) if distribution.is_chief
-               else distribution.scratch_run_dir(config, resume))   # only the chief writes the run directory
-    run = RunDir(run_dir)
+    run_dir = distribution.output_dir(config, resume, lambda: _prepare_run_dir(config, resume, overwrite))
     if config.train.mixed_precision != "none":
         keras.mixed_precision.set_global_policy(config.train.mixed_precision)
     keras.utils.set_random_seed(config.seed)
-
     with distribution.scope():
-        if resume:
-            model = load_keras_file(run.checkpoint_model, "checkpoint model", compile=True)
-            state = TrainState(**json.loads(run.checkpoint_state.read_text()))
-            print(f"resuming at epoch {state.epoch + 1}, step {state.global_step} "
-                  f"({state.step_in_epoch} batches into the epoch)")
-        else:
-            model = build_model(config, en_size, it_size)
-            if init_from is not None:
-                print(f"{start_from_parent(model, run, init_from, init_model)}: warm-up "
-                      f"{config.finetune.warmup_steps} steps to a peak rate of {config.finetune.peak_learning_rate:g}")
-            model = compile_model(model, config, finetune=init_from is not None)
-            state = TrainState()
-            shutil.copyfile(prepared / VECTORIZERS_FILE, run.vectorizers_file)
-            save_config(config, run.config_file)
-            print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
-    distribution.prepare_model(model, format_dataset(data.train_en[:2], data.train_it[:2]))
+        model, state = _start_model(config, RunDir(run_dir), resume, init_from, init_model)
+    distribution.attach(data, model, format_dataset(data.train_en[:2], data.train_it[:2]))
 
-    epoch_steps, tokens_per_step, shapes = data.epoch_steps, data.tokens_per_step(), data.shapes()
     valid, per_corpus = data.validation(), data.validation_by_corpus()
     if data.describe_corpora():
         print(data.describe_corpora())
-    checkpointer = Checkpointer(run_dir, config, state, epoch_steps)
+    checkpointer = Checkpointer(run_dir, config, state, data.epoch_steps)
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
     callbacks = ([precompile] + _callbacks(config, run_dir, checkpointer, per_corpus)
                  + distribution.callbacks(config, checkpointer.out_of_budget))
-    epochs, start_step = config.train.epochs, state.global_step
-    started = time.perf_counter()
+    start_step, started = state.global_step, time.perf_counter()
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)
     seconds = time.perf_counter() - started
+    _save_final(model, config, run_dir, checkpointer, distribution.is_chief)
+    summary = _summary(config, data, state, run_dir, state.global_step - start_step, seconds, compiling, precompile,
+                       per_corpus, distribution.is_chief)
+    distribution.finish(run_dir)
+    return summary
+
+
+def _start_model(config: Config, run: RunDir, resume: bool, init_from: str | Path | None,
+                 init_model: str) -> tuple[keras.Model, TrainState]:
+    """The compiled model and the training state: from the checkpoint (`resume`), else built (from a parent's
+    weights with `init_from`), with the run's vectorizers and config written beside it."""
+    if resume:
+        model = load_keras_file(run.checkpoint_model, "checkpoint model", compile=True)
+        state = TrainState(**json.loads(run.checkpoint_state.read_text()))
+        print(f"resuming at epoch {state.epoch + 1}, step {state.global_step} "
+              f"({state.step_in_epoch} batches into the epoch)")
+        return model, state
+    vectorizers = prepared_path(config) / VECTORIZERS_FILE
+    model = build_model(config, *vocabulary_sizes(vectorizers))
+    if init_from is not None:
+        print(f"{start_from_parent(model, run, init_from, init_model)}: warm-up "
+              f"{config.finetune.warmup_steps} steps to a peak rate of {config.finetune.peak_learning_rate:g}")
+    model = compile_model(model, config, finetune=init_from is not None)
+    shutil.copyfile(vectorizers, run.vectorizers_file)
+    save_config(config, run.config_file)
+    print(f"model: {count_parameters(model):,} parameters; backend {keras.backend.backend()}")
+    return model, TrainState()
+
+
+def _save_final(model: keras.Model, config: Config, run_dir: Path, checkpointer: Checkpointer, is_chief: bool) -> None:
+    """The last checkpoint, the final weights, the average of the last kept checkpoints (chief only) and, when no
+    epoch ended with a validation, best = final."""
+    run = RunDir(run_dir)
     checkpointer.save_checkpoint()
     inference_copy(model).save(run.model_file("model"))
-    if config.train.average_last and distribution.is_chief:      # other workers write to scratch only
+    if config.train.average_last and is_chief:      # other workers write to scratch only
         print(average_kept_checkpoints(run_dir, config.train.average_last, at_most=True).describe())
     if not run.model_file("best").exists():
         shutil.copyfile(run.model_file("model"), run.model_file("best"))
+
+
+def _summary(config: Config, data: TrainingData, state: TrainState, run_dir: Path, steps: int, seconds: float,
+             compiling: CompileLog, precompile: Precompile, per_corpus: dict[str, Any], is_chief: bool) -> dict[str, Any]:
+    """train_summary.json (written with the history): steps, throughput, compiling and the best epoch's scores."""
+    run = RunDir(run_dir)
     atomic_write_json(run.history_file, state.history)
-    steps = state.global_step - start_step
+    it_size = vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE)[1]
     best = next((h for h in reversed(state.history) if h.get("epoch") == state.best_epoch), {})   # a resumed epoch's last
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
-               "updates": state.global_step // data.batching.accumulate_steps, "batch_shapes": len(shapes),
-               "bucket_boundaries": list(data.batching.boundaries),
-               "seconds": round(seconds, 1), "target_tokens_per_s": round(steps * tokens_per_step / max(seconds, 1e-9)),
+               "updates": state.global_step // data.batching.accumulate_steps, "batch_shapes": len(data.shapes()),
+               "bucket_boundaries": list(data.batching.boundaries), "seconds": round(seconds, 1),
+               "target_tokens_per_s": round(steps * data.tokens_per_step() / max(seconds, 1e-9)),
                **_throughput(data, it_size, compiling, precompile, steps, seconds),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(run_path(config)), "backend": keras.backend.backend()}
@@ -414,10 +433,9 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
         summary["best_val_loss_by_corpus"] = {name: best.get(f"val_loss_{name}") for name in per_corpus}
     if run.lineage_file.is_file():
         summary["parent"] = run.load_lineage()["parent"]
-    if config.train.final_bleu_sentences and distribution.is_chief:
+    if config.train.final_bleu_sentences and is_chief:
         summary["final_bleu"] = _final_bleu(config, run_dir)
     atomic_write_json(run.summary_file, summary)
-    distribution.finish(run_dir)
     return summary
 
 

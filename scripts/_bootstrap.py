@@ -1,8 +1,12 @@
-"""Make `pipeline` importable when a script runs from a checkout without `pip install -e .`."""
+"""Make `pipeline` importable when a script runs from a checkout without `pip install -e .`, and keep this folder
+off the import path: Python puts a script's own folder first, where `translate.py` would shadow translate-toolkit's
+`translate` package (which reads TBX glossaries) for every import after this one."""
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -9,14 +9,13 @@ from pipeline.cli import run_main, translation_parser
 
 
 def main() -> int:
-    parser = translation_parser(__doc__)
+    parser = translation_parser(__doc__, ("beam", "batch_size", "length_penalty"))
     parser.add_argument("--split", choices=("test", "valid"), help="a split prepared with the run (default: test)")
     parser.add_argument("--corpus", help="with several corpora: score only this corpus's part of the split")
     parser.add_argument("--tsv", help="a prepared split file (english<TAB>italian; the references of one English "
                                       "sentence are scored together), e.g. another run's prepared/test.tsv")
     parser.add_argument("--src", help="English source file, one sentence per line")
     parser.add_argument("--ref", help="Italian reference file, line-aligned with --src")
-    parser.add_argument("--length-penalty", type=float, help="GNMT alpha (default from the run's config)")
     parser.add_argument("--out", help="report path (default: RUN/eval/<set>-beam<N>[-<model>][-ct2].json); "
                                       "hypotheses are written beside it as <name>.hyp.txt")
     args = parser.parse_args()

@@ -16,7 +16,7 @@ def default_glossary_db() -> str:
     return str(Path(base) / "nmt-pipeline" / "glossaries.sqlite3")
 
 
-def main() -> int:
+def service_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__)
     add_run_arguments(parser, engine=True)
     parser.add_argument("--host", default="127.0.0.1",
@@ -31,6 +31,13 @@ def main() -> int:
                         help="most sentences per request (default: %(default)s)")
     parser.add_argument("--max-chars", type=int, default=1000,
                         help="most characters per text, a sentence or a paragraph (default: %(default)s)")
+    add_limit_flags(parser)
+    add_file_flags(parser)
+    parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    return parser
+
+
+def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout-s", type=float, default=30.0,
                         help="a request waiting longer gets a 503 (default: %(default)s)")
     parser.add_argument("--api-key-env", metavar="VAR",
@@ -47,6 +54,9 @@ def main() -> int:
     parser.add_argument("--glossary-db", metavar="FILE",
                         help="SQLite file of the glossaries clients upload (POST /glossaries), created at the first start "
                              "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
+
+
+def add_file_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-bytes", type=int, default=10_000_000,
                         help="most bytes in one uploaded document (POST /translate_file, /translate_document; "
                              "default: %(default)s)")
@@ -57,9 +67,10 @@ def main() -> int:
     parser.add_argument("--files-dir", metavar="DIR",
                         help="where translated files wait for download (default: a private temporary directory, "
                              "deleted at exit)")
-    parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
-    args = parser.parse_args()
 
+
+def main() -> int:
+    args = service_parser().parse_args()
     from pipeline.service import serve
     from pipeline.service.settings import ServiceSettings
 

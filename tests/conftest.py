@@ -135,6 +135,23 @@ def tiny_engine_graph(trained_tiny):
     return KerasEngine.from_run(run_path(trained_tiny), jit_compile=False)
 
 
+@pytest.fixture(scope="session")
+def tiny_ct2_export(trained_tiny, tmp_path_factory):
+    """`trained_tiny`'s float32 CTranslate2 export, written once for every module."""
+    pytest.importorskip("ctranslate2")
+    from pipeline.export.ctranslate2 import export_ctranslate2
+
+    return export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2") / "float32")
+
+
+@pytest.fixture(scope="session")
+def tiny_ct2_engine(tiny_ct2_export):
+    """The CTranslate2 engine of `tiny_ct2_export` (2 workers), shared by every module; tests must not change it."""
+    from pipeline.translate.ct2_engine import CTranslate2Engine
+
+    return CTranslate2Engine(tiny_ct2_export, threads=2)
+
+
 SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "model.share_embeddings=false",
                  "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
 

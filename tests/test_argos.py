@@ -10,7 +10,6 @@ import yaml
 
 pytest.importorskip("ctranslate2")
 
-from pipeline.translate import open_translator
 from pipeline.export.argos import ARGOS_POSITIONS, ArgosExportError, check_joint_sentencepiece, export_argos
 from pipeline.translate.ct2_engine import CTranslate2Engine
 from pipeline.evaluation import load_split_set
@@ -38,11 +37,6 @@ def installed(package, tmp_path_factory):
     with zipfile.ZipFile(package) as archive:
         archive.extractall(packages)
     return packages / STEM
-
-
-@pytest.fixture(scope="module")
-def ct2_engine(trained_tiny):
-    return open_translator(run_path(trained_tiny), engine="ctranslate2")
 
 
 def test_package_is_one_folder_with_metadata_model_sentencepiece_and_credit(package, trained_tiny):
@@ -94,18 +88,18 @@ def argos_translate(package_dir, sentences):
     return outputs
 
 
-def test_package_files_alone_translate_200_validation_sentences_as_the_ctranslate2_engine(installed, ct2_engine,
+def test_package_files_alone_translate_200_validation_sentences_as_the_ctranslate2_engine(installed, tiny_ct2_engine,
                                                                                           trained_tiny):
     sources = load_split_set(prepared_path(trained_tiny) / "valid.tsv").sources[:200]
-    ours = ct2_engine.translate(sources, beam=1)
+    ours = tiny_ct2_engine.translate(sources, beam=1)
     assert len(sources) == 200 and sum(map(bool, ours)) == 200
     assert argos_translate(installed, sources) == ours
     # the package's model/ is also a CTranslate2 export our own engine loads: its longer tables change nothing
     assert CTranslate2Engine(installed / "model").translate(sources[:50], beam=4) == \
-        ct2_engine.translate(sources[:50], beam=4)
+        tiny_ct2_engine.translate(sources[:50], beam=4)
 
 
-def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_stops(installed, ct2_engine):
+def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_stops(installed, tiny_ct2_engine):
     import ctranslate2
     import sentencepiece
 
@@ -114,7 +108,7 @@ def test_package_model_takes_the_lengths_argos_asks_for_where_the_plain_export_s
     argos_defaults = dict(beam_size=1, min_decoding_length=256, max_decoding_length=256)  # 256: Argos's limit
     result = ctranslate2.Translator(str(installed / "model")).translate_batch([long_input], **argos_defaults)
     assert len(result[0].hypotheses[0]) == 256
-    plain = ctranslate2.Translator(str(ct2_engine.model_dir))
+    plain = ctranslate2.Translator(str(tiny_ct2_engine.model_dir))
     with pytest.raises(Exception, match="No position encodings are defined for positions >= "):
         plain.translate_batch([long_input], **argos_defaults)
 

@@ -30,42 +30,27 @@ EVALUATE = str(ROOT / "scripts" / "evaluate.py")
 
 
 @pytest.fixture(scope="module")
-def keras_translator(tiny_engine):
-    return tiny_engine
-
-
-@pytest.fixture(scope="module")
-def exported(trained_tiny, tmp_path_factory):
-    return export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2") / "float32")
-
-
-@pytest.fixture(scope="module")
-def ct2(exported):
-    return CTranslate2Engine(exported, threads=2)
-
-
-@pytest.fixture(scope="module")
 def valid_sources(trained_tiny):
     return load_split_set(prepared_path(trained_tiny) / "valid.tsv").sources[:200]
 
 
-def greedy_ids(keras_translator, ct2, source):
+def greedy_ids(tiny_engine, tiny_ct2_engine, source):
     """Both engines' greedy output ids for (n, src) source ids, with each sentence's own length limit, each
     output ending in [end] (ours forces it at the limit; the CTranslate2 engine adds it where CTranslate2 cuts)."""
     lengths = (source != 0).sum(1)
-    limits = keras_translator.step_limits(lengths)
+    limits = tiny_engine.step_limits(lengths)
     source = source[:, :lengths.max()]
-    end = keras_translator.end_id
+    end = tiny_engine.end_id
     outputs = []
-    for engine in (keras_translator, ct2):
+    for engine in (tiny_engine, tiny_ct2_engine):
         ids = [[int(i) for i in row] for row in engine.translate_ids(source, limits, 1, 0.0)]
         outputs.append([row[:row.index(end) + 1] for row in ids])
     return outputs
 
 
-def test_greedy_equals_our_decoder_token_for_token_on_200_validation_sentences(keras_translator, ct2, trained_tiny):
+def test_greedy_equals_our_decoder_token_for_token_on_200_validation_sentences(tiny_engine, tiny_ct2_engine, trained_tiny):
     source, _ = load_split(prepared_path(trained_tiny), "valid")
-    expected, got = greedy_ids(keras_translator, ct2, source[:200])
+    expected, got = greedy_ids(tiny_engine, tiny_ct2_engine, source[:200])
     assert len(expected) == 200
     assert got == expected
 
@@ -107,17 +92,17 @@ def test_other_vocabularies_and_architecture_switches_convert_exactly(architectu
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
-def test_beam_four_agrees_on_at_least_95_percent(keras_translator, ct2, valid_sources, alpha):
-    ours = keras_translator.translate(valid_sources, beam=4, length_penalty=alpha)
-    theirs = ct2.translate(valid_sources, beam=4, length_penalty=alpha)
+def test_beam_four_agrees_on_at_least_95_percent(tiny_engine, tiny_ct2_engine, valid_sources, alpha):
+    ours = tiny_engine.translate(valid_sources, beam=4, length_penalty=alpha)
+    theirs = tiny_ct2_engine.translate(valid_sources, beam=4, length_penalty=alpha)
     agreement = np.mean([a == b for a, b in zip(ours, theirs)])
     assert agreement >= 0.95, agreement
 
 
-def test_translate_matches_keras_on_edge_inputs_and_warns_the_same(keras_translator, ct2):
+def test_translate_matches_keras_on_edge_inputs_and_warns_the_same(tiny_engine, tiny_ct2_engine):
     inputs = ["", "   ", "Zyxwv qwrtp blorf?", "word " * 40, " ".join(SENTENCES) + "\n\n...", *SENTENCES]
     caught = {}
-    for name, translator in (("keras", keras_translator), ("ct2", ct2)):
+    for name, translator in (("keras", tiny_engine), ("ct2", tiny_ct2_engine)):
         with warnings.catch_warnings(record=True) as records:
             warnings.simplefilter("always")
             caught[name] = (translator.translate(inputs, beam=1), translator.translate_sentences(inputs[:4], beam=1),
@@ -125,22 +110,22 @@ def test_translate_matches_keras_on_edge_inputs_and_warns_the_same(keras_transla
     assert caught["ct2"] == caught["keras"]
     out, sentence_level, messages = caught["ct2"]
     assert out[:2] == ["", ""] and all(out[2:]) and out[4] == " ".join(out[5:]) + "\n\n..."
-    assert messages == [f"1 input sentence(s) longer than the model's maximum of {ct2.max_input_length} tokens "
+    assert messages == [f"1 input sentence(s) longer than the model's maximum of {tiny_ct2_engine.max_input_length} tokens "
                         "were truncated"]                   # translate_sentences truncates; translate cuts
-    assert ct2.translate([]) == []
+    assert tiny_ct2_engine.translate([]) == []
     with pytest.raises(ValueError, match="need engine 'keras'"):
-        ct2.translate(["Hi."], sample=True)
-    assert ct2.translate(SENTENCES, beam=1, max_length=3) == keras_translator.translate(SENTENCES, beam=1,
+        tiny_ct2_engine.translate(["Hi."], sample=True)
+    assert tiny_ct2_engine.translate(SENTENCES, beam=1, max_length=3) == tiny_engine.translate(SENTENCES, beam=1,
                                                                                       max_length=3)
     with pytest.raises(ValueError, match="beam must be >= 1, got 0"):
-        ct2.translate(["Hi."], beam=0)
+        tiny_ct2_engine.translate(["Hi."], beam=0)
 
 
 @pytest.mark.parametrize("beam", [1, 4])
-def test_batch_gives_the_same_translation_as_alone(ct2, valid_sources, beam):
+def test_batch_gives_the_same_translation_as_alone(tiny_ct2_engine, valid_sources, beam):
     sentences = valid_sources[:40]
-    together = ct2.translate(sentences, beam=beam, batch_size=16)
-    alone = [ct2.translate([s], beam=beam)[0] for s in sentences]
+    together = tiny_ct2_engine.translate(sentences, beam=beam, batch_size=16)
+    alone = [tiny_ct2_engine.translate([s], beam=beam)[0] for s in sentences]
     assert together == alone
 
 
@@ -165,35 +150,35 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny, tmp_path):
     assert all(s.startswith("[UNK]") for s in allowed), allowed
 
 
-def test_export_directory_holds_vocabularies_and_tokenizer_and_translates_alone(exported, ct2, tmp_path,
-                                                                                 keras_translator):
+def test_export_directory_holds_vocabularies_and_tokenizer_and_translates_alone(tiny_ct2_export, tiny_ct2_engine, tmp_path,
+                                                                                 tiny_engine):
     """The tiny run has one SentencePiece vocabulary for both sides: one vocabulary file, one model file."""
-    vectorizers = keras_translator.vectorizers
+    vectorizers = tiny_engine.vectorizers
     assert vectorizers.joint and vectorizers.italian.kind == "sentencepiece"
-    assert {p.name for p in exported.iterdir()} == {"model.bin", "config.json", "shared_vocabulary.json",
+    assert {p.name for p in tiny_ct2_export.iterdir()} == {"model.bin", "config.json", "shared_vocabulary.json",
                                                      "vectorizers.pkl", "config.yaml", "pipeline.json",
                                                      "sentencepiece.model"}
-    assert json.loads((exported / "shared_vocabulary.json").read_text()) == keras_translator.vocabulary
-    assert (exported / "sentencepiece.model").read_bytes() == vectorizers.italian.model_proto
-    config = json.loads((exported / "config.json").read_text())
+    assert json.loads((tiny_ct2_export / "shared_vocabulary.json").read_text()) == tiny_engine.vocabulary
+    assert (tiny_ct2_export / "sentencepiece.model").read_bytes() == vectorizers.italian.model_proto
+    config = json.loads((tiny_ct2_export / "config.json").read_text())
     assert (config["unk_token"], config["bos_token"], config["eos_token"], config["decoder_start_token"]) == \
         ("<unk>", "<s>", "</s>", "<s>")
     assert config["layer_norm_epsilon"] == 1e-6
     moved = tmp_path / "elsewhere"
-    shutil.copytree(exported, moved)
-    assert CTranslate2Engine.from_run(moved).translate(SENTENCES, beam=4) == ct2.translate(SENTENCES, beam=4)
+    shutil.copytree(tiny_ct2_export, moved)
+    assert CTranslate2Engine.from_run(moved).translate(SENTENCES, beam=4) == tiny_ct2_engine.translate(SENTENCES, beam=4)
 
 
-def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, tmp_path, ct2):
+def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, tmp_path, tiny_ct2_engine):
     """Quantized weights give the float model's probabilities, nearly: each token of its greedy translations scored
     by both. (Comparing the translations themselves is no test on the tiny run: its near-tied outputs, "non non
     non ...", flip on any rounding, and int16 once matched 2 of 6.)"""
-    english = ct2.vectorizers.english
+    english = tiny_ct2_engine.vectorizers.english
     sources = [[english.vocabulary[i] for i in english.token_ids(s)] for s in SENTENCES]
     # bounded as the engine bounds it: a looping output must stay within the model's position table
     targets = [result.hypotheses[0] for result in
-               ct2.translator.translate_batch(sources, beam_size=1, max_decoding_length=20)]
-    float_scores = [np.array(r.log_probs) for r in ct2.translator.score_batch(sources, targets)]
+               tiny_ct2_engine.translator.translate_batch(sources, beam_size=1, max_decoding_length=20)]
+    float_scores = [np.array(r.log_probs) for r in tiny_ct2_engine.translator.score_batch(sources, targets)]
     # mean |log p| gap per token: 0.09 nats for int16 and int8 alike on the tiny run (tokens average 2.5 nats:
     # CTranslate2 quantizes activations too); a broken conversion is off by whole nats
     for quantization in ("int16", "int8"):
@@ -207,14 +192,14 @@ def test_quantized_exports_translate_and_score_like_the_float_one(trained_tiny, 
         assert gap < 0.3, (quantization, gap)
 
 
-def test_engine_switch_python_api_and_evaluate(trained_tiny, keras_translator, valid_sources):
+def test_engine_switch_python_api_and_evaluate(trained_tiny, tiny_engine, valid_sources):
     translator = open_translator(run_path(trained_tiny), engine="ctranslate2")
     assert isinstance(translator, CTranslate2Engine)
     assert translator.model_dir == run_path(trained_tiny) / "ctranslate2"
-    assert translator.translate(SENTENCES, beam=1) == keras_translator.translate(SENTENCES, beam=1)
+    assert translator.translate(SENTENCES, beam=1) == tiny_engine.translate(SENTENCES, beam=1)
     evalset = load_split_set(prepared_path(trained_tiny) / "valid.tsv")
     evalset.sources, evalset.references = evalset.sources[:100], evalset.references[:100]
-    ours, _ = evaluate(keras_translator, evalset, beam=1, progress=False)
+    ours, _ = evaluate(tiny_engine, evalset, beam=1, progress=False)
     theirs, _ = evaluate(translator, evalset, beam=1, progress=False)
     assert (theirs["bleu"], theirs["chrf"]) == (ours["bleu"], ours["chrf"])
     with pytest.raises(ValueError, match="engine 'onnx'"):
@@ -247,17 +232,17 @@ print(json.dumps(sorted(m for m in ("tensorflow", "keras", "jax", "torch") if m 
 """
 
 
-def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_nor_keras(trained_tiny, keras_translator,
-                                                                                       exported, tmp_path):
+def test_translate_and_evaluate_cli_with_ctranslate2_import_neither_tensorflow_nor_keras(trained_tiny, tiny_engine,
+                                                                                       tiny_ct2_export, tmp_path):
     open_translator(run_path(trained_tiny), engine="ctranslate2")        # the run's own export exists
-    for run in (exported, run_path(trained_tiny)):
+    for run in (tiny_ct2_export, run_path(trained_tiny)):
         result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=TRANSLATE, scripts=SCRIPTS), "--engine",
                                  "ctranslate2", "--run", str(run), "--beam", "1", *SENTENCES],
                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert result.returncode == 0, result.stderr[-2000:]
         *lines, imported = result.stdout.splitlines()
         assert json.loads(imported) == []
-        assert lines == keras_translator.translate(SENTENCES, beam=1)
+        assert lines == tiny_engine.translate(SENTENCES, beam=1)
     report = tmp_path / "valid-ct2.json"
     result = subprocess.run([sys.executable, "-c", CHECK_IMPORTS.format(script=EVALUATE, scripts=SCRIPTS), "--engine",
                              "ctranslate2", "--run", str(run_path(trained_tiny)), "--split", "valid", "--beam", "1",
@@ -285,8 +270,8 @@ print(json.dumps([health["backend"], ours.status_code, libre.status_code,
 """
 
 
-def test_a_ctranslate2_service_imports_neither_keras_nor_tensorflow(exported):
-    result = subprocess.run([sys.executable, "-c", SERVICE.format(root=str(ROOT)), str(exported)],
+def test_a_ctranslate2_service_imports_neither_keras_nor_tensorflow(tiny_ct2_export):
+    result = subprocess.run([sys.executable, "-c", SERVICE.format(root=str(ROOT)), str(tiny_ct2_export)],
                             capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.splitlines()[-1]) == ["ctranslate2", 200, 200, []]
@@ -298,20 +283,20 @@ def run_script(*args, prelude=""):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
-def test_missing_extra_and_bad_options_are_one_line_errors(exported, tmp_path, monkeypatch):
+def test_missing_extra_and_bad_options_are_one_line_errors(tiny_ct2_export, tmp_path, monkeypatch):
     hide = "sys.modules['ctranslate2'] = None"
-    missing = run_script(TRANSLATE, "--engine", "ctranslate2", "--run", str(exported), "Hi.", prelude=hide)
+    missing = run_script(TRANSLATE, "--engine", "ctranslate2", "--run", str(tiny_ct2_export), "Hi.", prelude=hide)
     assert missing.returncode == 2
     assert missing.stderr == ("error: ctranslate2 is not installed; it comes with the 'ctranslate2' extra: "
                               "pip install -e '.[ctranslate2]'\n")
-    bad = run_script(str(ROOT / "scripts" / "export.py"), "--run", str(exported), "--out", str(tmp_path / "x"),
+    bad = run_script(str(ROOT / "scripts" / "export.py"), "--run", str(tiny_ct2_export), "--out", str(tmp_path / "x"),
                      "--format", "ctranslate2", "--quantization", "int4")
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: quantization 'int4': expected one of float32, int16, int8")
     assert len(bad.stderr.splitlines()) == 1
     monkeypatch.setitem(sys.modules, "ctranslate2", None)
     with pytest.raises(MissingExtra, match=r"pip install -e '\.\[ctranslate2\]'"):
-        CTranslate2Engine(exported)
+        CTranslate2Engine(tiny_ct2_export)
 
 
 def test_an_option_ctranslate2_cannot_express_is_named(trained_tiny):

@@ -39,10 +39,10 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
     """Ids (sentences, STEPS) of every decoding compared below, on this process's Keras backend."""
     from keras import ops
 
-    translator = KerasEngine.from_run(run_dir)
-    model, start, end, unk = translator.model, translator.start_id, translator.end_id, translator.banned_id
+    tiny_engine = KerasEngine.from_run(run_dir)
+    model, start, end, unk = tiny_engine.model, tiny_engine.start_id, tiny_engine.end_id, tiny_engine.banned_id
     few_rows = np.argsort((source != 0).sum(1), kind="stable")[:FEW]     # the shortest: alone, one width bucket
-    decode, limits, few = translator.decoder, np.full(len(source), STEPS), source[few_rows]
+    decode, limits, few = tiny_engine.decoder, np.full(len(source), STEPS), source[few_rows]
 
     def alone(**options):
         return np.concatenate([decode(s[None, :max(1, int((s != 0).sum()))], limits[:1], **options) for s in few])
@@ -90,11 +90,6 @@ def test_top_k_by_chunks_equals_top_k_ties_included(vocab, k):
     assert np.array_equal(values, want_values)
     assert np.array_equal(ids, want_ids)
     assert ids.dtype == np.int32 and list(ids[1]) == list(range(k))
-
-
-@pytest.fixture(scope="module")
-def translator(tiny_engine):
-    return tiny_engine
 
 
 @pytest.fixture(scope="module")
@@ -196,9 +191,9 @@ def float_ties(model, start_id: int, source, a: np.ndarray, b: np.ndarray) -> li
     return ties
 
 
-def assert_only_float_ties(translator, source, a, b, what: str) -> None:
+def assert_only_float_ties(tiny_engine, source, a, b, what: str) -> None:
     """`a` == `b`, except in a few rows whose first difference is a near-tie of two logits (reported)."""
-    ties = float_ties(translator.model, translator.start_id, source, a, b)
+    ties = float_ties(tiny_engine.model, tiny_engine.start_id, source, a, b)
     if ties:
         warnings.warn(f"{what}: {len(ties)} of {len(a)} greedy outputs differ, each first at a float tie "
                       f"(row, step, logit gap): {ties}")
@@ -207,32 +202,32 @@ def assert_only_float_ties(translator, source, a, b, what: str) -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
-def test_one_keras_file_gives_the_same_greedy_ids_on_tensorflow_and_jax(decoded, translator, valid_source):
-    assert_only_float_ties(translator, valid_source, decoded("tensorflow")["greedy"], decoded("jax")["greedy"],
+def test_one_keras_file_gives_the_same_greedy_ids_on_tensorflow_and_jax(decoded, tiny_engine, valid_source):
+    assert_only_float_ties(tiny_engine, valid_source, decoded("tensorflow")["greedy"], decoded("jax")["greedy"],
                            "TensorFlow vs JAX")
 
 
-def test_xla_compiles_the_whole_loop_and_decodes_as_graph_mode(translator, valid_source):
+def test_xla_compiles_the_whole_loop_and_decodes_as_graph_mode(tiny_engine, valid_source):
     import tensorflow as tf
 
-    model, limits = translator.model, np.full(len(valid_source), STEPS, dtype=np.int32)
-    loop = tf.function(lambda s, m: decode_loop(model, s, m, Greedy(), translator.start_id, translator.end_id, 16),
+    model, limits = tiny_engine.model, np.full(len(valid_source), STEPS, dtype=np.int32)
+    loop = tf.function(lambda s, m: decode_loop(model, s, m, Greedy(), tiny_engine.start_id, tiny_engine.end_id, 16),
                        jit_compile=True)
     hlo = loop.experimental_get_compiler_ir(valid_source[:4], limits[:4])(stage="hlo")
     assert "while" in hlo                          # one XLA program, the loop inside it
-    xla = compile_decoder(model, translator.start_id, translator.end_id, jit_compile=True,
-                          banned_id=translator.banned_id)
-    graph = translator.decoder
-    assert_only_float_ties(translator, valid_source, graph(valid_source, limits), xla(valid_source, limits),
+    xla = compile_decoder(model, tiny_engine.start_id, tiny_engine.end_id, jit_compile=True,
+                          banned_id=tiny_engine.banned_id)
+    graph = tiny_engine.decoder
+    assert_only_float_ties(tiny_engine, valid_source, graph(valid_source, limits), xla(valid_source, limits),
                            "TensorFlow graph vs XLA")
     few = valid_source[:FEW]
     assert np.array_equal(graph(few, limits[:FEW], beams=4, alpha=0.6), xla(few, limits[:FEW], beams=4, alpha=0.6))
 
 
-def test_beam_one_equals_greedy_and_beam_four_decodes(translator):
-    greedy = translator.translate(SENTENCES, beam=1)
-    assert translator.translate(SENTENCES, beam=1, length_penalty=0.6) == greedy
-    beam = translator.translate(SENTENCES, beam=4)
+def test_beam_one_equals_greedy_and_beam_four_decodes(tiny_engine):
+    greedy = tiny_engine.translate(SENTENCES, beam=1)
+    assert tiny_engine.translate(SENTENCES, beam=1, length_penalty=0.6) == greedy
+    beam = tiny_engine.translate(SENTENCES, beam=4)
     assert len(beam) == len(SENTENCES) and all(isinstance(s, str) and s for s in beam)
     assert not any(marker in s for s in greedy + beam for marker in ("[start]", "[end]"))
 
@@ -259,12 +254,12 @@ def test_unk_is_never_generated_unless_allowed(trained_tiny):
     assert all(s.startswith("[UNK]") for s in allowed), allowed
 
 
-def test_sampling_through_the_python_api(translator):
-    greedy = translator.translate(SENTENCES, beam=1)
-    assert translator.translate(SENTENCES, sample=True, top_k=1, seed=3) == greedy
-    sampled = translator.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=3, batch_size=4)
-    assert sampled == translator.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=3, batch_size=4)
-    assert sampled != translator.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=4, batch_size=4)
+def test_sampling_through_the_python_api(tiny_engine):
+    greedy = tiny_engine.translate(SENTENCES, beam=1)
+    assert tiny_engine.translate(SENTENCES, sample=True, top_k=1, seed=3) == greedy
+    sampled = tiny_engine.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=3, batch_size=4)
+    assert sampled == tiny_engine.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=3, batch_size=4)
+    assert sampled != tiny_engine.translate(SENTENCES * 3, sample=True, temperature=1.5, seed=4, batch_size=4)
     assert all(isinstance(s, str) and s for s in sampled)
 
 
@@ -275,34 +270,34 @@ def test_sampling_through_the_python_api(translator):
     (dict(sample=True, top_k=-1), "top_k must be >= 0 (0: no cut), got -1"),
     (dict(sample=True, top_p=1.5), "top_p must be in (0, 1] (1: no cut), got 1.5"),
 ])
-def test_bad_decoding_options_name_the_option(translator, options, message):
+def test_bad_decoding_options_name_the_option(tiny_engine, options, message):
     with pytest.raises(ValueError) as info:
-        translator.translate(["Hi."], **options)
+        tiny_engine.translate(["Hi."], **options)
     assert str(info.value) == message
 
 
 @pytest.mark.parametrize("beam", [1, 4])
-def test_batch_gives_the_same_translation_as_alone(translator, beam):
-    together = translator.translate(SENTENCES, beam=beam, batch_size=4)
-    alone = [translator.translate([s], beam=beam)[0] for s in SENTENCES]
+def test_batch_gives_the_same_translation_as_alone(tiny_engine, beam):
+    together = tiny_engine.translate(SENTENCES, beam=beam, batch_size=4)
+    alone = [tiny_engine.translate([s], beam=beam)[0] for s in SENTENCES]
     assert together == alone
 
 
-def test_bad_inputs(translator):
+def test_bad_inputs(tiny_engine):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = translator.translate(["", "   ", "Zyxwv qwrtp blorf?", "word " * 40])
+        out = tiny_engine.translate(["", "   ", "Zyxwv qwrtp blorf?", "word " * 40])
     assert out[:2] == ["", ""] and isinstance(out[2], str) and isinstance(out[3], str)
     assert not [w for w in caught if "truncated" in str(w.message)]     # cut into pieces instead (test_splitting.py)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        translator.translate_sentences(["word " * 40])
+        tiny_engine.translate_sentences(["word " * 40])
     messages = [str(w.message) for w in caught if "truncated" in str(w.message)]
-    assert messages == [f"1 input sentence(s) longer than the model's maximum of {translator.max_input_length} "
+    assert messages == [f"1 input sentence(s) longer than the model's maximum of {tiny_engine.max_input_length} "
                         "tokens were truncated"]
-    assert translator.translate([]) == []
+    assert tiny_engine.translate([]) == []
     with pytest.raises(ValueError, match="beam must be >= 1, got 0"):
-        translator.translate(["Hi."], beam=0)
+        tiny_engine.translate(["Hi."], beam=0)
 
 
 @pytest.mark.parametrize("damage, message", [
@@ -327,9 +322,9 @@ def translate_cli(*args, stdin=None):
                           capture_output=True, text=True, timeout=300)
 
 
-def test_cli_arguments_and_stdin(trained_tiny, translator):
+def test_cli_arguments_and_stdin(trained_tiny, tiny_engine):
     run = str(run_path(trained_tiny))
-    expected = translator.translate(SENTENCES[:2], beam=2)
+    expected = tiny_engine.translate(SENTENCES[:2], beam=2)
     result = translate_cli("--run", run, "--beam", "2", *SENTENCES[:2])
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == expected
@@ -338,12 +333,12 @@ def test_cli_arguments_and_stdin(trained_tiny, translator):
     assert result.stdout.splitlines() == expected
 
 
-def test_cli_samples_with_a_seed(trained_tiny, translator):
+def test_cli_samples_with_a_seed(trained_tiny, tiny_engine):
     run = str(run_path(trained_tiny))
     flags = ["--sample", "--temperature", "1.5", "--top-p", "0.95", "--seed", "5"]
     result = translate_cli("--run", run, *flags, *SENTENCES)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == translator.translate(SENTENCES, sample=True, temperature=1.5, top_p=0.95,
+    assert result.stdout.splitlines() == tiny_engine.translate(SENTENCES, sample=True, temperature=1.5, top_p=0.95,
                                                               seed=5)
     result = translate_cli("--run", run, "--top-p", "0.9", "Hi.")
     assert result.returncode == 2

@@ -295,15 +295,8 @@ def test_a_path_a_dict_or_a_glossary_and_nothing_else(echo, tmp_path):
         echo.translate(["A car."], glossary={"car": "auto"}, glossary_style="magic")
 
 
-def test_keras_and_ctranslate2_apply_a_glossary_alike(trained_tiny, tmp_path_factory):
-    pytest.importorskip("ctranslate2")
-    from pipeline.export.ctranslate2 import export_ctranslate2
-    from pipeline.translate import open_translator
-    from pipeline.translate.ct2_engine import CTranslate2Engine
-
-    keras_engine = open_translator(run_path(trained_tiny), jit_compile=False)
-    ct2 = CTranslate2Engine(export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2g") / "m"),
-                            threads=2)
+def test_keras_and_ctranslate2_apply_a_glossary_alike(tiny_engine_graph, tiny_ct2_engine):
+    keras_engine, ct2 = tiny_engine_graph, tiny_ct2_engine
     texts = ["Tom has a red car.", "I love you.", "The pipeline is slow. Tom is here."]
     glossary = Glossary({"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"})
     for style in ("annotate", "target", "placeholder", None):          # None: the default order of methods

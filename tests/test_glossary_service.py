@@ -15,18 +15,13 @@ TBX = """<?xml version="1.0" encoding="UTF-8"?>
 LT = {"source": "en", "target": "it"}
 
 
-@pytest.fixture(scope="module")
-def translator(tiny_engine):
-    return tiny_engine
+def service(tiny_engine, path, **settings):
+    return TestClient(create_app(tiny_engine, ServiceSettings(glossary_db=str(path), **settings)))
 
 
-def service(translator, path, **settings):
-    return TestClient(create_app(translator, ServiceSettings(glossary_db=str(path), **settings)))
-
-
-def test_store_upload_list_get_delete_and_survive_a_restart(translator, tmp_path):
+def test_store_upload_list_get_delete_and_survive_a_restart(tiny_engine, tmp_path):
     database = tmp_path / "state" / "glossaries.sqlite3"
-    with service(translator, database) as client:
+    with service(tiny_engine, database) as client:
         assert client.get("/glossaries").json() == {"glossaries": []}
         made = client.post("/glossaries", json={"name": "house style", "entries": {"account": "conto",
                                                                                     "Pipeline": "Pipeline"}})
@@ -44,20 +39,20 @@ def test_store_upload_list_get_delete_and_survive_a_restart(translator, tmp_path
         gone = client.get(f"/glossaries/{tsv.json()['id']}")
         assert gone.status_code == 404 and "no glossary with id" in gone.json()["error"]
     assert database.is_file()                                      # created on first use
-    with service(translator, database) as client:                  # a restarted service still has them
+    with service(tiny_engine, database) as client:                  # a restarted service still has them
         kept = client.get("/glossaries").json()["glossaries"]
         assert [g["id"] for g in kept] == [summary["id"], tbx.json()["id"]]
         assert client.get(f"/glossaries/{summary['id']}").json()["terms"] == [["account", "conto"],
                                                                                 ["Pipeline", "Pipeline"]]
 
 
-def test_translations_with_a_stored_or_inline_glossary_equal_the_python_api(translator, tmp_path):
+def test_translations_with_a_stored_or_inline_glossary_equal_the_python_api(tiny_engine, tmp_path):
     texts = ["Tom has a red car.", "I love you.", "The pipeline is slow."]
     entries = {"red car": "auto rossa", "pipeline": "Pipeline", "Tom": "Tom"}
-    expected = translator.translate(texts, beam=1, glossary=entries)
-    plain = translator.translate(texts, beam=1)
+    expected = tiny_engine.translate(texts, beam=1, glossary=entries)
+    plain = tiny_engine.translate(texts, beam=1)
     assert expected[1] == plain[1]                                 # no term, no change
-    with service(translator, tmp_path / "g.sqlite3", beam=1, max_wait_ms=50) as client:
+    with service(tiny_engine, tmp_path / "g.sqlite3", beam=1, max_wait_ms=50) as client:
         glossary_id = client.post("/glossaries", json={"name": "g", "entries": entries}).json()["id"]
         native = client.post("/translate", json={"text": texts, "glossary_id": glossary_id}).json()
         assert native["translations"] == expected
@@ -72,13 +67,13 @@ def test_translations_with_a_stored_or_inline_glossary_equal_the_python_api(tran
         assert client.post("/translate", json={"q": texts, **LT}).json()["translatedText"] == plain   # ignorable
 
 
-def test_requests_with_and_without_glossaries_share_a_batch_and_keep_their_own(translator, tmp_path):
+def test_requests_with_and_without_glossaries_share_a_batch_and_keep_their_own(tiny_engine, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     texts = ["Tom has a red car.", "The pipeline is slow."]
     entries = {"red car": "auto rossa", "pipeline": "Pipeline"}
-    expected = {True: translator.translate(texts, beam=1, glossary=entries), False: translator.translate(texts, beam=1)}
-    with service(translator, tmp_path / "g.sqlite3", beam=1, max_wait_ms=200) as client:
+    expected = {True: tiny_engine.translate(texts, beam=1, glossary=entries), False: tiny_engine.translate(texts, beam=1)}
+    with service(tiny_engine, tmp_path / "g.sqlite3", beam=1, max_wait_ms=200) as client:
         def ask(with_glossary: bool) -> tuple[bool, list[str]]:
             body = {"text": texts, **({"glossary": entries} if with_glossary else {})}
             return with_glossary, client.post("/translate", json=body).json()["translations"]
@@ -108,16 +103,16 @@ def test_requests_with_and_without_glossaries_share_a_batch_and_keep_their_own(t
     ({"files": {"other": ("t.tsv", b"car\tauto\n")}}, 422, "missing 'file'"),
     ({"json": {"name": "x", "entries": {f"t{i}": "x" for i in range(MAX_ENTRIES + 1)}}}, 413, "at most 20,000"),
 ])
-def test_bad_uploads_are_4xx_with_the_reason(translator, tmp_path, request_kwargs, status, fragment):
-    with service(translator, tmp_path / "g.sqlite3") as client:
+def test_bad_uploads_are_4xx_with_the_reason(tiny_engine, tmp_path, request_kwargs, status, fragment):
+    with service(tiny_engine, tmp_path / "g.sqlite3") as client:
         response = client.post("/glossaries", **request_kwargs)
         assert response.status_code == status and fragment in response.json()["error"], response.json()
         assert client.get("/glossaries").json() == {"glossaries": []}
 
 
-def test_bad_or_unknown_glossary_ids_on_every_route(translator, tmp_path):
+def test_bad_or_unknown_glossary_ids_on_every_route(tiny_engine, tmp_path):
     unknown = "0" * 32
-    with service(translator, tmp_path / "g.sqlite3") as client:
+    with service(tiny_engine, tmp_path / "g.sqlite3") as client:
         for path in (f"/glossaries/{unknown}",):
             assert client.get(path).status_code == 404 and client.delete(path).status_code == 404
         assert client.get("/glossaries/..%2F..%2Fetc").status_code in (404, 422)
@@ -132,8 +127,8 @@ def test_bad_or_unknown_glossary_ids_on_every_route(translator, tmp_path):
         assert client.post("/translate", data={"q": "Hi.", **LT, "glossary": "{"}).status_code == 400
 
 
-def test_keys_guard_the_glossary_routes(translator, tmp_path):
-    with service(translator, tmp_path / "g.sqlite3", api_key="s3cret") as client:
+def test_keys_guard_the_glossary_routes(tiny_engine, tmp_path):
+    with service(tiny_engine, tmp_path / "g.sqlite3", api_key="s3cret") as client:
         entries = {"name": "g", "entries": {"car": "auto"}}
         assert client.post("/glossaries", json=entries).status_code == 401
         assert client.get("/glossaries").status_code == 401
@@ -147,12 +142,12 @@ def test_keys_guard_the_glossary_routes(translator, tmp_path):
 
 
 def test_a_surrogate_name_a_tbx_without_its_reader_and_a_broken_store_are_not_5xx_from_the_client(
-        translator, tmp_path, monkeypatch):
+        tiny_engine, tmp_path, monkeypatch):
     import pipeline.glossary
     from pipeline.extras import MissingExtra
     from pipeline.service.glossary_store import GlossaryStore
 
-    with service(translator, tmp_path / "g.sqlite3") as client:
+    with service(tiny_engine, tmp_path / "g.sqlite3") as client:
         named = client.post("/glossaries", content=b'{"name": "\\ud800", "entries": {"a": "b"}}',
                             headers={"content-type": "application/json"})
         assert named.status_code == 422 and "surrogates" in named.json()["error"]
@@ -167,7 +162,7 @@ def test_a_surrogate_name_a_tbx_without_its_reader_and_a_broken_store_are_not_5x
     store = GlossaryStore(blocked / "sub" / "g.sqlite3")           # its parent is a file: cannot be created
     with pytest.raises(ValueError, match="cannot be opened"):
         store.check()
-    with service(translator, blocked / "sub" / "g.sqlite3", timeout_s=300) as client:
+    with service(tiny_engine, blocked / "sub" / "g.sqlite3", timeout_s=300) as client:
         down = client.get("/glossaries")
         assert down.status_code == 503 and down.json()["error"].startswith("the glossary store is unavailable")
         assert client.post("/translate", json={"text": "Hi."}).status_code == 200     # translating goes on

@@ -176,3 +176,11 @@ def test_the_model_class_defaults_are_the_config_defaults():
     parameters = inspect.signature(Seq2SeqTransformer.__init__).parameters
     for field in dataclasses.fields(ModelConfig):
         assert parameters[field.name].default == field.default, field.name
+
+
+def test_scripts_only_parse_arguments_and_call_the_library():
+    """A script is its arguments and one call into `pipeline`: no function of scripts/ over 40 lines."""
+    long = [f"{path.relative_to(ROOT)}: {node.name}() has {node.end_lineno - node.lineno + 1} lines"
+            for path in python_files("scripts") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 40]
+    assert long == []

@@ -22,19 +22,14 @@ ORIGIN = "https://app.example"
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_engine):
-    return tiny_engine
+def beam(tiny_engine):
+    return tiny_engine.config.decode.beam_size
 
 
 @pytest.fixture(scope="module")
-def beam(translator):
-    return translator.config.decode.beam_size
-
-
-@pytest.fixture(scope="module")
-def client(translator):
+def client(tiny_engine):
     settings = ServiceSettings(max_sentences=4, max_chars=200, max_wait_ms=5, cors_origins=(ORIGIN,))
-    with TestClient(create_app(translator, settings)) as test_client:
+    with TestClient(create_app(tiny_engine, settings)) as test_client:
         yield test_client
 
 
@@ -42,26 +37,26 @@ def lt_translate(client, **kwargs):
     return client.post("/translate", **kwargs)
 
 
-def assert_still_serving(client, translator, beam):
+def assert_still_serving(client, tiny_engine, beam):
     response = client.post("/translate", data={"q": "I love you.", "source": "en", "target": "it"})
     assert response.status_code == 200
-    assert response.json() == {"translatedText": translator.translate(["I love you."], beam=beam)[0]}
+    assert response.json() == {"translatedText": tiny_engine.translate(["I love you."], beam=beam)[0]}
 
 
 # -- n-best from the beam --------------------------------------------------------------------------------------
-def test_n_best_lists_start_with_the_translation_and_are_distinct(translator):
-    ranked = translator.n_best(SENTENCES + [""], 3, beam=4)
-    assert [hypotheses[0] for hypotheses in ranked] == translator.translate(SENTENCES + [""], beam=4)
+def test_n_best_lists_start_with_the_translation_and_are_distinct(tiny_engine):
+    ranked = tiny_engine.n_best(SENTENCES + [""], 3, beam=4)
+    assert [hypotheses[0] for hypotheses in ranked] == tiny_engine.translate(SENTENCES + [""], beam=4)
     for hypotheses in ranked[:3]:
         assert 1 <= len(hypotheses) <= 3 and len(set(hypotheses)) == len(hypotheses) and all(hypotheses)
     assert ranked[3] == [""]
     assert sum(len(hypotheses) for hypotheses in ranked[:3]) > 3          # the beam offers real alternatives
-    ids = translator.source_ids(SENTENCES[:2])
-    limits = translator.step_limits((ids != 0).sum(1))
-    best, ranked_ids = translator.translate_ids(ids, limits, 4, 0.0), translator.translate_ids(ids, limits, 4, 0.0, n_best=3)
+    ids = tiny_engine.source_ids(SENTENCES[:2])
+    limits = tiny_engine.step_limits((ids != 0).sum(1))
+    best, ranked_ids = tiny_engine.translate_ids(ids, limits, 4, 0.0), tiny_engine.translate_ids(ids, limits, 4, 0.0, n_best=3)
     assert ranked_ids.shape == (2, 3, best.shape[1]) and (ranked_ids[:, 0] == best).all()
     with pytest.raises(ValueError, match=r"n_best must be from 1 to the beam size \(2\) without sampling, got 3"):
-        translator.translate_ids(ids, limits, 2, 0.0, n_best=3)
+        tiny_engine.translate_ids(ids, limits, 2, 0.0, n_best=3)
 
 
 def test_ctranslate2_n_best_starts_with_its_translation(trained_tiny):
@@ -124,8 +119,8 @@ def test_a_body_naming_a_libretranslate_field_is_libretranslate_s(content_type, 
 
 
 # -- translate: bodies, q as a string or a list, auto, alternatives, html ----------------------------------------
-def test_form_and_json_bodies_give_the_python_api_s_translations(client, translator, beam):
-    expected = translator.translate(SENTENCES, beam=beam)
+def test_form_and_json_bodies_give_the_python_api_s_translations(client, tiny_engine, beam):
+    expected = tiny_engine.translate(SENTENCES, beam=beam)
     form = lt_translate(client, data={"q": SENTENCES[0], "source": "en", "target": "it", "format": "text"})
     assert form.status_code == 200 and form.json() == {"translatedText": expected[0]}
     listed = lt_translate(client, json={"q": SENTENCES, "source": "en", "target": "it"})
@@ -136,17 +131,17 @@ def test_form_and_json_bodies_give_the_python_api_s_translations(client, transla
     assert ours.json()["translations"] == expected[:1]
 
 
-def test_auto_is_reported_as_english(client, translator, beam):
+def test_auto_is_reported_as_english(client, tiny_engine, beam):
     one = lt_translate(client, json={"q": SENTENCES[0], "source": "auto", "target": "it"}).json()
-    assert one == {"translatedText": translator.translate(SENTENCES[:1], beam=beam)[0],
+    assert one == {"translatedText": tiny_engine.translate(SENTENCES[:1], beam=beam)[0],
                    "detectedLanguage": {"confidence": 100.0, "language": "en"}}
     listed = lt_translate(client, json={"q": SENTENCES[:2], "source": "auto", "target": "it"}).json()
     assert listed["detectedLanguage"] == [{"confidence": 100.0, "language": "en"}] * 2
     assert client.post("/detect", data={"q": "Ciao"}).json() == [{"confidence": 100.0, "language": "en"}]
 
 
-def test_alternatives_come_from_the_beam(client, translator, beam):
-    ranked = translator.n_best(SENTENCES, 3, beam=max(beam, 3))
+def test_alternatives_come_from_the_beam(client, tiny_engine, beam):
+    ranked = tiny_engine.n_best(SENTENCES, 3, beam=max(beam, 3))
     one = lt_translate(client, json={"q": SENTENCES[0], "source": "en", "target": "it", "alternatives": 2}).json()
     assert one == {"translatedText": ranked[0][0], "alternatives": ranked[0][1:]}
     form = lt_translate(client, data={"q": SENTENCES[1], "source": "en", "target": "it", "alternatives": "2"})
@@ -155,8 +150,8 @@ def test_alternatives_come_from_the_beam(client, translator, beam):
     assert many == {"translatedText": [r[0] for r in ranked], "alternatives": [r[1:] for r in ranked]}
 
 
-def test_html_keeps_the_markup(client, translator, beam):
-    nodes = translator.translate(["I love you.", "Tom is my friend."], beam=beam)
+def test_html_keeps_the_markup(client, tiny_engine, beam):
+    nodes = tiny_engine.translate(["I love you.", "Tom is my friend."], beam=beam)
     markup = '<p class="x">I love you. <b>Tom is my friend.</b></p><code>x = 1</code>'
     response = lt_translate(client, json={"q": [markup], "source": "en", "target": "it", "format": "html",
                                           "alternatives": 1})
@@ -193,31 +188,31 @@ BAD_REQUESTS = [
 
 
 @pytest.mark.parametrize("kwargs,message", [case[1:] for case in BAD_REQUESTS], ids=[case[0] for case in BAD_REQUESTS])
-def test_bad_request_gets_libretranslate_s_400_and_the_service_keeps_serving(client, translator, beam, kwargs,
+def test_bad_request_gets_libretranslate_s_400_and_the_service_keeps_serving(client, tiny_engine, beam, kwargs,
                                                                              message):
     kwargs = dict(kwargs)
     response = client.post(kwargs.pop("url", "/translate"), **kwargs)
     assert response.status_code == 400 and response.json() == {"error": message}
-    assert_still_serving(client, translator, beam)
+    assert_still_serving(client, tiny_engine, beam)
 
 
 class NoNBest:
-    """A translator without `n_best` (e.g. a custom engine)."""
+    """A tiny_engine without `n_best` (e.g. a custom engine)."""
 
-    def __init__(self, translator):
-        self.config, self.translate = translator.config, translator.translate
+    def __init__(self, tiny_engine):
+        self.config, self.translate = tiny_engine.config, tiny_engine.translate
 
 
-def test_an_engine_without_n_best_refuses_alternatives_only(translator, beam):
-    with TestClient(create_app(NoNBest(translator))) as test_client:
+def test_an_engine_without_n_best_refuses_alternatives_only(tiny_engine, beam):
+    with TestClient(create_app(NoNBest(tiny_engine))) as test_client:
         response = lt_translate(test_client, json={"q": "Hi", **FORM, "alternatives": 1})
         assert response.status_code == 400
         assert response.json() == {"error": "Invalid request: alternatives are not supported by the NoNBest engine"}
-        assert_still_serving(test_client, translator, beam)
+        assert_still_serving(test_client, tiny_engine, beam)
 
 
-def test_api_key_in_the_body_or_as_bearer_else_403(translator, beam):
-    with TestClient(create_app(translator, ServiceSettings(api_key="s3cret"))) as test_client:
+def test_api_key_in_the_body_or_as_bearer_else_403(tiny_engine, beam):
+    with TestClient(create_app(tiny_engine, ServiceSettings(api_key="s3cret"))) as test_client:
         missing = lt_translate(test_client, json={"q": "Hi", **FORM})
         assert missing.status_code == 403
         assert missing.json() == {"error": "Please contact the server operator to get an API key"}
@@ -226,7 +221,7 @@ def test_api_key_in_the_body_or_as_bearer_else_403(translator, beam):
             wrong = lt_translate(test_client, **kwargs)
             assert wrong.status_code == 403 and wrong.json() == {"error": "Invalid API key"}
         assert test_client.post("/detect", data={"q": "Hi"}).status_code == 403
-        expected = {"translatedText": translator.translate(["Hi"], beam=beam)[0]}
+        expected = {"translatedText": tiny_engine.translate(["Hi"], beam=beam)[0]}
         assert lt_translate(test_client, data={"q": "Hi", **FORM, "api_key": "s3cret"}).json() == expected
         assert lt_translate(test_client, json={"q": "Hi", **FORM},
                             headers={"Authorization": "Bearer s3cret"}).json() == expected
@@ -248,8 +243,8 @@ def test_cors_preflight_and_headers_follow_the_allowed_origins(client):
     assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
 
 
-def test_req_limit_answers_429_slowdown_per_client_address(translator, beam):
-    app = create_app(translator, ServiceSettings(req_limit=2))
+def test_req_limit_answers_429_slowdown_per_client_address(tiny_engine, beam):
+    app = create_app(tiny_engine, ServiceSettings(req_limit=2))
     second = TestClient(app, client=("10.0.0.2", 50000))          # no `with`: shares the first one's batcher
     with TestClient(app) as first:
         for _ in range(2):
@@ -259,19 +254,19 @@ def test_req_limit_answers_429_slowdown_per_client_address(translator, beam):
             assert response.status_code == 429 and response.json() == {"error": "Slowdown: 2 per 1 minute"}
             assert 1 <= int(response.headers["retry-after"]) <= 60
         assert first.get("/languages").status_code == 200 and first.get("/health").status_code == 200
-        assert_still_serving(second, translator, beam)                             # another address
+        assert_still_serving(second, tiny_engine, beam)                             # another address
 
 
 # -- real clients against uvicorn on 127.0.0.1 ------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def server(translator):
+def server(tiny_engine):
     """The app with an API key, served by uvicorn in a thread: (base URL, key)."""
     import uvicorn
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    app = create_app(translator, ServiceSettings(api_key="k3y", max_wait_ms=5))
+    app = create_app(tiny_engine, ServiceSettings(api_key="k3y", max_wait_ms=5))
     uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()
@@ -284,11 +279,11 @@ def server(translator):
     thread.join(10)
 
 
-def test_libretranslatepy_translates_lists_languages_and_detects(server, translator, beam):
+def test_libretranslatepy_translates_lists_languages_and_detects(server, tiny_engine, beam):
     from libretranslatepy import LibreTranslateAPI
 
     url, key = server
-    expected = translator.translate(SENTENCES[:1], beam=beam)[0]
+    expected = tiny_engine.translate(SENTENCES[:1], beam=beam)[0]
     for base in (url, url + "/libretranslate/"):
         client = LibreTranslateAPI(base, api_key=key)
         assert client.translate(SENTENCES[0], "en", "it", timeout=30) == expected
@@ -304,13 +299,13 @@ def test_libretranslatepy_translates_lists_languages_and_detects(server, transla
     assert unsupported.value.code == 400 and json.loads(unsupported.value.read()) == {"error": "es is not supported"}
 
 
-def test_httpx_json_with_and_without_the_api_key(server, translator, beam):
+def test_httpx_json_with_and_without_the_api_key(server, tiny_engine, beam):
     url, key = server
     body = {"q": SENTENCES, "source": "en", "target": "it", "format": "text"}
     without = httpx.post(url + "/translate", json=body, timeout=30)
     assert without.status_code == 403
     assert without.json() == {"error": "Please contact the server operator to get an API key"}
-    expected = translator.translate(SENTENCES, beam=beam)
+    expected = tiny_engine.translate(SENTENCES, beam=beam)
     in_body = httpx.post(url + "/translate", json={**body, "api_key": key}, timeout=30)
     assert in_body.status_code == 200 and in_body.json() == {"translatedText": expected}
     bearer = httpx.post(url + "/translate", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30)
@@ -320,19 +315,19 @@ def test_httpx_json_with_and_without_the_api_key(server, translator, beam):
     assert ours.json()["translations"] == expected
 
 
-def test_deep_translator_s_query_string_requests_are_libretranslate_s(server, translator, beam):
+def test_deep_translator_s_query_string_requests_are_libretranslate_s(server, tiny_engine, beam):
     from deep_translator import LibreTranslator
     from deep_translator.exceptions import AuthorizationException
 
     url, key = server
-    expected = translator.translate(SENTENCES[:1], beam=beam)[0]
+    expected = tiny_engine.translate(SENTENCES[:1], beam=beam)[0]
     for base in (url + "/", url + "/libretranslate/"):       # fields in the query string, an empty body
         assert LibreTranslator(source="en", target="it", custom_url=base, api_key=key).translate(SENTENCES[0]) == expected
     with pytest.raises(AuthorizationException):
         LibreTranslator(source="en", target="it", custom_url=url + "/", api_key="wrong").translate(SENTENCES[0])
 
 
-def test_curl_uploads_a_file_and_downloads_its_translation(server, translator, beam, tmp_path):
+def test_curl_uploads_a_file_and_downloads_its_translation(server, tiny_engine, beam, tmp_path):
     """LibreTranslate's documented file flow, as curl sends it: `-F file=@...`, then GET the URL it answers."""
     import shutil
     import subprocess
@@ -355,6 +350,6 @@ def test_curl_uploads_a_file_and_downloads_its_translation(server, translator, b
     assert set(answer) == {"translatedFileUrl"} and answer["translatedFileUrl"].startswith(url + "/download_file/")
     saved = tmp_path / "saved.html"
     run("-o", str(saved), "--fail", answer["translatedFileUrl"])
-    assert saved.read_bytes() == translate_document(translator, page, beam=beam)
+    assert saved.read_bytes() == translate_document(tiny_engine, page, beam=beam)
     refused = json.loads(run("-F", f"file=@{page}", "-F", "source=en", "-F", "target=it", url + "/translate_file"))
     assert refused == {"error": "Please contact the server operator to get an API key"}

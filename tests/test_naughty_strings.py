@@ -21,13 +21,8 @@ TEXTS = STRINGS + EMOJI
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_engine_graph):
-    return tiny_engine_graph
-
-
-@pytest.fixture(scope="module")
-def client(translator):
-    with TestClient(create_app(translator, ServiceSettings(max_wait_ms=1, beam=1)),
+def client(tiny_engine_graph):
+    with TestClient(create_app(tiny_engine_graph, ServiceSettings(max_wait_ms=1, beam=1)),
                     raise_server_exceptions=False) as test_client:
         yield test_client
 
@@ -43,14 +38,14 @@ def assert_answered(response):
         assert set(body) == {"error"} and isinstance(body["error"], str), response.text
 
 
-def test_the_python_api_translates_every_string_once(translator):
-    out = translator.translate(TEXTS, beam=1)
+def test_the_python_api_translates_every_string_once(tiny_engine_graph):
+    out = tiny_engine_graph.translate(TEXTS, beam=1)
     assert len(out) == len(TEXTS)
     assert [text for text, translation in zip(TEXTS, out) if not text.strip() and translation] == []
 
 
-def test_every_string_as_text_on_every_door(client, translator):
-    expected = dict(zip(TEXTS, translator.translate(TEXTS, beam=1)))
+def test_every_string_as_text_on_every_door(client, tiny_engine_graph):
+    expected = dict(zip(TEXTS, tiny_engine_graph.translate(TEXTS, beam=1)))
     for batch in chunks(TEXTS, 64):
         response = client.post("/translate", json={"text": batch, "beam": 1})
         assert response.status_code == 200, response.text
@@ -74,7 +69,7 @@ BASE = {"/translate": {"text": "Hello."},
 
 
 @pytest.mark.parametrize("path", list(FIELDS))
-def test_every_string_in_every_field_is_answered_without_a_5xx(client, translator, path):
+def test_every_string_in_every_field_is_answered_without_a_5xx(client, tiny_engine_graph, path):
     for field in FIELDS[path]:
         for value in STRINGS[::5]:
             assert_answered(client.post(path, json={**BASE[path], field: value}))
@@ -84,7 +79,7 @@ def test_every_string_in_every_field_is_answered_without_a_5xx(client, translato
         assert_answered(client.post(path, content=value.encode("utf-8"), headers={"Content-Type": "application/json"}))
         assert_answered(client.post(path, params={"q": value, "source": value, "target": "it"}))
     response = client.post("/translate", json={"text": "Hello.", "beam": 1})
-    assert response.json()["translations"] == translator.translate(["Hello."], beam=1)
+    assert response.json()["translations"] == tiny_engine_graph.translate(["Hello."], beam=1)
 
 
 def test_the_battery_is_the_published_one():

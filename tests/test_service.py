@@ -25,41 +25,36 @@ SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's 
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_engine):
-    return tiny_engine
-
-
-@pytest.fixture(scope="module")
-def client(translator):
+def client(tiny_engine):
     """Small limits so that each one is cheap to reach."""
     settings = ServiceSettings(max_sentences=4, max_chars=50, max_wait_ms=5, timeout_s=60)
-    with TestClient(create_app(translator, settings)) as test_client:
+    with TestClient(create_app(tiny_engine, settings)) as test_client:
         yield test_client
 
 
-def assert_still_serving(client, translator):
+def assert_still_serving(client, tiny_engine):
     response = client.post("/translate", json={"text": "I love you.", "beam": 1})
     assert response.status_code == 200
-    assert response.json()["translations"] == translator.translate(["I love you."], beam=1)
+    assert response.json()["translations"] == tiny_engine.translate(["I love you."], beam=1)
 
 
 # -- results -----------------------------------------------------------------------------------------------------
-def test_translations_equal_the_python_api(client, translator):
+def test_translations_equal_the_python_api(client, tiny_engine):
     response = client.post("/translate", json={"text": SENTENCES[:3] + [""], "beam": 2})
     assert response.status_code == 200
     body = response.json()
-    assert body["translations"] == translator.translate(SENTENCES[:3] + [""], beam=2)
+    assert body["translations"] == tiny_engine.translate(SENTENCES[:3] + [""], beam=2)
     assert body["translations"][3] == "" and body["beam"] == 2 and body["milliseconds"] >= 0
     one = client.post("/translate", json={"text": "Where is the station?"}).json()   # a string, default beam
-    assert one["beam"] == translator.config.decode.beam_size
-    assert one["translations"] == translator.translate(["Where is the station?"])
+    assert one["beam"] == tiny_engine.config.decode.beam_size
+    assert one["translations"] == tiny_engine.translate(["Where is the station?"])
 
 
-def test_concurrent_requests_share_batches_and_equal_the_python_api(translator):
+def test_concurrent_requests_share_batches_and_equal_the_python_api(tiny_engine):
     beams = [1 + i % 2 for i in range(len(SENTENCES))]
-    expected = {beam: dict(zip(SENTENCES, translator.translate(SENTENCES, beam=beam))) for beam in (1, 2)}
+    expected = {beam: dict(zip(SENTENCES, tiny_engine.translate(SENTENCES, beam=beam))) for beam in (1, 2)}
     settings = ServiceSettings(max_batch=64, max_wait_ms=400)
-    with TestClient(create_app(translator, settings)) as test_client:
+    with TestClient(create_app(tiny_engine, settings)) as test_client:
         barrier = threading.Barrier(len(SENTENCES))
 
         def post(index):
@@ -134,32 +129,32 @@ BAD_REQUESTS = [
 
 @pytest.mark.parametrize("kwargs,status,message", [case[1:] for case in BAD_REQUESTS],
                          ids=[case[0] for case in BAD_REQUESTS])
-def test_bad_request_gets_a_json_4xx_and_the_service_keeps_serving(client, translator, kwargs, status, message):
+def test_bad_request_gets_a_json_4xx_and_the_service_keeps_serving(client, tiny_engine, kwargs, status, message):
     response = client.post("/translate", **kwargs)
     assert response.status_code == status
     assert message in response.json()["error"]
-    assert_still_serving(client, translator)
+    assert_still_serving(client, tiny_engine)
 
 
-def test_wrong_method_and_unknown_path_get_json_errors(client, translator):
+def test_wrong_method_and_unknown_path_get_json_errors(client, tiny_engine):
     assert client.get("/translate").json() == {"error": "Method Not Allowed"}
     assert client.get("/nowhere").json() == {"error": "Not Found"}
-    assert_still_serving(client, translator)
+    assert_still_serving(client, tiny_engine)
 
 
 class GatedTranslator:
-    """The real translator behind a gate the test opens: a model that is busy until then."""
+    """The real tiny_engine behind a gate the test opens: a model that is busy until then."""
 
-    def __init__(self, translator):
-        self.translator, self.config, self.gate = translator, translator.config, threading.Event()
+    def __init__(self, tiny_engine):
+        self.translator, self.config, self.gate = tiny_engine, tiny_engine.config, threading.Event()
 
     def translate(self, sentences, **kwargs):
         self.gate.wait(30)
         return self.translator.translate(sentences, **kwargs)
 
 
-def test_a_request_waiting_past_the_timeout_gets_503_and_the_service_recovers(translator):
-    gated = GatedTranslator(translator)
+def test_a_request_waiting_past_the_timeout_gets_503_and_the_service_recovers(tiny_engine):
+    gated = GatedTranslator(tiny_engine)
     with TestClient(create_app(gated, ServiceSettings(timeout_s=0.3, max_wait_ms=0))) as test_client:
         started = time.perf_counter()
         busy = test_client.post("/translate", json={"text": "I love you.", "beam": 1})   # holds the worker
@@ -169,14 +164,14 @@ def test_a_request_waiting_past_the_timeout_gets_503_and_the_service_recovers(tr
             assert response.status_code == 503 and response.headers["retry-after"] == "1"
             assert response.json()["error"] == "no translation within 0.3 s: the service is busy, try again later"
         gated.gate.set()
-        assert_still_serving(test_client, translator)
+        assert_still_serving(test_client, tiny_engine)
         stats = test_client.get("/health").json()["batching"]
     assert stats["sentences"] == 2        # the held sentence finished; the queued one was skipped
 
 
-def test_api_key_guards_the_api_but_not_the_static_pages(translator):
+def test_api_key_guards_the_api_but_not_the_static_pages(tiny_engine):
     settings = ServiceSettings(api_key="s3cret")
-    with TestClient(create_app(translator, settings)) as test_client:
+    with TestClient(create_app(tiny_engine, settings)) as test_client:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret"},
                         {"Authorization": "s3cret"}):
             for response in (test_client.post("/translate", json={"text": "Hi."}, headers=headers),
@@ -186,7 +181,7 @@ def test_api_key_guards_the_api_but_not_the_static_pages(translator):
                 assert "Authorization: Bearer <key>" in response.json()["error"]
         good = test_client.post("/translate", json={"text": "Hi.", "beam": 1},
                                 headers={"Authorization": "Bearer s3cret"})
-        assert good.status_code == 200 and good.json()["translations"] == translator.translate(["Hi."], beam=1)
+        assert good.status_code == 200 and good.json()["translations"] == tiny_engine.translate(["Hi."], beam=1)
         assert test_client.get("/").status_code == 200 and test_client.get("/docs").status_code == 200
 
 
@@ -272,7 +267,7 @@ def wait_until_healthy(url: str, process: subprocess.Popen, headers: dict, secon
     raise AssertionError("serve.py did not become healthy")
 
 
-def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, translator):
+def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engine):
     """serve.py with an API key; a request sits in a 3 s batching window when SIGTERM arrives."""
     port, key = free_port(), {"Authorization": "Bearer k3y"}
     url = f"http://127.0.0.1:{port}"
@@ -291,7 +286,7 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, translator
             process.send_signal(signal.SIGTERM)
             response = in_flight.result(30)
         assert response.status_code == 200
-        assert response.json()["translations"] == translator.translate(SENTENCES[:2], beam=1)
+        assert response.json()["translations"] == tiny_engine.translate(SENTENCES[:2], beam=1)
         assert process.wait(30) == 0                     # a graceful stop is a plain exit
         output = process.stdout.read()
         assert "Waiting for application shutdown" in output and "Finished server process" in output

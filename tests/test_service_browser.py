@@ -27,19 +27,14 @@ def require_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def translator(tiny_engine):
-    return tiny_engine
-
-
-@pytest.fixture(scope="module")
-def server_url(translator):
+def server_url(tiny_engine):
     """The app under a real uvicorn server on 127.0.0.1, in a thread of this process."""
     import uvicorn
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(translator, ServiceSettings()), host="127.0.0.1", port=port,
+    server = uvicorn.Server(uvicorn.Config(create_app(tiny_engine, ServiceSettings()), host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -72,7 +67,7 @@ def browser(tmp_path):
         driver.quit()
 
 
-def test_page_translates_a_typed_sentence(browser, server_url, translator, tmp_path):
+def test_page_translates_a_typed_sentence(browser, server_url, tiny_engine, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -84,7 +79,7 @@ def test_page_translates_a_typed_sentence(browser, server_url, translator, tmp_p
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
     italian = browser.find_element(By.ID, "italian").text
-    assert italian == translator.translate([sentence])[0] and italian != sentence
+    assert italian == tiny_engine.translate([sentence])[0] and italian != sentence
     assert " ms (service " in browser.find_element(By.ID, "time").text
     assert browser.find_element(By.ID, "error").text == ""
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
@@ -106,7 +101,7 @@ def test_page_shows_a_service_error(browser, server_url):
     assert httpx.get(server_url + "/health", timeout=5).status_code == 200
 
 
-def test_page_uploads_a_glossary_and_translates_with_it(browser, server_url, translator, tmp_path):
+def test_page_uploads_a_glossary_and_translates_with_it(browser, server_url, tiny_engine, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -124,13 +119,13 @@ def test_page_uploads_a_glossary_and_translates_with_it(browser, server_url, tra
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
     glossary = {"station": "stazione ferroviaria", "Tom": "Tom"}
-    assert browser.find_element(By.ID, "italian").text == translator.translate([sentence], glossary=glossary)[0]
+    assert browser.find_element(By.ID, "italian").text == tiny_engine.translate([sentence], glossary=glossary)[0]
     browser.get(server_url + "/")                                              # a new visit lists it again
     WebDriverWait(browser, 30).until(lambda d: "house style.tsv" in d.find_element(By.ID, "glossary").text)
     assert browser.find_element(By.ID, "error").text == ""
 
 
-def test_page_translates_a_document_and_offers_it_for_download(browser, server_url, translator, tmp_path):
+def test_page_translates_a_document_and_offers_it_for_download(browser, server_url, tiny_engine, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -154,7 +149,7 @@ def test_page_translates_a_document_and_offers_it_for_download(browser, server_u
         "const done = arguments[arguments.length - 1];"
         "fetch(arguments[0]).then(r => r.text()).then(done, e => done('failed: ' + e));", link.get_attribute("href"))
     default_beam = httpx.get(server_url + "/health", timeout=5).json()["default_beam"]
-    assert fetched == translate_document(translator, subtitles, beam=default_beam).decode("utf-8")
+    assert fetched == translate_document(tiny_engine, subtitles, beam=default_beam).decode("utf-8")
     assert "00:00:04,000 --> 00:00:06,500\n<i>" in fetched
     assert browser.find_element(By.ID, "document-status").text.startswith("translated in ")
     assert browser.find_element(By.ID, "error").text == ""

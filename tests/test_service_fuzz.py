@@ -25,15 +25,10 @@ CHECK_NAMES = ("not_a_server_error", "status_code_conformance", "content_type_co
                "response_schema_conformance", "response_headers_conformance", "negative_data_rejection")
 
 
-@pytest.fixture(scope="module")
-def translator(tiny_engine_graph):
-    return tiny_engine_graph
-
-
 @pytest.fixture
-def app(translator):
+def app(tiny_engine_graph):
     """A fresh app per test: schemathesis shuts the app's lifespan (and so its batcher) down after each test."""
-    app = create_app(translator, ServiceSettings(max_wait_ms=1, timeout_s=60))
+    app = create_app(tiny_engine_graph, ServiceSettings(max_wait_ms=1, timeout_s=60))
     app.state.service.batcher.start()         # idempotent: the app's lifespan may start it again
     yield app
     app.state.service.batcher.close()

@@ -130,7 +130,7 @@ def test_segmentation_imports_neither_tensorflow_nor_keras():
 
 # -- with a trained SentencePiece model --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def translator(trained_tiny_sp):
+def sp_engine(trained_tiny_sp):
     from pipeline.translate.keras_engine import KerasEngine
     return KerasEngine.from_run(run_path(trained_tiny_sp))
 
@@ -140,38 +140,38 @@ def test_n_best_joins_the_kth_best_of_each_piece_and_reuses_a_short_list_last():
     assert out == [["TOM IS HERE. WE GO.", "TOM IS HERE. we go."], [""], ["WHY?", "why?"]]
 
 
-def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(translator, monkeypatch):
+def test_translator_translates_a_paragraph_as_its_sentences_in_one_batch(sp_engine, monkeypatch):
     short = ["Tom is my friend.", "We have to go now.", "I don't know what to do.", "Where is the station?",
              "It's raining."]                                     # each within the model's limit
-    expected = translator.translate_sentences(short, beam=1)
+    expected = sp_engine.translate_sentences(short, beam=1)
     calls = []
-    sentence_level = translator.translate_sentences
-    monkeypatch.setattr(translator, "translate_sentences",
+    sentence_level = sp_engine.translate_sentences
+    monkeypatch.setattr(sp_engine, "translate_sentences",
                         lambda pieces, **options: calls.append(list(pieces)) or sentence_level(pieces, **options))
     text = short[0] + " " + short[1] + "  " + short[2] + "\t" + short[3] + " " + short[4] + "\n\n...\n" + short[0]
-    assert translator.translate([text, "   "], beam=1) == [
+    assert sp_engine.translate([text, "   "], beam=1) == [
         expected[0] + " " + expected[1] + "  " + expected[2] + "\t" + expected[3] + " " + expected[4] + "\n\n...\n"
         + expected[0], ""]
     assert calls == [short + short[:1]]
     with pytest.raises(TypeError, match=r"translate takes a list of texts, got one str: pass \[text\]"):
-        translator.translate(PARAGRAPH)
+        sp_engine.translate(PARAGRAPH)
 
 
-def test_translator_cuts_a_300_word_sentence_instead_of_truncating_it(translator):
-    tokenizer, limit = translator.vectorizers.english, translator.max_input_length
-    segmented = split_text(LONG, translator.source_tokens, limit)
-    assert all(0 < translator.source_tokens(p) <= limit for p in segmented.pieces) and len(segmented.pieces) > 1
+def test_translator_cuts_a_300_word_sentence_instead_of_truncating_it(sp_engine):
+    tokenizer, limit = sp_engine.vectorizers.english, sp_engine.max_input_length
+    segmented = split_text(LONG, sp_engine.source_tokens, limit)
+    assert all(0 < sp_engine.source_tokens(p) <= limit for p in segmented.pieces) and len(segmented.pieces) > 1
     # every source token ends up in exactly one piece, in order
     assert [i for p in segmented.pieces for i in tokenizer.token_ids(p)] == tokenizer.token_ids(LONG)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                    # no truncation warning
-        out = translator.translate([LONG], beam=1)
-    assert out == [segmented.join(translator.translate_sentences(segmented.pieces, beam=1))]
+        out = sp_engine.translate([LONG], beam=1)
+    assert out == [segmented.join(sp_engine.translate_sentences(segmented.pieces, beam=1))]
     with pytest.warns(UserWarning, match=f"longer than the model's maximum of {limit} tokens were truncated"):
-        translator.translate_sentences([LONG], beam=1)
+        sp_engine.translate_sentences([LONG], beam=1)
 
 
-def test_cli_input_file_keeps_one_output_line_per_input_line(trained_tiny_sp, translator, tmp_path):
+def test_cli_input_file_keeps_one_output_line_per_input_line(trained_tiny_sp, sp_engine, tmp_path):
     lines = [PARAGRAPH, "", "...", LONG, "I love you."]
     source, output = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -180,24 +180,24 @@ def test_cli_input_file_keeps_one_output_line_per_input_line(trained_tiny_sp, tr
                              str(output)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     translated = output.read_text(encoding="utf-8").split("\n")
-    assert translated[-1] == "" and translated[:-1] == translator.translate(lines, beam=1)
+    assert translated[-1] == "" and translated[:-1] == sp_engine.translate(lines, beam=1)
     assert translated[1:3] == ["", "..."]
 
 
-def test_service_translates_a_paragraph(translator):
+def test_service_translates_a_paragraph(sp_engine):
     from fastapi.testclient import TestClient
 
     from pipeline.service import ServiceSettings, create_app
-    with TestClient(create_app(translator, ServiceSettings(max_wait_ms=1))) as client:
+    with TestClient(create_app(sp_engine, ServiceSettings(max_wait_ms=1))) as client:
         response = client.post("/translate", json={"text": [PARAGRAPH, "Hi."], "beam": 1})
     assert response.status_code == 200
-    assert response.json()["translations"] == translator.translate([PARAGRAPH, "Hi."], beam=1)
+    assert response.json()["translations"] == sp_engine.translate([PARAGRAPH, "Hi."], beam=1)
 
 
-def test_n_best_of_a_paragraph_starts_with_its_translation(translator):
+def test_n_best_of_a_paragraph_starts_with_its_translation(sp_engine):
     text = "Tom is my friend. We have to go now.\nWhere is the station?"
-    ranked = translator.n_best([text, ""], 3, beam=4)
-    assert ranked[0][0] == translator.translate([text], beam=4)[0]
+    ranked = sp_engine.n_best([text, ""], 3, beam=4)
+    assert ranked[0][0] == sp_engine.translate([text], beam=4)[0]
     assert len(ranked[0]) == len(set(ranked[0])) and 1 <= len(ranked[0]) <= 3
     assert all(alternative.count("\n") == 1 for alternative in ranked[0])
     assert ranked[1] == [""]

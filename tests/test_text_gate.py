@@ -26,21 +26,7 @@ def test_the_gate_replaces_exactly_the_code_points_utf8_cannot_encode():
         gate_text(b"bytes")
 
 
-@pytest.fixture(scope="module")
-def keras_engine(tiny_engine_graph):
-    return tiny_engine_graph
-
-
-@pytest.fixture(scope="module")
-def ct2_engine(trained_tiny, tmp_path_factory):
-    pytest.importorskip("ctranslate2")
-    from pipeline.export.ctranslate2 import export_ctranslate2
-    from pipeline.translate.ct2_engine import CTranslate2Engine
-
-    return CTranslate2Engine(export_ctranslate2(run_path(trained_tiny), tmp_path_factory.mktemp("ct2") / "m"), threads=2)
-
-
-@pytest.mark.parametrize("engine", ["keras_engine", "ct2_engine"])
+@pytest.mark.parametrize("engine", ["tiny_engine_graph", "tiny_ct2_engine"])
 def test_both_engines_translate_a_surrogate_as_the_replacement_character(engine, request):
     translator = request.getfixturevalue(engine)
     out = translator.translate(HOSTILE, beam=1)
@@ -50,17 +36,17 @@ def test_both_engines_translate_a_surrogate_as_the_replacement_character(engine,
     assert translator.n_best(HOSTILE, 2, beam=2) == translator.n_best(REPLACED, 2, beam=2)
 
 
-def test_keras_and_ctranslate2_give_the_same_outcome(keras_engine, ct2_engine):
-    assert keras_engine.translate(HOSTILE, beam=1) == ct2_engine.translate(HOSTILE, beam=1)
+def test_keras_and_ctranslate2_give_the_same_outcome(tiny_engine_graph, tiny_ct2_engine):
+    assert tiny_engine_graph.translate(HOSTILE, beam=1) == tiny_ct2_engine.translate(HOSTILE, beam=1)
 
 
 @pytest.fixture(scope="module")
-def client(keras_engine):
+def client(tiny_engine_graph):
     from fastapi.testclient import TestClient
 
     from pipeline.service import ServiceSettings, create_app
 
-    with TestClient(create_app(keras_engine, ServiceSettings(max_wait_ms=1, beam=1))) as test_client:
+    with TestClient(create_app(tiny_engine_graph, ServiceSettings(max_wait_ms=1, beam=1))) as test_client:
         yield test_client
 
 
@@ -72,14 +58,14 @@ def raw_json(value) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
-def test_native_route_translates_surrogates_like_the_python_api(client, keras_engine):
+def test_native_route_translates_surrogates_like_the_python_api(client, tiny_engine_graph):
     response = client.post("/translate", content=raw_json({"text": HOSTILE}), headers=JSON)
     assert response.status_code == 200, response.text
-    assert response.json()["translations"] == keras_engine.translate(REPLACED, beam=1)
+    assert response.json()["translations"] == tiny_engine_graph.translate(REPLACED, beam=1)
 
 
 @pytest.mark.parametrize("text_format", ["text", "html"])
-def test_libretranslate_json_and_html_translate_surrogates(client, keras_engine, text_format):
+def test_libretranslate_json_and_html_translate_surrogates(client, tiny_engine_graph, text_format):
     q = "<p title=\"\ud800\">lone \udfff here</p>" if text_format == "html" else HOSTILE[1]
 
     def translated(text):
@@ -89,7 +75,7 @@ def test_libretranslate_json_and_html_translate_surrogates(client, keras_engine,
         return response.json()["translatedText"]
     assert translated(q) == translated(gate_text(q))
     if text_format == "text":
-        assert translated(q) == keras_engine.translate([REPLACED[1]], beam=1)[0]
+        assert translated(q) == tiny_engine_graph.translate([REPLACED[1]], beam=1)[0]
     else:
         assert translated(q).startswith(f'<p title="{REPLACEMENT}">')
 
@@ -103,12 +89,12 @@ def test_a_surrogate_in_any_libretranslate_field_is_a_4xx_not_a_5xx(client, fiel
         response.json()
 
 
-def test_a_keyed_service_compares_a_surrogate_key_without_crashing(keras_engine):
+def test_a_keyed_service_compares_a_surrogate_key_without_crashing(tiny_engine_graph):
     from fastapi.testclient import TestClient
 
     from pipeline.service import ServiceSettings, create_app
 
-    with TestClient(create_app(keras_engine, ServiceSettings(api_key="k\u00e9y", max_wait_ms=1))) as keyed:
+    with TestClient(create_app(tiny_engine_graph, ServiceSettings(api_key="k\u00e9y", max_wait_ms=1))) as keyed:
         body = raw_json({"q": "Hello.", "source": "en", "target": "it", "api_key": "\udfff"})
         response = keyed.post("/translate", content=body, headers=JSON)
         assert response.status_code == 403 and response.json() == {"error": "Invalid API key"}

@@ -5,6 +5,7 @@
     translator = open_translator("runs/cpu60/run")
     italian = translate_document(translator, "talk.srt")            # bytes of the translated file
 
+    formats.py    the one registry of formats (`Format`, `register`): every door reads it
     segments.py   the one path from a document's segments to an engine and back (spans kept verbatim)
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
@@ -15,85 +16,58 @@
     office.py     .docx / .pptx / .odt python-docx, python-pptx, odfpy: paragraphs, tables, headers, boxes
 
 A format only reads and writes segments; what the model reads and how pieces are batched is the engine's.
+`translate_document` (and `translate_documents`, several at once) is the one door, used by the CLI, the service's
+file routes and its LibreTranslate HTML path alike.
 """
 from __future__ import annotations
 
-import io
 import os
-import zipfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Sequence, Union
 
-import regex
-
+from pipeline.documents.formats import (FORMATS, Document, Format, by_extension, detected, format_names, register,
+                                        suffixes, unregister)
 from pipeline.documents.segments import Segment, Translate, translate_segments
 
-# format -> the file extensions it is known by
-FORMATS: dict[str, tuple[str, ...]] = {
-    "txt": (".txt", ".text"),
-    "md": (".md", ".markdown"),
-    "html": (".html", ".htm"),
-    "srt": (".srt",),
-    "vtt": (".vtt",),
-    "po": (".po", ".pot"),
-    "docx": (".docx",),
-    "pptx": (".pptx",),
-    "odt": (".odt",),
-}
-EXTENSIONS = {extension: name for name, extensions in FORMATS.items() for extension in extensions}
-SUFFIXES = tuple(sorted(EXTENSIONS))         # every extension a document may have
 MAX_DOCUMENT_BYTES = 20_000_000
-SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*\r?\n[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
-PO_START = regex.compile(rb"^(?:msgctxt|msgid)\s+\"", regex.M)
-HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
-
-
-class Document(Protocol):
-    """What every format's reader gives: the segments to translate, and the file again from their translations."""
-    segments: list[Segment]
-
-    def render(self) -> bytes: ...
+Source = Union[str, os.PathLike, bytes, Document]
 
 
 def detect_format(data: bytes, name: str | None = None) -> str:
     """The format of a file: from its extension (`name`), else from its content. ValueError if neither tells."""
     if name:
-        suffix = Path(name).suffix.lower()
-        if suffix in EXTENSIONS:
-            return EXTENSIONS[suffix]
-    if data[:4] == b"PK\x03\x04":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as package:
-                names = set(package.namelist())
-                if "mimetype" in names and package.read("mimetype").strip() == b"application/vnd.oasis.opendocument.text":
-                    return "odt"
-        except zipfile.BadZipFile:
-            names = set()
-        if "word/document.xml" in names:
-            return "docx"
-        if "ppt/presentation.xml" in names:
-            return "pptx"
-    head = data[:4096]
-    if head.lstrip(b"\xef\xbb\xbf").startswith(b"WEBVTT"):
-        return "vtt"
-    if SRT_START.match(head):
-        return "srt"
-    if HTML_START.match(head):
-        return "html"
-    if PO_START.search(head) and b'msgstr' in head:
-        return "po"
-    known = ", ".join(SUFFIXES)
+        format = by_extension(Path(name).suffix)
+        if format is not None:
+            return format.name
+    format = detected(data)
+    if format is not None:
+        return format.name
     what = f"{name}: " if name else ""
-    raise ValueError(f"{what}cannot tell the document's format from its name or content; expected one of {known} "
-                     "(or give the format)")
+    raise ValueError(f"{what}cannot tell the document's format from its name or content; expected one of "
+                     f"{', '.join(suffixes())} (or give the format)")
+
+
+def document_format(name: str) -> Format:
+    """The registered format called `name`; ValueError naming the known ones otherwise."""
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}; expected one of {', '.join(FORMATS)}")
+    return FORMATS[name]
 
 
 def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False) -> Document:
     """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file (one
     nested too deeply for its library included). `overwrite`: gettext entries already translated are translated
     again."""
+    if format is None:
+        format = detect_format(data, name)
+    if format not in FORMATS:
+        raise ValueError(f"{name}: unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"{name}: {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte document limit")
+    reader = FORMATS[format]
+    options = {"overwrite": overwrite} if "overwrite" in reader.options else {}
     try:
-        return _open(data, format, name, overwrite)
+        return reader.open(data, name, **options)
     except RecursionError:
         raise ValueError(f"{name}: nested too deeply to read") from None
 
@@ -104,32 +78,6 @@ def render_document(document: Document, name: str = "document") -> bytes:
         return document.render()
     except RecursionError:
         raise ValueError(f"{name}: nested too deeply to write") from None
-
-
-def _open(data: bytes, format: str | None, name: str, overwrite: bool) -> Document:
-    if format is None:
-        format = detect_format(data, name)
-    if format not in FORMATS:
-        raise ValueError(f"{name}: unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"{name}: {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte document limit")
-    if format == "txt":
-        from pipeline.documents.plain import TextDocument
-        return TextDocument(data, name)
-    if format == "md":
-        from pipeline.documents.markdown import MarkdownDocument
-        return MarkdownDocument(data, name)
-    if format == "html":
-        from pipeline.documents.html import HtmlDocument
-        return HtmlDocument(data, name)
-    if format in ("srt", "vtt"):
-        from pipeline.documents.subtitles import SrtDocument, VttDocument
-        return (SrtDocument if format == "srt" else VttDocument)(data, name)
-    if format == "po":
-        from pipeline.documents.gettext import PoDocument
-        return PoDocument(data, name, overwrite=overwrite)
-    from pipeline.documents.office import DocxDocument, OdtDocument, PptxDocument
-    return {"docx": DocxDocument, "pptx": PptxDocument, "odt": OdtDocument}[format](data, name)
 
 
 def read_source(source: str | os.PathLike | bytes, name: str | None = None) -> tuple[bytes, str]:
@@ -145,22 +93,53 @@ def read_source(source: str | os.PathLike | bytes, name: str | None = None) -> t
     return path.read_bytes(), name or str(path)
 
 
-def translate_document(translator: Any, source: str | os.PathLike | bytes, format: str | None = None, *,
-                       name: str | None = None, overwrite: bool = False, progress: bool = False,
-                       glossary: Any = None, translate: Translate | None = None, **options: Any) -> bytes:
-    """The translated file's bytes, in the source's format (`format`, else from the path's or `name`'s extension,
-    else from the content). `translator`: an engine (`open_translator`); its `translate` gets every segment of
-    the document in one call (`glossary`, `progress` and `options` such as beam and batch_size go to it).
-    `translate`: any `texts -> texts` callable instead (then `translator` may be None)."""
+def _opened(source: Source, format: str | None, name: str | None, overwrite: bool) -> tuple[Document, str]:
+    if hasattr(source, "segments") and hasattr(source, "render"):
+        return source, name or "document"                          # already opened (`open_document`)
     data, label = read_source(source, name)
-    document = open_document(data, format, label, overwrite)
-    if translate is None:
-        def translate(texts: list[str]) -> list[str]:
-            return translator.translate(texts, glossary=glossary, progress=progress, **options)
-    translate_segments(document.segments, translate)
-    return render_document(document, label)
+    return open_document(data, format, label, overwrite), label
 
 
-__all__ = ["FORMATS", "EXTENSIONS", "SUFFIXES", "Document", "detect_format", "open_document", "render_document",
-           "translate_document",
-           "translate_segments", "Segment"]
+def texts_translator(translator: Any, glossary: Any = None, progress: bool = False,
+                     **options: Any) -> Translate:
+    """`texts -> texts` over an engine (`open_translator`: its `translate` with `glossary`, `progress` and
+    decoding `options`), or `translator` itself when it is such a callable already (then it takes no options)."""
+    if hasattr(translator, "translate"):
+        return lambda texts: translator.translate(texts, glossary=glossary, progress=progress, **options)
+    if not callable(translator):
+        raise TypeError(f"translator must be an engine or a texts -> texts callable, got {type(translator).__name__}")
+    if glossary is not None or options:
+        raise TypeError("glossary and decoding options go to an engine; a texts -> texts callable takes none")
+    return translator
+
+
+def translate_documents(translator: Any, sources: Sequence[Source], format: str | None = None, *,
+                        names: Sequence[str | None] | None = None, overwrite: bool = False, progress: bool = False,
+                        glossary: Any = None, **options: Any) -> list[bytes]:
+    """`translate_document` over several documents, their segments translated together in one call."""
+    names = list(names) if names is not None else [None] * len(sources)
+    if len(names) != len(sources):
+        raise ValueError(f"{len(sources)} documents, got {len(names)} names")
+    opened = [_opened(source, format, name, overwrite) for source, name in zip(sources, names)]
+    translate = texts_translator(translator, glossary, progress, **options)
+    translate_segments([segment for document, _ in opened for segment in document.segments], translate)
+    return [render_document(document, label) for document, label in opened]
+
+
+def translate_document(translator: Any, source: Source, format: str | None = None, *, name: str | None = None,
+                       overwrite: bool = False, progress: bool = False, glossary: Any = None,
+                       translate: Translate | None = None, **options: Any) -> bytes:
+    """The one door: the translated file's bytes, in the source's format (`format`, else from the path's or
+    `name`'s extension, else from the content). `source`: a path, bytes, or a document `open_document` gave.
+    `translator`: an engine (`open_translator`), whose `translate` gets every segment of the document in one call
+    (`glossary`, `progress` and `options` such as beam and batch_size go to it), or any `texts -> texts` callable
+    (the service's batcher); `translate=` is the same callable by keyword (then `translator` may be None)."""
+    [out] = translate_documents(translate or translator, [source], format, names=[name], overwrite=overwrite,
+                                progress=progress, glossary=glossary, **options)
+    return out
+
+
+__all__ = ["FORMATS", "Format", "register", "unregister", "by_extension", "suffixes", "format_names", "Document",
+           "MAX_DOCUMENT_BYTES", "detect_format", "document_format", "open_document", "render_document", "read_source",
+           "texts_translator", "translate_document", "translate_documents", "translate_segments", "Segment",
+           "Translate"]

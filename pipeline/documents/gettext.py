@@ -51,6 +51,14 @@ def put_accelerator(translation: str, marker: str | None, letter: str | None) ->
     match = regex.search(r"\p{L}", translation)
     return translation if match is None else translation[:match.start()] + marker + translation[match.start():]
 
+PO_START = regex.compile(rb"^(?:msgctxt|msgid)\s+\"", regex.M)
+
+
+def looks_like_po(data: bytes) -> bool:
+    """A gettext catalog's start: a msgid (or msgctxt) line and a msgstr."""
+    head = data[:4096]
+    return bool(PO_START.search(head)) and b"msgstr" in head
+
 
 class Message:
     """One text of an entry (its msgid or msgid_plural): a segment, and the translation with its accelerator."""

@@ -26,6 +26,12 @@ UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "templat
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 ENTITY = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\xa0": "&nbsp;"}
+HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
+
+
+def looks_like_html(data: bytes) -> bool:
+    """An HTML page's start: a doctype or an <html> tag (after any comments)."""
+    return bool(HTML_START.match(data[:4096]))
 
 
 def _entities(markup: str) -> dict[str, str]:

@@ -32,6 +32,20 @@ WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*)\.xml$
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
 
 
+def package_kind(data: bytes) -> str | None:
+    """"docx", "pptx" or "odt" for a zip package of that kind (from its part names), else None."""
+    if data[:4] != b"PK\x03\x04":
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            names = set(package.namelist())
+            if "mimetype" in names and package.read("mimetype").strip() == b"application/vnd.oasis.opendocument.text":
+                return "odt"
+    except zipfile.BadZipFile:
+        return None
+    return "docx" if "word/document.xml" in names else "pptx" if "ppt/presentation.xml" in names else None
+
+
 def _open_zip(data: bytes, name: str, what: str) -> None:
     """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less), or
     that unpack to more than `MAX_UNPACKED_BYTES`."""

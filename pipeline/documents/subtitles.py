@@ -19,6 +19,17 @@ WIDTH = 42                  # characters per subtitle line (the common broadcast
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
 EDGE_TAGS = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*\s*|\s*(?:(?:{TAG.pattern})\s*)*$")
 DIALOGUE = regex.compile(r"^\s*[-–—]\s*")
+SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*\r?\n[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
+
+
+def looks_like_srt(data: bytes) -> bool:
+    """A SubRip file's start: a cue number, then a timing line."""
+    return bool(SRT_START.match(data[:4096]))
+
+
+def looks_like_vtt(data: bytes) -> bool:
+    """A WebVTT file's start: its signature."""
+    return data[:4096].lstrip(b"\xef\xbb\xbf").startswith(b"WEBVTT")
 
 
 class Cue:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Union
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from pipeline.options import OPTIONS
 from pipeline.service.auth import UNAUTHORIZED_RESPONSE
 from pipeline.service.errors import error_responses
 from pipeline.service.glossary_store import resolve
@@ -15,10 +16,11 @@ from pipeline.service.settings import MAX_BEAM
 from pipeline.service.state import ServiceState, service_state
 
 router = APIRouter(tags=["translation"])
+BEAM = OPTIONS["beam"]                   # the decoding options this route takes, as declared once
 
 # What each request field accepts: the one line a client gets for any wrong value of it.
 FIELD_RULES = {"text": "must be a string or a non-empty list of strings",
-               "beam": f"must be an integer from 1 to {MAX_BEAM}",
+               "beam": f"must be an integer {BEAM.range_text(MAX_BEAM)}",
                "glossary_id": "must be a glossary id (POST /glossaries)",
                "glossary": "must be an object {english: italian}"}
 
@@ -40,8 +42,8 @@ class TranslateRequest(BaseModel):
 
     text: Union[StrictStr, Annotated[list[StrictStr], Field(min_length=1)]] = Field(
         description="one English sentence, or a list of them")
-    beam: StrictInt | None = Field(None, ge=1, le=MAX_BEAM, description="beam size (1 = greedy); "
-                                   "default: --beam, else the run's decode.beam_size")
+    beam: StrictInt | None = Field(None, ge=BEAM.minimum, le=MAX_BEAM, description=BEAM.help.split(";")[0]
+                                   + "; default: --beam, else the run's decode.beam_size")
     glossary_id: StrictStr | None = Field(None, description="a stored glossary (POST /glossaries) whose terms the "
                                           "translations must use")
     glossary: dict[StrictStr, StrictStr] | None = Field(None, description="or the terms inline: {english: italian}")

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.documents import SUFFIXES
+from pipeline.documents import suffixes
 from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
@@ -27,7 +27,7 @@ def page_html() -> str:
     """The translation page shipped in the package (static/index.html), with the document formats filled in:
     no CDN, works offline."""
     page = resources.files("pipeline.service").joinpath("static", "index.html").read_text(encoding="utf-8")
-    return page.replace("{{suffixes}}", ",".join(SUFFIXES)).replace("{{suffix_list}}", " ".join(SUFFIXES))
+    return page.replace("{{suffixes}}", ",".join(suffixes())).replace("{{suffix_list}}", " ".join(suffixes()))
 
 
 def page_router() -> APIRouter:

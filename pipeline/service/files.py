@@ -5,13 +5,12 @@ A document's segments go to the batcher in jobs of `max_batch` sentences, one af
 requests arriving meanwhile are decoded between them. Translated files wait in a private directory (mode 0700) under random
 names (128 bits), found only by their exact name (no path is ever built from a client's text but the
 extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
-extensions of `documents.FORMATS`. Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
+extensions of the format registry (`pipeline.documents.formats`). Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
 """
 from __future__ import annotations
 
 import asyncio
 import os
-import time
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -19,19 +18,12 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from pipeline.documents import EXTENSIONS, SUFFIXES, open_document, render_document, translate_segments
+from pipeline.documents import FORMATS, by_extension, open_document, suffixes, translate_document
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
-from pipeline.text import gate_texts
 
-MEDIA_TYPES = {"txt": "text/plain; charset=utf-8", "md": "text/markdown; charset=utf-8",
-               "html": "text/html", "srt": "application/x-subrip", "vtt": "text/vtt; charset=utf-8",
-               "po": "text/x-gettext-translation",
-               "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-               "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-               "odt": "application/vnd.oasis.opendocument.text"}
 FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
 
 ERRORS = error_responses([
@@ -50,27 +42,10 @@ async def translate_upload(state: ServiceState, data: bytes, filename: str, form
         document = await run_in_threadpool(open_document, data, format, filename, overwrite)
     except ValueError as exc:
         raise ServiceError(400, f"Invalid request: {exc}") from None
-    loop = asyncio.get_running_loop()
-    deadline = time.monotonic() + state.settings.file_timeout_s
-    size = state.settings.max_batch
-
-    async def translate_all(texts: list[str]) -> list[str]:
-        texts, out = gate_texts(texts), []
-        for start in range(0, len(texts), size):     # one job at a time: requests that arrive meanwhile go between
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ServiceError(503, f"the document was not translated within {state.settings.file_timeout_s:g} "
-                                        "s: the service is busy, try again later", {"Retry-After": "1"})
-            out += await state.translate(texts[start:start + size], state.default_beam, glossary=glossary,
-                                         timeout_s=remaining)
-        return out
-
-    def translate(texts: list[str]) -> list[str]:          # runs in a worker thread; the batcher does the work
-        return asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
-
-    await run_in_threadpool(translate_segments, document.segments, translate)
+    translate = state.blocking_translator(asyncio.get_running_loop(), glossary, job_size=state.settings.max_batch,
+                                          timeout_s=state.settings.file_timeout_s)
     try:
-        return await run_in_threadpool(render_document, document, filename)
+        return await run_in_threadpool(translate_document, translate, document, name=filename)
     except ValueError as exc:
         raise ServiceError(400, f"Invalid request: {exc}") from None
 
@@ -95,15 +70,16 @@ async def read_upload(request: Request, max_bytes: int) -> tuple[dict[str, Any],
 
 
 def checked_file(upload: UploadFile | None) -> tuple[str, str]:
-    """(filename, format) of an upload: 400 unless it is a file whose extension is in `FORMATS`."""
+    """(filename, format) of an upload: 400 unless it is a file whose extension a registered format has."""
     if upload is None:
         raise ServiceError(400, "Invalid request: missing file parameter")
     filename = upload.filename or ""
     suffix = os.path.splitext(filename)[1].lower()
-    if suffix not in EXTENSIONS:
+    format = by_extension(suffix)
+    if format is None:
         raise ServiceError(400, f"Invalid request: {suffix or 'a file without an extension'} format is not "
-                                f"supported; supported: {', '.join(SUFFIXES)}")
-    return filename, EXTENSIONS[suffix]
+                                f"supported; supported: {', '.join(suffixes())}")
+    return filename, format.name
 
 
 def libretranslate_router(prefix: str = "") -> APIRouter:
@@ -112,7 +88,7 @@ def libretranslate_router(prefix: str = "") -> APIRouter:
 
     router = APIRouter(tags=["LibreTranslate"])
     schema = {"type": "object", "required": ["file", "source", "target"], "properties": {
-        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(SUFFIXES)}"},
+        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(suffixes())}"},
         "source": {"type": "string", "enum": ["en", "auto"]},
         "target": {"type": "string", "enum": ["it"]},
         "api_key": {"type": "string"},
@@ -147,8 +123,8 @@ def libretranslate_router(prefix: str = "") -> APIRouter:
         if path is None:
             raise ServiceError(404, "Invalid request: file not found (or expired)")
         download = name.split(".", 1)[1]
-        format = EXTENSIONS.get(os.path.splitext(download)[1].lower(), "txt")
-        return FileResponse(path, media_type=MEDIA_TYPES[format], filename=download)
+        format = by_extension(os.path.splitext(download)[1]) or FORMATS["txt"]
+        return FileResponse(path, media_type=format.media_type, filename=download)
 
     return router
 
@@ -157,7 +133,7 @@ def native_router() -> APIRouter:
     """The service's own document route: the translated file in the response body."""
     router = APIRouter(tags=["translation"])
     schema = {"type": "object", "required": ["file"], "properties": {
-        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(SUFFIXES)}"},
+        "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(suffixes())}"},
         "overwrite": {"type": "string", "enum": ["true", "false"],
                       "description": "gettext: translate entries already translated too"},
         "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}}
@@ -179,7 +155,7 @@ def native_router() -> APIRouter:
         glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None)
         translated = await translate_upload(state, await upload.read(), filename, format,
                                             overwrite=overwrite in ("true", "1"), glossary=glossary)
-        return Response(translated, media_type=MEDIA_TYPES[format], headers={
+        return Response(translated, media_type=FORMATS[format].media_type, headers={
             "Content-Disposition": f'attachment; filename="{translated_name(filename)}"'})
 
     return router

@@ -10,6 +10,7 @@ string with an empty body.)
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -20,11 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipeline.documents import SUFFIXES
+from pipeline.documents import open_document, suffixes, translate_documents
 from pipeline.service.auth import key_matches
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.glossary_store import resolve
-from pipeline.documents.html import HtmlText
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServiceState, service_state
 from pipeline.text import gate_text
@@ -288,18 +288,16 @@ async def translate_texts(state: ServiceState, texts: list[str], alternatives: i
 
 
 async def translate_html(state: ServiceState, documents: list[str], glossary: Glossary | None = None) -> list[str]:
-    """Each document with its text nodes translated, all nodes of all documents in one batcher job."""
+    """Each document with its text nodes translated (the documents' door, format html), all nodes of all
+    documents in one batcher job."""
     try:                                  # parsing is CPU work: off the event loop
-        parsed = await run_in_threadpool(lambda: [HtmlText(document) for document in documents])
+        parsed = await run_in_threadpool(lambda: [open_document(document.encode("utf-8"), "html", "html")
+                                                  for document in documents])
     except ValueError as exc:
         raise invalid(f"Invalid request: {exc}") from None
-    nodes = [text for document in parsed for text in document.texts]
-    translations = await state.translate(nodes, state.default_beam, glossary=glossary) if nodes else []
-    starts = [0]
-    for document in parsed:
-        starts.append(starts[-1] + len(document.texts))
-    return await run_in_threadpool(lambda: [document.render(translations[start:end])
-                                            for document, start, end in zip(parsed, starts, starts[1:])])
+    translate = state.blocking_translator(asyncio.get_running_loop(), glossary)
+    translated = await run_in_threadpool(translate_documents, translate, parsed)
+    return [document.decode("utf-8") for document in translated]
 
 
 translate_router = APIRouter(tags=["LibreTranslate"])
@@ -354,4 +352,4 @@ async def frontend_settings(state: ServiceState = Depends(service_state)) -> dic
     keyed = state.settings.api_key is not None
     return {"charLimit": state.settings.max_chars, "frontendTimeout": int(state.settings.timeout_s * 1000),
             "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": True,
-            "supportedFilesFormat": list(SUFFIXES), "language": {"source": SOURCE, "target": TARGET}}
+            "supportedFilesFormat": list(suffixes()), "language": {"source": SOURCE, "target": TARGET}}

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.options import OPTIONS
+
 MAX_BEAM = 8
 
 
@@ -35,8 +37,7 @@ class ServiceSettings:
         for name in ("timeout_s", "file_timeout_s", "file_ttl_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.beam is not None and not 1 <= self.beam <= MAX_BEAM:
-            raise ValueError(f"beam must be from 1 to {MAX_BEAM}, got {self.beam}")
+        OPTIONS["beam"].check(self.beam, MAX_BEAM)
         if self.req_limit < 0:
             raise ValueError(f"req_limit must be >= 0 (0: no limit), got {self.req_limit}")
         if not 0 <= self.max_alternatives < MAX_BEAM:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from fastapi import Request
 
@@ -79,6 +80,28 @@ class ServiceState:
                                     "try again later", {"Retry-After": "1"}) from None
         finally:
             self.waiting -= 1
+
+    def blocking_translator(self, loop: asyncio.AbstractEventLoop, glossary: Any = None, job_size: int | None = None,
+                            timeout_s: float | None = None) -> Callable[[list[str]], list[str]]:
+        """`texts -> texts` for a worker thread (the documents' door, `pipeline.documents.translate_document`):
+        the texts go through the gate and to the batcher on `loop`, in jobs of `job_size` (default: one job) one
+        after the other, so that requests arriving meanwhile are decoded between them; a 503 once `timeout_s`
+        (default: the settings') has passed for all of them."""
+        timeout_s = timeout_s or self.settings.timeout_s
+
+        async def translate_all(texts: list[str]) -> list[str]:
+            texts, out = gate_texts(texts), []
+            deadline, size = time.monotonic() + timeout_s, job_size or max(len(texts), 1)
+            for start in range(0, len(texts), size):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again "
+                                            "later", {"Retry-After": "1"})
+                out += await self.translate(texts[start:start + size], self.default_beam, glossary=glossary,
+                                            timeout_s=remaining)
+            return out
+
+        return lambda texts: asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
 
     def health(self) -> dict[str, Any]:
         config = self.translator.config

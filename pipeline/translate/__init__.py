@@ -7,6 +7,7 @@
 
     splitting.py     pure text: paragraphs and sentences -> pieces -> the same layout again
     engine.py        `Engine`: translate / n_best over texts, sentences and ids; the decoding defaults
+    glossing.py      the glossary strategy: which method a piece with a term is translated by, in which order
     keras_engine.py  `KerasEngine`: the cached Keras decoder (greedy, beam, sampling)
     ct2_engine.py    `CTranslate2Engine`: a CTranslate2 export, ranked as ours
 
@@ -17,10 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.options import ENGINES   # declared with the decoding options each supports
+
 if TYPE_CHECKING:
     from pipeline.translate.engine import Engine
 
-ENGINES = ("keras", "ctranslate2")
 ENGINE_OPTIONS = {"keras": ("jit_compile",), "ctranslate2": ("compute_type", "threads", "device")}
 
 

@@ -34,7 +34,7 @@ class CTranslate2Engine(Engine):
     """English -> Italian with a CTranslate2 export; the same `translate` (texts of any length), `n_best`
     and `translate_sentences` as `KerasEngine`, no sampling."""
 
-    backend = "ctranslate2"
+    engine = backend = "ctranslate2"
 
     def __init__(self, model_dir: str | Path, compute_type: str = "default", threads: int = 0, device: str = "cpu"):
         """`threads` (0: every core this process may use): on CPU, that many single-threaded CTranslate2
@@ -87,16 +87,11 @@ class CTranslate2Engine(Engine):
         """As `Engine.step_limits`, within the position table."""
         return np.minimum(super().step_limits(lengths, max_length), self.position_limit)
 
-    def _check_sampling(self, sample, temperature, top_k, top_p, seed) -> None:
-        if sample or any(v is not None for v in (temperature, top_k, top_p, seed)):
-            raise ValueError("sample, temperature, top_k, top_p and seed need engine 'keras', not 'ctranslate2'")
-
     # -- the decoder ----------------------------------------------------------------------------------------
     def translate_ids(self, ids: np.ndarray, limits: np.ndarray, beam: int = 1, alpha: float = 0.0,
                       n_best: int = 1, **sampling) -> np.ndarray:
         """As `KerasEngine.translate_ids` (each output ends in [end], forced at the limit); no sampling."""
-        self._check_sampling(**{"sample": False, "temperature": None, "top_k": None, "top_p": None, "seed": None,
-                                **sampling})
+        self.check_options(sampling)
         if not 1 <= n_best <= beam:
             raise ValueError(f"n_best must be from 1 to the beam size ({beam}) without sampling, got {n_best}")
         ids, limits = np.asarray(ids), np.asarray(limits)
@@ -130,16 +125,16 @@ class CTranslate2Engine(Engine):
         for rows, tokens, pending in groups:
             yield rows, tokens, [p.result() for p in pending]
 
-    def _translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
+    def translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
         short = np.flatnonzero(limits <= 1)
         yield short, [""] * len(short)                       # a limit of 1 leaves room for [end] only
         for rows, tokens, results in self._limit_groups(ids, lengths, limits, beam, alpha, batch_size):
             yield rows, [self._detokenize(h) for h in self._best(tokens, results, beam, alpha, batch_size)]
 
-    def _n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
+    def n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
         """Ranked as our decoder ranks them, so the first is `translate_sentences`'s."""
         if beam == 1:
-            for rows, texts in self._translate_batches(ids, lengths, limits, 1, alpha, batch_size, {}):
+            for rows, texts in self.translate_batches(ids, lengths, limits, 1, alpha, batch_size, {}):
                 yield rows, [[text] for text in texts]
             return
         for rows, tokens, results in self._limit_groups(ids, lengths, limits, beam, alpha, batch_size):

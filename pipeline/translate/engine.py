@@ -7,8 +7,10 @@
     Engine.source_ids / step_limits      sentences -> source ids; their lengths -> most output tokens
     Engine.translate_ids(ids, limits)    ids in, ids out: the engine's decoder itself (what tests and benchmarks call)
 
-An engine implements `translate_ids` and the two batch loops behind the sentence methods (`_translate_batches`,
-`_n_best_batches`); everything else is here. This module imports neither Keras nor TensorFlow.
+An engine implements `translate_ids` and the two batch loops behind the sentence methods (`translate_batches`,
+`n_best_batches`), and names itself (`engine`: which options it supports, `pipeline.options`); everything else is
+here, but the glossary strategy, which is `pipeline.translate.glossing`'s. This module imports neither Keras nor
+TensorFlow.
 """
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ from tqdm.auto import tqdm
 
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
-from pipeline.glossary import (METHODS, STYLES, Glossary, GlossaryLike, Masked, default_style, lacks_verbatim,
-                               terms_missing, unmask)
-from pipeline.translate.splitting import LINE_BREAK, SplitText, needs_translation, split_text, translate_between
+from pipeline.glossary import GlossaryLike, default_style
+from pipeline.options import check_engine_options
+from pipeline.translate import glossing
+from pipeline.translate.splitting import LINE_BREAK, SplitText, split_text
 from pipeline.vectorizers import Vectorizers
 
 Batches = Iterator[tuple[Sequence[int], list[Any]]]    # (rows of the sentences, each row's output), every row once
@@ -39,6 +42,7 @@ class Engine:
 
     config: Config
     vectorizers: Vectorizers
+    engine: str                  # its name in `pipeline.translate.ENGINES`: which options it supports
     backend: str                 # what decodes: a Keras backend's name, or "ctranslate2"
 
     @property
@@ -91,7 +95,7 @@ class Engine:
         `sample=True` draws each translation from the model instead of searching for the most likely
         one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
         """
-        self._check_sampling(sample, temperature, top_k, top_p, seed)
+        self.check_options(dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed))
         beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
         cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
@@ -103,7 +107,7 @@ class Engine:
         sampling = dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
         with tqdm(total=len(cleaned), unit=" sent", desc="translate", disable=not progress) as bar:
             bar.update(len(cleaned) - len(todo))
-            for rows, texts in self._translate_batches(ids, lengths, limits, beam, alpha, batch_size, sampling):
+            for rows, texts in self.translate_batches(ids, lengths, limits, beam, alpha, batch_size, sampling):
                 for row, text in zip(rows, texts):
                     outputs[todo[row]] = one_line(text)
                 bar.update(len(rows))
@@ -121,24 +125,24 @@ class Engine:
             return outputs
         ids = self.source_ids([cleaned[i] for i in todo])
         lengths = (ids != 0).sum(1)
-        for rows, ranked in self._n_best_batches(ids, lengths, self.step_limits(lengths), n, beam, alpha, batch_size):
+        for rows, ranked in self.n_best_batches(ids, lengths, self.step_limits(lengths), n, beam, alpha, batch_size):
             for row, texts in zip(rows, ranked):
                 outputs[todo[row]] = list(dict.fromkeys(one_line(text) for text in texts if text)) or [""]
         return outputs
 
-    def _check_sampling(self, sample: bool, temperature: float | None, top_k: int | None, top_p: float | None,
-                        seed: int | None) -> None:
-        """Raise ValueError where the engine cannot decode with these sampling options."""
+    def check_options(self, options: dict[str, Any]) -> None:
+        """ValueError where this engine cannot decode with `options` (`pipeline.options.check_engine_options`)."""
+        check_engine_options(self.engine, options)
 
-    def _translate_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, beam: int, alpha: float,
+    def translate_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, beam: int, alpha: float,
                            batch_size: int, sampling: dict[str, Any]) -> Batches:
         """`translate_sentences`'s loop: source ids (sentences, max_input_length), their lengths and step
         limits -> (rows, their translations), every row once, as they are done."""
         raise NotImplementedError
 
-    def _n_best_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, n: int, beam: int,
+    def n_best_batches(self, ids: np.ndarray, lengths: np.ndarray, limits: np.ndarray, n: int, beam: int,
                         alpha: float, batch_size: int) -> Batches:
-        """`n_best_sentences`'s loop: as `_translate_batches`, each row's output its ranked translations (<= n)."""
+        """`n_best_sentences`'s loop: as `translate_batches`, each row's output its ranked translations (<= n)."""
         raise NotImplementedError
 
     # -- texts ----------------------------------------------------------------------------------------------
@@ -153,33 +157,6 @@ class Engine:
         (prepare's `data.term_annotation`), else "placeholder"."""
         return default_style(self.config.data.term_annotation > 0)
 
-    def _glossed(self, pieces: list[str], glossaries: list[Glossary | None], style: str | None) -> list[Masked | None]:
-        """Each piece's `Masked` form under its glossary (None: no glossary, the piece as it is). Annotations make
-        a piece longer: one that no longer fits the model's input gets placeholders instead, else no glossary."""
-        if not any(glossaries):
-            return [None] * len(pieces)
-        style = style or self.glossary_style
-        masked = []
-        for piece, glossary in zip(pieces, glossaries):
-            form = None if glossary is None else glossary.mask(piece, style)
-            if form is not None and form.slots and self.source_tokens(form.text) > self.max_input_length:
-                form = glossary.mask(piece, "placeholder")
-                if self.source_tokens(form.text) > self.max_input_length:
-                    form = None
-            masked.append(form)
-        return masked
-
-    def _glossaries(self, glossary: GlossaryLike | list[GlossaryLike], layouts: list[SplitText]) -> list[Glossary | None]:
-        """The glossary of each piece: one for every text, or (a list) one per text."""
-        if isinstance(glossary, list):
-            if len(glossary) != len(layouts):
-                raise ValueError(f"glossary: a list gives one glossary per text; got {len(glossary)} for "
-                                 f"{len(layouts)} texts")
-            per_text = [Glossary.coerce(g) for g in glossary]
-        else:
-            per_text = [Glossary.coerce(glossary)] * len(layouts)
-        return [g for layout, g in zip(layouts, per_text) for _ in layout.to_translate]
-
     _glossary_methods: tuple[str, ...] | None = None
 
     @property
@@ -187,14 +164,11 @@ class Engine:
         """The methods a glossary tries, in order, on a piece whose own translation lacks one of its terms, until a
         translation holds every term: `glossary.METHODS` for this run's `glossary_style`, unless set to a sequence
         of `glossary.STYLES` (bench/bench_glossary.py compares orders so)."""
-        return self._glossary_methods or METHODS[self.glossary_style]
+        return self._glossary_methods or glossing.default_methods(self.glossary_style)
 
     @glossary_methods.setter
     def glossary_methods(self, methods: Sequence[str]) -> None:
-        unknown = [m for m in methods if m not in STYLES]
-        if unknown or not methods:
-            raise ValueError(f"glossary methods {list(methods)!r}: expected one or more of {', '.join(STYLES)}")
-        self._glossary_methods = tuple(methods)
+        self._glossary_methods = glossing.checked_methods(methods)
 
     def translate(self, texts: Iterable[str], glossary: GlossaryLike | list[GlossaryLike] = None,
                   glossary_style: str | None = None, **options: Any) -> list[str]:
@@ -208,8 +182,8 @@ class Engine:
 
         `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
         them (None allowed), one per text. A piece with a term is tried with `glossary_methods` in turn until its
-        translation holds every term (`_translate_glossed`), and a do-not-translate term comes out verbatim by
-        construction (`_cut_around_kept_terms`); a piece without a term is translated exactly as without a
+        translation holds every term (`glossing.translate_glossed`), and a do-not-translate term comes out verbatim by
+        construction (`glossing.cut_around_kept_terms`); a piece without a term is translated exactly as without a
         glossary. `glossary_style` (`glossary.STYLES`) forces one method on every piece with a term
         (what bench/bench_glossary.py compares).
         """
@@ -217,74 +191,10 @@ class Engine:
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        glossaries = self._glossaries(glossary, layouts)
-        if glossary_style is None and any(glossaries):
-            translations = self._translate_glossed(pieces, glossaries, options)
-        else:
-            masked = self._glossed(pieces, glossaries, glossary_style)
-            outputs = self.translate_sentences([m.text if m else p for p, m in zip(pieces, masked)], **options)
-            translations = [unmask(out, m) if m else out for out, m in zip(outputs, masked)]
+        translations = glossing.translate_pieces(self, pieces, glossing.per_piece(glossary, layouts), glossary_style,
+                                                 options)
         done = iter(translations)
         return [layout.join(done) for layout in layouts]
-
-    def _translate_glossed(self, pieces: list[str], glossaries: list[Glossary | None], options: dict[str, Any],
-                           cut_around_kept: bool = True) -> list[str]:
-        """Each piece translated with its glossary: its own translation, then `glossary_methods`, a pass each,
-        then (`cut_around_kept`) `_cut_around_kept_terms` for a do-not-translate term still not verbatim.
-
-        The first pass is the run's own translation of every piece: where it already holds each of the piece's
-        terms (as whole words, any case: then written in the glossary's case), it is kept, so the terms a model
-        writes anyway cost nothing and leave the rest of its sentence as it was. Each further pass takes only
-        the pieces whose best translation so far still lacks a term, and a candidate replaces it only if it
-        lacks fewer, so an earlier method wins a tie."""
-        translations = self.translate_sentences(pieces, **options)
-        checks = [glossary.mask(piece, "annotate") if glossary else None for piece, glossary in zip(pieces, glossaries)]
-        missing = [0] * len(pieces)
-        for i, check in enumerate(checks):
-            if check is not None and check.slots:
-                translations[i] = unmask(translations[i], check)
-                missing[i] = terms_missing(translations[i], check)
-        for style in self.glossary_methods:
-            todo = [i for i, count in enumerate(missing) if count]
-            masked = self._glossed([pieces[i] for i in todo], [glossaries[i] for i in todo], style)
-            todo, masked = [i for i, m in zip(todo, masked) if m], [m for m in masked if m]
-            if not todo:
-                break
-            outputs = self.translate_sentences([m.text for m in masked], **options)
-            for i, m, output in zip(todo, masked, outputs):
-                candidate = unmask(output, m)
-                count = terms_missing(candidate, m)
-                if count < missing[i]:
-                    translations[i], missing[i] = candidate, count
-        if cut_around_kept:
-            self._cut_around_kept_terms(pieces, glossaries, translations, options)
-        return translations
-
-    def _cut_around_kept_terms(self, pieces: list[str], glossaries: list[Glossary | None], translations: list[str],
-                               options: dict[str, Any]) -> None:
-        """Where a translation still lacks one of its piece's do-not-translate terms exactly as written (a name
-        whose characters the vocabulary lacks, which no method got through the model), the piece is translated
-        again in parts: the text between those terms, each part on its own (with the rest of its glossary), and
-        the terms put back between them verbatim, so they survive by construction. A part that starts in lower
-        case keeps a lower-case start (the model capitalises what it takes for a sentence)."""
-        todo: list[tuple[int, list[str]]] = []            # (piece, [text, term, text, term, ..., text])
-        for i, (piece, glossary) in enumerate(zip(pieces, glossaries)):
-            if glossary is None:
-                continue
-            cleaned = clean_side(piece)
-            kept = [match for match in glossary.find(cleaned) if match.term.keep]
-            if not kept or not lacks_verbatim(translations[i], (match.term.target for match in kept)):
-                continue
-            parts, last = [], 0
-            for match in kept:
-                parts += [cleaned[last:match.start], match.term.target]
-                last = match.end
-            todo.append((i, parts + [cleaned[last:]]))
-        part_glossaries = [glossaries[i] for i, parts in todo for part in parts[0::2] if needs_translation(part)]
-        cuts = translate_between([parts for _, parts in todo], lambda texts: self._translate_glossed(
-            texts, part_glossaries, options, cut_around_kept=False), lower_start=True)
-        for (i, _), out in zip(todo, cuts):
-            translations[i] = "".join(out)
 
     def n_best(self, texts: Iterable[str], n: int, glossary: GlossaryLike | list[GlossaryLike] = None,
                glossary_style: str | None = None, **options: Any) -> list[list[str]]:
@@ -295,8 +205,6 @@ class Engine:
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
         layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        masked = self._glossed(pieces, self._glossaries(glossary, layouts), glossary_style)
-        outputs = self.n_best_sentences([m.text if m else p for p, m in zip(pieces, masked)], n, **options)
-        ranked = iter([list(dict.fromkeys(unmask(out, m) for out in outs)) if m else outs
-                       for outs, m in zip(outputs, masked)])
+        ranked = iter(glossing.n_best_pieces(self, pieces, glossing.per_piece(glossary, layouts), glossary_style, n,
+                                             options))
         return [layout.join_ranked([next(ranked) for _ in layout.to_translate]) for layout in layouts]

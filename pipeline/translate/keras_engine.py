@@ -29,6 +29,8 @@ class KerasEngine(Engine):
     `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
     """
 
+    engine = "keras"
+
     def __init__(self, model, vectorizers: Vectorizers, config: Config, jit_compile: bool | None = None):
         """`jit_compile` (TensorFlow: XLA, one program per batch shape, else graph mode, one trace for
         every batch size) defaults to the run's `decode.jit_compile`; JAX always compiles."""
@@ -60,7 +62,7 @@ class KerasEngine(Engine):
                       n_best: int = 1, **sampling: Any) -> np.ndarray:
         return self.decoder(ids, limits, beam, alpha, n_best=n_best, **sampling)
 
-    def _translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
+    def translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
         """Longest first, `batch_size` sentences per decoder call (similar lengths together: less padding)."""
         seed = sampling.pop("seed")
         order = np.argsort(-lengths, kind="stable")
@@ -71,7 +73,7 @@ class KerasEngine(Engine):
                                         seed=None if seed is None else (seed, start), **sampling)
             yield rows, [self.vectorizers.decode_italian(target) for target in result]
 
-    def _n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
+    def n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
         """In input order, `batch_size` sentences per decoder call."""
         for start in range(0, len(ids), batch_size):
             rows = np.arange(start, min(start + batch_size, len(ids)))
