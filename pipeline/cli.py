@@ -12,7 +12,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
 from pipeline.logs import quiet_native_logs
-from pipeline.options import SAMPLING_OPTIONS, add_flags, given, unsupported
+from pipeline.options import SAMPLING_OPTIONS, add_flags, check_ranges, given, unsupported
 from pipeline.rundir import MODELS
 from pipeline.translate import ENGINES
 
@@ -71,6 +71,7 @@ def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]
     if args.glossary_case_sensitive and not args.glossary:
         error("--glossary-case-sensitive needs --glossary")
     options = given(args, TRANSLATE_FLAGS)
+    check_ranges(options, flags=True)                      # --batch-size 0, --max-length -5: one line, exit 2
     lacking = unsupported(args.engine, options)
     if lacking:
         flags = ["--" + name.replace("_", "-") for name in lacking]

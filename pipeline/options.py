@@ -43,14 +43,15 @@ class Option:
             return f"in ({low}, {top:g}]"
         return f"from {low} to {top:g}" if low else f"<= {top:g}"
 
-    def check(self, value: Any, maximum: float | None = None) -> None:
-        """ValueError naming the option, its range and `value` when `value` is out of range."""
+    def check(self, value: Any, maximum: float | None = None, label: str | None = None) -> None:
+        """ValueError naming the option (or `label`, e.g. its flag), its range and `value` when `value` is out of
+        range."""
         if self.type is bool or value is None:
             return
         top = self.maximum if maximum is None else maximum
         low_ok = (self.minimum is None or (value > self.minimum if self.exclusive_minimum else value >= self.minimum))
         if not low_ok or (top is not None and value > top):
-            raise ValueError(f"{self.name} must be {self.range_text(maximum)}{self.note}, got {value}")
+            raise ValueError(f"{label or self.name} must be {self.range_text(maximum)}{self.note}, got {value}")
 
 
 SAMPLING = "sampling"
@@ -86,6 +87,13 @@ def check_engine_options(engine: str, options: dict[str, Any]) -> None:
         supported = sorted({e for name in lacking for e in OPTIONS[name].engines})
         names = ", ".join(lacking[:-1]) + f" and {lacking[-1]}" if len(lacking) > 1 else lacking[0]
         raise ValueError(f"{names} need engine {' or '.join(map(repr, supported))}, not {engine!r}")
+
+
+def check_ranges(options: dict[str, Any], flags: bool = False) -> None:
+    """ValueError for the first option given out of its declared range (named as its flag with `flags`)."""
+    for name, value in options.items():
+        if name in OPTIONS:
+            OPTIONS[name].check(value, label=OPTIONS[name].flag if flags else None)
 
 
 def add_flags(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:

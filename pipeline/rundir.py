@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,4 +260,9 @@ def check_output_file(path: str | os.PathLike, what: str) -> Path:
         raise PathProblem(f"{what} {path}: {parent} is a file, expected a directory")
     if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise PathProblem(f"{what} {path}: no permission to write it")
+    try:                    # what the atomic write will do: a temporary file beside it (root passes os.access)
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".check"):
+            pass
+    except OSError as exc:
+        raise PathProblem(f"{what} {path}: cannot be written in {parent} ({exc.strerror or exc})") from None
     return path

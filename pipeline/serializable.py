@@ -5,6 +5,7 @@ directory's layout is `pipeline.rundir`'s; Keras is this module's."""
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,6 +27,9 @@ def load_keras_file(path: Path, what: str = "model file", compile: bool = False)
     """`keras.saving.load_model` (the package's classes are registered) with one-line errors."""
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path}: not found")
+    if not zipfile.is_zipfile(path):     # Keras says "File not found" for a truncated or damaged file
+        raise ValueError(f"{what} {path}: not a complete .keras file (its zip archive is truncated or damaged); "
+                         "train again or use another model file")
     try:
         return keras.saving.load_model(path, compile=compile)
     except Exception as exc:

@@ -246,6 +246,14 @@ def test_batcher_close_finishes_queued_work():
     assert [f.result(0) for f in futures] == [["0/1"], ["1/1"], ["2/1"]]
 
 
+TBX = """<?xml version="1.0" encoding="UTF-8"?>
+<martif type="TBX" xml:lang="en"><text><body>
+<termEntry id="t1"><langSet xml:lang="en"><tig><term>account</term></tig></langSet>
+<langSet xml:lang="it"><tig><term>conto</term></tig></langSet></termEntry>
+</body></text></martif>
+"""
+
+
 # -- a real server: scripts/serve.py under uvicorn ---------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as sock:
@@ -278,6 +286,9 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
     try:
         wait_until_healthy(url, process, key)
         assert httpx.post(url + "/translate", json={"text": "Hi."}, timeout=10).status_code == 401
+        # run as a user runs it, scripts/ first on sys.path: translate-toolkit (TBX) is not shadowed by translate.py
+        tbx = httpx.post(url + "/glossaries", headers=key, files={"file": ("terms.tbx", TBX.encode())}, timeout=30)
+        assert tbx.status_code == 201, tbx.text
         with ThreadPoolExecutor(1) as pool:
             in_flight = pool.submit(httpx.post, url + "/translate", json={"text": SENTENCES[:2]}, headers=key,
                                     timeout=30)

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
 from pipeline.glossary import GlossaryLike, default_style
-from pipeline.options import check_engine_options
+from pipeline.options import OPTIONS, check_engine_options, check_ranges
 from pipeline.translate import glossing
 from pipeline.translate.splitting import LINE_BREAK, SplitText, split_text
 from pipeline.vectorizers import Vectorizers
@@ -53,8 +53,12 @@ class Engine:
     # -- decoding defaults -------------------------------------------------------------------------------------
     def decode_settings(self, beam: int | None = None, length_penalty: float | None = None,
                         batch_size: int | None = None, sample: bool = False) -> DecodeSettings:
-        """The arguments given, else the run's `decode` settings (beam 1 when sampling): `DecodeConfig.resolve`."""
-        return self.config.decode.resolve(beam, length_penalty, batch_size, sample)
+        """The arguments given, else the run's `decode` settings (beam 1 when sampling): `DecodeConfig.resolve`.
+        A beam wider than the target vocabulary (where a beam search has nothing left to keep) is a ValueError."""
+        check_ranges({"batch_size": batch_size})
+        settings = self.config.decode.resolve(beam, length_penalty, batch_size, sample)
+        OPTIONS["beam"].check(settings.beam, maximum=len(self.vectorizers.italian.vocabulary))
+        return settings
 
     # -- ids ------------------------------------------------------------------------------------------------
     def source_ids(self, sentences: Sequence[str]) -> np.ndarray:
@@ -96,6 +100,7 @@ class Engine:
         one (`temperature`, `top_k`, `top_p`; the same `seed` and inputs give the same translations).
         """
         self.check_options(dict(sample=sample, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed))
+        check_ranges({"max_length": max_length})
         beam, alpha, batch_size = self.decode_settings(beam, length_penalty, batch_size, sample)
         cleaned, todo = nonblank(sentences)
         outputs = [""] * len(cleaned)
