@@ -49,6 +49,10 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cors-origins", default="", metavar="ORIGINS",
                         help="comma-separated origins whose web pages may call the API, or '*' for any "
                              "(default: none, no CORS headers)")
+    parser.add_argument("--max-url-bytes", type=int, default=32_768,
+                        help="most bytes in a request's path and query string; past it a 414 (default: %(default)s)")
+    parser.add_argument("--max-header-bytes", type=int, default=32_768,
+                        help="most bytes in a request's headers; past them a 431 (default: %(default)s)")
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--glossary-db", metavar="FILE",
@@ -80,7 +84,8 @@ def main() -> int:
                                cors_origins=tuple(o.strip() for o in args.cors_origins.split(",") if o.strip()),
                                max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db or default_glossary_db(),
                                max_file_bytes=args.max_file_bytes, file_timeout_s=args.file_timeout_s,
-                               file_ttl_s=args.file_ttl_s, files_dir=args.files_dir)
+                               file_ttl_s=args.file_ttl_s, files_dir=args.files_dir,
+                               max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

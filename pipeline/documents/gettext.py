@@ -3,12 +3,17 @@
 Every entry's msgid, msgctxt, comments, references and flags survive; obsolete entries and the header are not
 translated. An entry already translated keeps its translation unless `overwrite`; each new translation is marked
 `fuzzy`, for a translator to review (gettext then ignores it until they do). An entry with any translation, fuzzy
-or not, is someone's work and is kept. A catalog declaring a language other than Italian is refused. Plural entries get both Italian
-forms (msgid for n == 1, msgid_plural for the others); a template's header gets Italian's plural rule.
+or not, is someone's work and is kept. An English catalog (`Language: en`, as Django's source catalogs ship) is a
+source catalog: its msgids are the English text, every entry is translated (its msgstrs are English, not anyone's
+Italian) and it comes back as `Language: it`. A catalog declaring any other language but Italian is refused.
+Plural entries get both Italian forms (msgid for n == 1, msgid_plural for the others); the header of a template or
+of an English catalog gets Italian's plural rule.
 
-Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`) come back verbatim: a translation that
-lost one is redone between them (`segments`). An accelerator (`_File`, `&Open`) is taken out before translating
-and put back before the same letter in the translation where it has one, else before its first letter.
+Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`), and URLs, e-mail addresses, inline tags
+(however long their attributes), entities and file paths (`segments.VERBATIM`) come back verbatim: a translation
+that lost one is redone between them (`segments`). An accelerator (`_File`, `&Open`) is taken out before translating
+and put back before the same letter in the translation where it has one, else before its first letter; a `_` or `&`
+inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not one.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import tempfile
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.segments import VERBATIM, Segment, protected_spans
 from pipeline.extras import require
 
 PLACEHOLDER = regex.compile(r"%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0]*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
@@ -25,12 +30,13 @@ PLACEHOLDER = regex.compile(r"%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0]*(?:[0-9]+
                             r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>")
 ACCELERATOR = regex.compile(r"(?<![\w&_])([_&])(?=[\p{L}\p{N}])(?![A-Za-z]+;|[#][0-9]+;)")
 ITALIAN_PLURALS = "nplurals=2; plural=(n != 1);"
+ENGLISH = regex.compile(r"en(?:[_@.-].*)?", regex.I)          # en, en_US, en-GB, en@boldquot
 
 
 def take_accelerator(text: str) -> tuple[str, str | None, str | None]:
     """(text without its accelerator marker, the marker, the letter it marked), or (text, None, None). A `_` or
-    `&` inside a placeholder (`%(_name)s`, `{_id}`) is not one."""
-    inside = [match.span() for match in PLACEHOLDER.finditer(text)]
+    `&` inside a placeholder (`%(_name)s`, `{_id}`) or a verbatim span (`/_static/`, `target="_blank"`) is not one."""
+    inside = [match.span() for pattern in (PLACEHOLDER, VERBATIM) for match in pattern.finditer(text)]
     found = [match for match in ACCELERATOR.finditer(text)
              if not any(start <= match.start() < end for start, end in inside)]
     if len(found) != 1 or len(text) > 60:
@@ -87,9 +93,11 @@ class PoDocument:
             except (OSError, ValueError, UnicodeError, LookupError) as exc:
                 raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
         language = self._catalog.metadata.get("Language", "").strip()
-        if language and not language.lower().startswith("it"):
-            raise ValueError(f"{name}: a catalog for language {language!r}; expected an Italian one (Language: it) "
-                             "or a template without a language")
+        self._english = bool(ENGLISH.fullmatch(language))          # a source catalog: its msgstrs are English
+        if language and not (self._english or language.lower().startswith("it")):
+            raise ValueError(f"{name}: a catalog for language {language!r}; expected an Italian one (Language: it), "
+                             "an English source catalog (Language: en) or a template without a language")
+        overwrite = overwrite or self._english
         self._todo: list[tuple[object, list[Message]]] = []
         for entry in self._catalog:
             if entry.obsolete or not entry.msgid:
@@ -103,7 +111,7 @@ class PoDocument:
 
     def render(self) -> bytes:
         metadata = self._catalog.metadata
-        if not metadata.get("Language"):
+        if not metadata.get("Language") or self._english:
             metadata["Language"] = "it"
         if "nplurals=INTEGER" in metadata.get("Plural-Forms", "nplurals=INTEGER") or metadata.get("Language") == "it":
             metadata["Plural-Forms"] = ITALIAN_PLURALS

@@ -7,6 +7,15 @@ own HTML path uses): maintained, lenient with broken markup, and no compiled dep
 attributes (in their order) and comments come back as they were, void elements as `<br>`. An entity of the
 input comes back as that entity wherever its character is in the output (`&copy;`, `&#8212;`); other
 characters come back as characters, except `&`, `<`, `>` and no-break spaces, which are always escaped.
+
+XHTML, and any page that is well-formed XML (lxml parses it, loading nothing) or says it is XHTML (an XML
+declaration, the XHTML namespace), comes back as XML: void elements closed (`<br/>`), tag and attribute names in
+the case they were written (`viewBox`), the declaration, doctype and `<meta>` charset as written, and no entity
+XML does not define: `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;` and numeric references as written, any other
+(`&nbsp;`, `&mdash;`, which only a DTD defines) as its numeric reference (`&#160;`), wherever its character is;
+a no-break space the input only wrote as a character stays one; characters XML forbids (most control characters)
+are dropped. BeautifulSoup's `html.parser` still reads such a page (one parser, one tree for both kinds), and
+lower-cases names, which the written case puts back.
 Text inside <script>, <style>, <code>, <pre>, <textarea> and comments, attribute values other than
 `TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated. Each text node is translated
 as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
@@ -19,38 +28,83 @@ from typing import Sequence
 
 import regex
 
-from pipeline.documents.segments import Segment
+from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template"})
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 ENTITY = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\xa0": "&nbsp;"}
-HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
+XML_ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+XML_NAMED = frozenset({"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"})     # the entities XML itself defines
+NOT_XML = {code: None for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF)}
+SAYS_XHTML = regex.compile(r"\A\ufeff?\s*<\?xml[\s?]"
+                           r"|<html\b[^>]*\bxmlns\s*=\s*[\"']http://www\.w3\.org/1999/xhtml[\"']", regex.I)
+START_TAG = regex.compile(r"<([A-Za-z][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>")
+ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
+HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.*?-->\s*)*"
+                           rb"<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
 
 
 def looks_like_html(data: bytes) -> bool:
-    """An HTML page's start: a doctype or an <html> tag (after any comments)."""
+    """An HTML page's start: a doctype or an <html> tag (after an XML declaration, and any comments)."""
     return bool(HTML_START.match(data[:4096]))
 
 
-def _entities(markup: str) -> dict[str, str]:
-    """Character -> the entity the input wrote it as (the first one), for characters other than `ALWAYS`'s."""
+def _entities(markup: str, xml: bool = False) -> dict[str, str]:
+    """Character -> the entity the input wrote it as (the first one), for characters other than `ALWAYS`'s
+    (`XML_ALWAYS`'s for XML, where a named entity XML does not define is given as its numeric reference)."""
     found: dict[str, str] = {}
+    always = XML_ALWAYS if xml else ALWAYS
     for match in ENTITY.finditer(markup):
-        character = html.unescape(match.group(0))
-        if len(character) == 1 and character not in ALWAYS and character != match.group(0):
-            found.setdefault(character, match.group(0))
+        entity = match.group(0)
+        character = html.unescape(entity)
+        if len(character) == 1 and character not in always and character != entity:
+            if xml and not entity.startswith("&#") and entity not in XML_NAMED:
+                entity = f"&#{ord(character)};"
+            found.setdefault(character, entity)
     return found
 
 
-def _formatter(bs4, entities: dict[str, str]):
-    table = str.maketrans({**entities, **ALWAYS})
+def _formatter(bs4, entities: dict[str, str], xml: bool = False):
+    table = str.maketrans({**entities, **XML_ALWAYS, **NOT_XML} if xml else {**entities, **ALWAYS})
 
     class KeepOrder(bs4.formatter.HTMLFormatter):
         def attributes(self, tag):            # BeautifulSoup sorts them by default
             return list(tag.attrs.items())
-    return KeepOrder(entity_substitution=lambda text: text.translate(table), void_element_close_prefix="")
+    return KeepOrder(entity_substitution=lambda text: text.translate(table),
+                     void_element_close_prefix="/" if xml else "")
+
+
+def is_xml(markup: str | bytes) -> bool:
+    """Whether a page is XML: it says so (an XML declaration, the XHTML namespace on <html>), or lxml parses it
+    as well-formed XML (no DTD or entity loaded, nothing fetched; without lxml, only what the page says counts)."""
+    head = markup[:4096] if isinstance(markup, str) else markup[:4096].decode("utf-8", errors="replace")
+    if SAYS_XHTML.search(head):
+        return True
+    try:
+        from lxml import etree
+    except ImportError:
+        return False
+    data = markup.encode("utf-8") if isinstance(markup, str) else markup
+    parser = etree.XMLParser(encoding="utf-8" if isinstance(markup, str) else None, resolve_entities=False,
+                             load_dtd=False, no_network=True, huge_tree=False)
+    try:
+        etree.fromstring(data, parser)
+    except (etree.XMLSyntaxError, ValueError):
+        return False
+    return True
+
+
+def _written_case(source: str) -> dict[str, str]:
+    """Lower-case name -> the one way the input spells it, for tag and attribute names the parser lower-cases
+    (`viewbox` -> `viewBox`); a name spelled two ways is left out."""
+    spellings: dict[str, set[str]] = {}
+    for match in START_TAG.finditer(source):
+        for name in (match.group(1), *ATTRIBUTE.findall(match.group(2))):
+            spellings.setdefault(name.lower(), set()).add(name)
+    return {lower: next(iter(names)) for lower, names in spellings.items()
+            if len(names) == 1 and next(iter(names)) != lower}
 
 
 class HtmlText:
@@ -70,7 +124,9 @@ class HtmlText:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None
         source = markup.decode(self.encoding or "utf-8", errors="replace") if isinstance(markup, bytes) else markup
-        self._formatter = _formatter(bs4, _entities(source))
+        self.xml = is_xml(markup)
+        self._formatter = _formatter(bs4, _entities(source, self.xml), self.xml)
+        self._bs4, self._source = bs4, source
 
         hidden = {id(node) for tag in self._soup.find_all(UNTRANSLATED)   # one walk per untranslated subtree
                   for node in (tag, *tag.descendants)}
@@ -93,11 +149,31 @@ class HtmlText:
         for (tag, name), translation in zip(self._attributes, translations[len(self._nodes):]):
             value = tag[name]
             tag[name] = value[:len(value) - len(value.lstrip())] + translation + value[len(value.rstrip()):]
-        return self._soup.decode(formatter=self._formatter, eventual_encoding=encoding)
+        if self.xml:
+            self._as_written(self._bs4, self._source)
+        return self._soup.decode(formatter=self._formatter, eventual_encoding=None if self.xml else encoding)
+
+    def _as_written(self, bs4, source: str) -> None:
+        """An XML page's names in their written case (once what is translated is found by their lower-case
+        names), and no blank line the parser's doctype would add."""
+        case = _written_case(source)
+        if case:
+            for tag in self._soup.find_all(True):
+                tag.name = case.get(tag.name, tag.name)
+                if any(name in case for name in tag.attrs):
+                    tag.attrs = {case.get(name, name): value for name, value in tag.attrs.items()}
+        for doctype in [node for node in self._soup.contents if isinstance(node, bs4.Doctype)]:
+            after = doctype.next_sibling
+            if type(after) is bs4.NavigableString and after.startswith("\n"):   # the doctype writes its own
+                if len(after) > 1:
+                    after.replace_with(after[1:])
+                else:
+                    after.extract()
 
 
 class HtmlDocument:
-    """An `.html` file: `segments`, and `render()` its bytes, in the encoding it came in."""
+    """An `.html` file: `segments` (a URL, e-mail address or file path in a text kept verbatim), and `render()`
+    its bytes, in the encoding it came in."""
 
     def __init__(self, data: bytes, name: str = "document"):
         self._crlf = b"\r\n" in data
@@ -112,7 +188,7 @@ class HtmlDocument:
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
         self._encoding = self._encoding or self._html.encoding or "utf-8"
-        self.segments = [Segment(text) for text in self._html.texts]
+        self.segments = [Segment(text, protected=protected_spans(text)) for text in self._html.texts]
 
     def render(self) -> bytes:
         codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)

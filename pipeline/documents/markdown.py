@@ -1,30 +1,35 @@
 """Markdown (`.md`): parsed by `markdown-it-py` (CommonMark, with tables) and written back by `mdformat`'s
 renderer (the formatter built on it), both well kept.
 
-What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced and indented code blocks, inline code, link
-and image targets and titles, autolinks, inline and block HTML; the structure of headings, lists, block quotes,
-tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included: the
-translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML;
-else the text between them is translated piece by piece (`segments`). Layout is mdformat's: list markers,
-heading style and a paragraph's line breaks are normalized (a paragraph comes back on one line), which
-changes nothing a Markdown renderer shows.
+What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced
+and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
+URLs, e-mail addresses and paths of the text (`segments.protected_spans`); the structure of headings, lists, block
+quotes, tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
+the translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML, and
+every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
+and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
+mdformat's: list markers, heading style and a paragraph's line breaks are normalized (a paragraph comes back on
+one line), which changes nothing a Markdown renderer shows.
 """
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from typing import Any
 
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.segments import Segment
+from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
                             r"[ \t]*(?:\r?\n|\Z)", regex.S)
+STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
 SOURCE_KEPT = ("code_inline", "html_inline", "image")
+EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
 
 
 def _signature(children: list[Any]) -> Counter:
@@ -36,10 +41,16 @@ def _signature(children: list[Any]) -> Counter:
 
 
 class InlineSegment(Segment):
-    """An inline token (a paragraph's, a heading's or a cell's content) as one segment."""
+    """An inline token (a paragraph's, a heading's or a cell's content) as one segment.
 
-    def __init__(self, token: Any, text: str, parse_inline: Any):
-        self.token, self._parse = token, parse_inline
+    What gets translated is its text runs: the text and soft breaks between its other tokens, which are kept as
+    they are. A run's URLs, e-mail addresses, paths and the like (`protected_spans`) come back verbatim. Beside an
+    emphasis delimiter, the spaces and punctuation of the source that touch it are kept, and the spaces and
+    punctuation a translation puts there instead are trimmed, so each `*` and `_` has neighbours of the same
+    kinds as in the source: it flanks, opens and closes as there, and the emphasis renders the same."""
+
+    def __init__(self, token: Any, text: str, parse_inline: Any, render_inline: Any):
+        self.token, self._parse, self._render = token, parse_inline, render_inline
         self.runs: list[list[Any]] = [[]]            # text and soft breaks; runs[i], kept_between[i], runs[i + 1]
         self.kept_between: list[list[Any]] = []      # the other tokens, as they are
         for child in token.children:
@@ -54,37 +65,104 @@ class InlineSegment(Segment):
         if len(self.runs) == len(self.kept_between):
             self.runs.append([])
         self._wanted = _signature(token.children)
+        self._cut_runs()
         hard = any(child.type == "hardbreak" for child in token.children)
         super().__init__(text, protected=(), accept=lambda translation: False if hard else self.same(translation))
 
+    def _cut_runs(self) -> None:
+        """`_pieces`: each run as ["", prefix, text, span, ..., text, suffix, ""], the runs joined by a NUL (for the
+        tokens between them, never sent to the model). The spans are the run's verbatim ones; prefix and suffix
+        are the spaces and punctuation touching an emphasis delimiter before or after the run (else "")."""
+        self._pieces: list[str] = []
+        self._slices: list[tuple[int, int]] = []     # each run's pieces in `_pieces`
+        self._trim: dict[int, tuple[bool, bool]] = {}         # piece index -> (trim its start, trim its end)
+        self._spans: Counter = Counter()
+        for index, run in enumerate(self.runs):
+            text = "".join(" " if child.type == "softbreak" else child.content for child in run)
+            after = index > 0 and self.kept_between[index - 1][-1].type in EMPHASIS
+            before = index < len(self.kept_between) and self.kept_between[index][0].type in EMPHASIS
+            cut = _cut_at(text, protected_spans(text, STRIKETHROUGH))
+            self._spans.update(cut[1::2])
+            prefix = cut[0][:_edge_length(cut[0])] if after else ""
+            cut[0] = cut[0][len(prefix):]
+            suffix = cut[-1][len(cut[-1]) - _edge_length(cut[-1], from_end=True):] if before else ""
+            cut[-1] = cut[-1][:len(cut[-1]) - len(suffix)]
+            if index:
+                self._pieces.append("\0")
+            start = len(self._pieces)
+            self._pieces += ["", prefix, *cut, suffix, ""]
+            self._slices.append((start, len(self._pieces)))
+            first, last = start + 2, len(self._pieces) - 3
+            self._trim[first] = (after, before and first == last)
+            if last != first:
+                self._trim[last] = (False, before)
+
     def same(self, translation: str) -> bool:
-        return _signature(self._parse(translation)) == self._wanted
+        """Whether a whole translation parses to the same tokens (text aside) and keeps every verbatim span."""
+        children = self._parse(translation)
+        if _signature(children) != self._wanted:
+            return False
+        text = "".join(child.content if child.type == "text" else "\n" for child in children)
+        return all(text.count(span) >= count for span, count in self._spans.items())
 
     def pieces(self) -> list[str]:
-        out = []
-        for index, run in enumerate(self.runs):
-            out.append("".join(" " if child.type == "softbreak" else child.content for child in run))
-            if index < len(self.kept_between):
-                out.append("\0")          # stands for the tokens between runs; never sent to the model
-        return out
+        return list(self._pieces)
 
     def apply(self) -> None:
         if self.whole:
             if self.translation != self.text:
                 self.token.children = self._parse(self.translation)
             return
-        children = []
+        source, children = list(self.token.children), []
         for index, run in enumerate(self.runs):
             if run:
                 first = next((child for child in run if child.type == "text"), None)
                 if first is not None:
-                    first.content = self.parts[2 * index]
+                    first.content = self._run_translation(index)
                     children.append(first)
                 else:
                     children.extend(run)
             if index < len(self.kept_between):
                 children.extend(self.kept_between[index])
         self.token.children = children
+        if _signature(self._parse(self._render(self.token))) != _signature(self._parse(self.text)):
+            self.token.children = source       # a last guard, not met by construction: the source, not broken markup
+
+    def _run_translation(self, index: int) -> str:
+        """Run `index` from the translated pieces, with what a translation put against a delimiter trimmed."""
+        start, end = self._slices[index]
+        out = []
+        for position in range(start, end):
+            piece, source = self.parts[position], self._pieces[position]
+            lead, trail = self._trim.get(position, (False, False))
+            if source and (lead or trail):
+                if lead:
+                    piece = piece[_edge_length(piece):]
+                if trail:
+                    piece = piece[:len(piece) - _edge_length(piece, from_end=True)]
+                piece = piece or source
+            out.append(piece)
+        return "".join(out)
+
+
+def _edge_length(text: str, from_end: bool = False) -> int:
+    """How many spaces, punctuation marks and symbols `text` starts (or ends) with: what decides, beside an
+    emphasis delimiter, whether it opens or closes."""
+    count = 0
+    for character in (reversed(text) if from_end else text):
+        if not (character.isspace() or unicodedata.category(character)[0] in "PS"):
+            break
+        count += 1
+    return count
+
+
+def _cut_at(text: str, spans: list[str]) -> list[str]:
+    """`text` as [text, span, text, ..., span, text], cut at `spans` (in order)."""
+    out, rest = [], text
+    for span in spans:
+        before, _, rest = rest.partition(span)
+        out += [before, span]
+    return out + [rest]
 
 
 class MarkdownDocument:
@@ -108,11 +186,14 @@ class MarkdownDocument:
             if token.type != "inline" or not token.children:
                 continue
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
-            self.segments.append(InlineSegment(token, source, self._reparse))
+            self.segments.append(InlineSegment(token, source, self._reparse, self._render_inline))
 
     def _reparse(self, text: str) -> list[Any]:
         parsed = self._md.parseInline(text, dict(self._env))
         return parsed[0].children if parsed and parsed[0].children is not None else []
+
+    def _render_inline(self, token: Any) -> str:
+        return self._renderer.render([token], self._options, self._env, finalize=False)
 
     def render(self) -> bytes:
         for segment in self.segments:

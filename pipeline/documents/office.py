@@ -2,33 +2,43 @@
 OpenDocument text (`.odt`, with `odfpy`), the well-kept libraries for each.
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
-(`.docx`, `.odt`), text boxes and shapes, slides' tables, groups and speaker notes (`.pptx`). A paragraph is cut
-at line breaks and tabs, and around a hyperlink's text, into chunks, each one text, so that breaks, tabs and
-links stay where they were. Everything that is not text (styles, images, numbering, bookmarks) and the results
-of fields (page numbers, dates) are left as they are. Runs carry a chunk's formatting: the translation goes into
-its main run (the one with the most text), and a run formatted otherwise (a bold word, a code font) keeps its
-formatting where its text, or its text translated alone (translated in the same batch), occurs in the paragraph's
-translation (a menu path, a name, a term); other runs are emptied. `.odt` puts a chunk's translation into its main span.
+(`.docx`, `.odt`), text boxes and shapes, slides' tables, groups, speaker notes and charts (`.pptx`: titles,
+series names, category labels). A paragraph is cut at line breaks and tabs, and around a hyperlink's text, into
+chunks, each one text, so that breaks, tabs and links stay where they were; a table of contents' entry gives only
+its text (`.odt`: not its number, tab and page number). Everything that is not text (styles, images, numbering,
+bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail addresses and file
+paths come back verbatim. Runs (`.odt`: spans) carry a chunk's formatting (`_Layout`): the translation goes into
+its main run, and a run formatted otherwise (a bold word, a code font) keeps its formatting where its text, or
+its text translated alone (in the same batch), occurs in the chunk's translation (a menu path, a name, a term);
+where one does not, the chunk is translated piece by piece between such runs, each run getting its own
+translation in its place, so no formatted run is dropped.
 """
 from __future__ import annotations
 
 import copy
 import io
 import zipfile
+from collections import Counter
 from typing import Any
 
 import regex
 
-from pipeline.documents.segments import Segment
-from pipeline.translate.splitting import needs_translation
+from pipeline.documents.segments import Segment, protected_spans
+from pipeline.translate.splitting import needs_translation, with_spacing
 from pipeline.extras import require
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+SHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+CACHES = {C + "strCache", C + "strLit", C + "lvl"}      # where a chart keeps the text of its data
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*)\.xml$")
 
 
+NUMBERED = regex.compile(r"\s*[0-9]+(?:\.[0-9]+)*[.)]?(?=\s)\s*")              # "1.2 " before an index entry
+LEADER_PAGE = regex.compile(r"\s*(?:\.{3,}|…{2,}|_{3,}|·{3,})\s*[0-9ivxlcdmIVXLCDM]*\s*\Z")   # "..... 3" after one
+ALPHABETICAL_PAGES = regex.compile(r"(?:,\s*[0-9]+(?:\s*[-–]\s*[0-9]+)?(?:\s*ff?\.)?)+\s*\Z")   # "term, 3, 7-9"
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
 
 
@@ -58,26 +68,176 @@ def _open_zip(data: bytes, name: str, what: str) -> None:
         raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {MAX_UNPACKED_BYTES:,}-byte limit")
 
 
-def _spread(translation: str, runs: list[tuple[list[str], Any]], main: Any) -> list[tuple[str, Any]]:
-    """The translation as (text, run) pieces: `main`'s, with each other run's text cut out into that run's where
-    one of its candidate texts (its own, then its translation alone) occurs in it, in any case, in order."""
-    pieces: list[tuple[str, Any]] = [(translation, main)]
-    for candidates, run in runs:
-        for text in candidates:
-            text = text.strip()
-            if run is main or len(text) < 2 or not needs_translation(text):
+class _RunSegment(Segment):
+    """A chunk's segment, cut (`pieces`) exactly at its formatted groups and verbatim spans, where `Segment.pieces`
+    would cut at the first occurrence of each."""
+    cut: list[str]
+
+    def pieces(self) -> list[str]:
+        return list(self.cut)
+
+
+class _Group:
+    """Consecutive holders of a chunk formatted otherwise than its main one (a bold term, an italic title): one
+    run of their own. `alone`: their text translated by itself, or None where it is kept as written (a number,
+    one letter)."""
+
+    def __init__(self, key: Any):
+        self.key, self.items, self.text, self.place = key, [], "", 0.0     # place: where in the chunk, 0 to 1
+        self.alone: Segment | None = None
+
+    def candidates(self) -> list[str]:
+        """What the group may read as in the chunk's translation: its own text, then its translation alone."""
+        found = [self.text.strip()]
+        if self.alone is not None and self.alone.translation and self.alone.translation.strip() not in found:
+            found.append(self.alone.translation.strip())
+        return [text for text in found if text]
+
+    def translated(self) -> str:
+        """The group's text translated alone (as written where it is not translated), with its own spacing."""
+        if self.alone is None or not self.alone.translation:
+            return self.text
+        return with_spacing(self.text, self.alone.translation)
+
+
+def _occurrences(text: str, candidate: str) -> list[regex.Match]:
+    """Where `candidate` is in `text`, in any case, not inside a longer word."""
+    pattern = (r"(?<!\w)" if candidate[0].isalnum() else "") + regex.escape(candidate) + \
+        (r"(?!\w)" if candidate[-1].isalnum() else "")
+    return list(regex.finditer(pattern, text, regex.IGNORECASE))
+
+
+class _Layout:
+    """How one chunk's formatting maps onto its translation. `texts` and `keys`: each holder's text (a run's
+    `<t>`, an .odt text node or `text:s`) and formatting. The main formatting is the one of the most holders with
+    a word, then of the most characters (`main`: its longest holder); consecutive holders formatted otherwise form
+    `groups`, each with a word translated alone too (`alone`, in `segments` before the chunk's own, so that its
+    translation is known when the chunk's is judged). The chunk's translation is kept whole where every group's
+    text, or its translation alone, occurs in it (and every verbatim span: URLs, paths, e-mail addresses); else
+    the text between the groups and spans is translated piece by piece and each group gets its translation alone
+    (a group without a word, as written), at its place, in its formatting."""
+
+    def __init__(self, texts: list[str], keys: list[Any]):
+        totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
+        for text, key in zip(texts, keys):
+            words, characters = totals.get(key, (0, 0))
+            totals[key] = (words + needs_translation(text), characters + len(text.strip()))
+        common = max(totals, key=totals.get)
+        self.main = max((index for index, key in enumerate(keys) if key == common), key=lambda i: len(texts[i].strip()))
+        self._edges = (next((i for i, text in enumerate(texts) if text.strip()), 0),
+                       next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip()), 0))
+        self.groups: list[_Group] = []
+        current, pending = None, []               # pending: blank holders after `current`, in its formatting
+        for index, (text, key) in enumerate(zip(texts, keys)):
+            if key != common and text.strip():
+                if current is None or current.key != key:
+                    current = _Group(key)
+                    self.groups.append(current)
+                current.items += pending + [index]
+                pending = []
+            elif current is not None and key == current.key and not text.strip():
+                pending.append(index)
+            else:
+                current, pending = None, []
+        owner: dict[int, int] = {}
+        starts = [0]
+        for text in texts:
+            starts.append(starts[-1] + len(text))
+        for number, group in enumerate(self.groups):
+            group.text = "".join(texts[index] for index in group.items)
+            group.place = (starts[group.items[0]] + len(group.text) - len(group.text.lstrip())) / max(starts[-1], 1)
+            owner.update((index, number) for index in group.items)
+            alone = group.text.strip()
+            if len(alone) >= 2 and any(character.isalpha() for character in alone):
+                group.alone = Segment(alone, protected=protected_spans(alone))
+        cut, self.kinds = [""], []                 # kinds: each span's group, None for a verbatim span
+
+        def span(text: str, kind: int | None) -> None:
+            cut.extend([text, ""])
+            self.kinds.append(kind)
+
+        def stretch(text: str) -> None:
+            for verbatim in protected_spans(text):
+                before, _, text = text.partition(verbatim)
+                cut[-1] += before
+                span(verbatim, None)
+            cut[-1] += text
+
+        pending_text, index = "", 0
+        while index < len(texts):
+            if index not in owner:
+                pending_text += texts[index]
+                index += 1
                 continue
-            found = False
-            for index, (piece, owner) in enumerate(pieces):
-                at = piece.casefold().find(text.casefold()) if owner is main and len(piece.casefold()) == len(piece) else -1
-                if at >= 0:
-                    end = at + len(text)
-                    pieces[index:index + 1] = [(piece[:at], main), (piece[at:end], run), (piece[end:], main)]
-                    found = True
+            stretch(pending_text)
+            pending_text = ""
+            group = self.groups[owner[index]]
+            span(group.text, owner[index])
+            index = group.items[-1] + 1
+        stretch(pending_text)
+        text, spans = "".join(texts), cut[1::2]
+        if self.groups:
+            self.segment: Segment = _RunSegment(text, protected=spans, accept=self._accept)
+            self.segment.cut = cut
+        else:
+            self.segment = Segment(text, protected=spans)
+        self.alone = [group.alone for group in self.groups if group.alone is not None]
+
+    def spread(self, translation: str) -> tuple[list[tuple[str, int | None]], bool]:
+        """The translation as (text, owner) pieces, owner a group's number or None (the main formatting): each
+        group with a word cut out where one of its candidates occurs (in order), and whether every one was; then
+        a group of punctuation alone (a bold colon) where it starts or ends the chunk and the translation."""
+        pieces: list[tuple[str, int | None]] = [(translation, None)]
+        every = True
+        for number, group in enumerate(self.groups):
+            mark = group.text.strip()
+            if not needs_translation(mark):
+                if group.items[0] == self._edges[0] and pieces[0][1] is None and pieces[0][0].startswith(mark):
+                    pieces[0:1] = [(mark, number), (pieces[0][0][len(mark):], None)]
+                elif group.items[-1] == self._edges[1] and pieces[-1][1] is None and pieces[-1][0].endswith(mark):
+                    pieces[-1:] = [(pieces[-1][0][:-len(mark)], None), (mark, number)]
+                continue
+            for candidate in group.candidates():
+                hits, offset = [], 0                 # (at, match, where in the translation, 0 to 1)
+                for at, (piece, owner) in enumerate(pieces):
+                    if owner is None:
+                        hits += [(at, match, (offset + match.start()) / len(translation))
+                                 for match in _occurrences(piece, candidate)]
+                    offset += len(piece)
+                if hits:                             # of several, the one nearest the group's place in the text
+                    at, match, _ = min(hits, key=lambda hit: abs(hit[2] - group.place))
+                    piece = pieces[at][0]
+                    pieces[at:at + 1] = [(piece[:match.start()], None), (match.group(0), number),
+                                         (piece[match.end():], None)]
                     break
-            if found:
-                break
-    return [(piece, owner) for piece, owner in pieces if piece]
+            else:
+                every = False
+        return [(piece, owner) for piece, owner in pieces if piece], every
+
+    def _accept(self, translation: str) -> bool:
+        verbatim = Counter(span for span, kind in zip(self.segment.protected, self.kinds) if kind is None)
+        return all(translation.count(span) >= count for span, count in verbatim.items()) and \
+            self.spread(translation)[1]
+
+    def placed(self) -> list[tuple[str, int | None]]:
+        """The chunk's translation as (text, owner) pieces, in order, neighbours of one owner joined."""
+        segment = self.segment
+        if segment.whole or segment.parts is None:
+            pieces = self.spread(segment.translation)[0]
+        else:
+            pieces = []
+            for index, part in enumerate(segment.parts):
+                kind = self.kinds[index // 2] if index % 2 else None
+                pieces.append((self.groups[kind].translated(), kind) if kind is not None else (part, None))
+        joined: list[tuple[str, int | None]] = []
+        for piece, owner in pieces:
+            if joined and (joined[-1][1] == owner or (owner is None and not piece.strip())):
+                joined[-1] = (joined[-1][0] + piece, joined[-1][1])       # a space joins the run before it
+            elif joined and joined[-1][1] is None and not joined[-1][0].strip():
+                joined[-1] = (joined[-1][0] + piece, owner)                 # or, first, the one after it
+            elif piece:
+                joined.append((piece, owner))
+        return joined
 
 
 class _OoxmlParagraphs:
@@ -87,40 +247,23 @@ class _OoxmlParagraphs:
     A paragraph is cut into chunks at line breaks and tabs (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`) and where
     its runs change container (a hyperlink's text, a tracked insertion, a content control): each chunk is one
     segment, so breaks, tabs and links stay where they are. Field results (`w:fldSimple`, `w:fldChar` ...
-    `separate` ... `end`, `a:fld`: page numbers, dates) and nested paragraphs (text boxes, their own) are left."""
+    `separate` ... `end`, `a:fld`: page numbers, dates) and nested paragraphs (text boxes, their own) are left.
+    Runs formatted otherwise than the chunk's main one keep their formatting (`_Layout`)."""
 
     def __init__(self, roots: list[Any], ns: str):
         self._ns = ns
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
         self._fields = {ns + "fldSimple", ns + "fld"}
-        self._chunks: list[tuple[list[Any], Segment]] = []
-        self._alone: dict[int, Segment] = {}          # id(t) -> its text translated alone (formatted otherwise)
+        self._chunks: list[tuple[list[Any], _Layout]] = []
         for root in roots:
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
-                    text = "".join(t.text or "" for t in chunk)
-                    if needs_translation(text):
-                        self._chunks.append((chunk, Segment(text)))
-                        main = self._main(chunk)
-                        for t in chunk:
-                            if t is not main and self._formatted_otherwise(t, main):
-                                self._alone[id(t)] = Segment((t.text or "").strip())
-        self.segments = [segment for _, segment in self._chunks] + list(self._alone.values())
-
-    def _main(self, chunk: list[Any]) -> Any:
-        """The chunk's main text element: the longest of the formatting that holds the most characters."""
-        totals: dict[bytes, int] = {}
-        for t in chunk:
-            key = self._properties(t.getparent())
-            totals[key] = totals.get(key, 0) + len((t.text or "").strip())
-        common = max(totals, key=totals.get)
-        return max((t for t in chunk if self._properties(t.getparent()) == common),
-                   key=lambda t: len((t.text or "").strip()))
-
-    def _formatted_otherwise(self, t: Any, main: Any) -> bool:
-        text = (t.text or "").strip()
-        return len(text) >= 2 and needs_translation(text) and \
-            self._properties(t.getparent()) != self._properties(main.getparent())
+                    if needs_translation("".join(t.text or "" for t in chunk)):
+                        layout = _Layout([t.text or "" for t in chunk],
+                                         [self._properties(t.getparent()) for t in chunk])
+                        self._chunks.append((chunk, layout))
+        self.segments = [segment for _, layout in self._chunks for segment in layout.alone] + \
+            [layout.segment for _, layout in self._chunks]
 
     def _walk(self, element: Any, hidden: bool = False):
         """(descendant, inside a field) in document order, not entering nested paragraphs."""
@@ -166,25 +309,44 @@ class _OoxmlParagraphs:
         if self._ns == W:
             t.set(XML_SPACE, "preserve")
 
+    def _bare(self, run: Any) -> Any:
+        """A new run like `run`: its attributes and properties, nothing else."""
+        bare = run.makeelement(run.tag, dict(run.attrib))
+        properties = run.find(self._ns + "rPr")
+        if properties is not None:
+            bare.append(copy.deepcopy(properties))
+        return bare
+
+    def _isolate(self, t: Any) -> None:
+        """`t` alone in its run (with the run's properties): what else the run holds (a break, a tab, another
+        chunk's text) moves to runs of its own before and after it."""
+        run = t.getparent()
+        others = [child for child in run if child.tag != self._ns + "rPr"]
+        at = others.index(t)
+        for items, before in ((others[:at], True), (others[at + 1:], False)):
+            if items:
+                part = self._bare(run)
+                for item in items:
+                    part.append(item)
+                (run.addprevious if before else run.addnext)(part)
+
     def apply(self) -> None:
-        for chunk, segment in self._chunks:
+        for chunk, layout in self._chunks:
+            segment = layout.segment
             if segment.translation == segment.text:
                 continue
-            main = self._main(chunk)
-            pieces = _spread(segment.translation, [([t.text or "", self._alone[id(t)].translation or ""], t)
-                                                   for t in chunk if id(t) in self._alone], main)
+            pieces = layout.placed()
+            main = chunk[layout.main]
             for t in chunk:
                 self._set(t, "")
-            run = main.getparent()
-            alone = all(child.tag == self._ns + "rPr" or child is main for child in run)
-            if len(pieces) <= 1 or not alone:                  # one formatting, or a run holding more: main's
+            if all(owner is None for _, owner in pieces):              # one formatting: the main run's
                 self._set(main, segment.translation)
                 continue
-            for text, owner in pieces:                          # runs cut out, each with its own formatting
-                piece = copy.deepcopy(owner.getparent())
-                for child in list(piece):
-                    if child.tag != self._ns + "rPr":
-                        piece.remove(child)
+            self._isolate(main)
+            run = main.getparent()
+            for text, owner in pieces:                                 # runs cut out, each with its own formatting
+                like = main if owner is None else chunk[layout.groups[owner].items[0]]
+                piece = self._bare(like.getparent())
                 t = piece.makeelement(self._ns + "t", {})
                 self._set(t, text)
                 piece.append(t)
@@ -226,7 +388,8 @@ class DocxDocument(_OoxmlDocument):
 
 
 class PptxDocument(_OoxmlDocument):
-    """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, and its notes."""
+    """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, its notes, and its
+    charts (`_ChartLabels`)."""
 
     def __init__(self, data: bytes, name: str = "document"):
         pptx = require("pptx", "documents")
@@ -235,18 +398,96 @@ class PptxDocument(_OoxmlDocument):
             self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
             raise ValueError(f"{name}: not a readable .pptx file: {exc}") from None
-        roots = []
+        roots, charts = [], {}
         for slide in self._package.slides:
             roots.append(slide.element)
             if slide.has_notes_slide:
                 roots.append(slide.notes_slide.element)
-        self._paragraphs = _OoxmlParagraphs(roots, A)
-        self.segments = self._paragraphs.segments
+            for relationship in slide.part.rels.values():
+                if not relationship.is_external and relationship.reltype.endswith("/chart"):
+                    charts.setdefault(id(relationship.target_part), relationship.target_part)
+        self._charts = _ChartLabels(list(charts.values()))
+        self._paragraphs = _OoxmlParagraphs(roots + [part._element for part in charts.values()], A)
+        self.segments = self._paragraphs.segments + self._charts.segments
+
+    def render(self) -> bytes:
+        self._charts.apply()
+        return super().render()
+
+
+class _ChartLabels:
+    """The text a chart caches from its data (series names, category labels, a title taken from a cell:
+    `c:v` in `c:strCache`, `c:strLit`, a multi-level category's `c:lvl`, a series' literal `c:tx`) as segments;
+    its titles and other rich text are paragraphs (`_OoxmlParagraphs`). The chart's embedded workbook, where it
+    has one, gets the same translations: each shared or inline string, and each table column name, that reads
+    exactly as a translated label (so that editing the chart's data keeps them); its other cells are left."""
+
+    def __init__(self, parts: list[Any]):
+        self._parts = parts
+        self._labels: list[tuple[Any, Segment]] = []
+        unique: dict[str, Segment] = {}                     # a label repeated (each series' categories): one text
+        for part in parts:
+            for value in part._element.iter(C + "v"):
+                holder = value.getparent()
+                cached = holder.tag == C + "pt" and holder.getparent().tag in CACHES
+                text = value.text or ""
+                if (cached or holder.tag == C + "tx") and any(character.isalpha() for character in text):
+                    segment = unique.setdefault(text, Segment(text, protected=protected_spans(text)))
+                    self._labels.append((value, segment))
+        self.segments = list(unique.values())
+
+    def apply(self) -> None:
+        translated: dict[str, str] = {}
+        for value, segment in self._labels:
+            if segment.translation and segment.translation != segment.text:
+                translated.setdefault(segment.text, segment.translation)
+                value.text = segment.translation
+        if not translated:
+            return
+        for part in self._parts:
+            workbook = getattr(part.chart_workbook, "xlsx_part", None)
+            if workbook is not None and workbook.blob[:4] == b"PK\x03\x04":
+                workbook.blob = _translated_workbook(workbook.blob, translated)
+
+
+def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
+    """An embedded .xlsx with every string that reads exactly as a key of `translated` replaced by its value:
+    shared strings, inline strings, table column names. A workbook lxml cannot read is left as it was."""
+    lxml = require("lxml.etree", "documents")
+    replaced: dict[str, bytes] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as package:
+            for name in package.namelist():
+                if not (name == "xl/sharedStrings.xml" or regex.match(r"xl/(?:worksheets|tables)/[^/]+\.xml$", name)):
+                    continue
+                root = lxml.fromstring(package.read(name))
+                changed = False
+                for holder in root.iter(SHEET + "si", SHEET + "is"):           # a string: <t>, or rich runs' <t>s
+                    texts = [t for t in holder.iter(SHEET + "t") if t.getparent().tag != SHEET + "rPh"]
+                    whole = "".join(t.text or "" for t in texts)
+                    if texts and whole in translated:
+                        for number, t in enumerate(texts):
+                            t.text = translated[whole] if number == 0 else ""
+                            if t.text != t.text.strip():
+                                t.set(XML_SPACE, "preserve")
+                        changed = True
+                for column in root.iter(SHEET + "tableColumn"):
+                    if column.get("name") in translated:
+                        column.set("name", translated[column.get("name")])
+                        changed = True
+                if changed:
+                    replaced[name] = lxml.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    except (zipfile.BadZipFile, OSError, ValueError, lxml.XMLSyntaxError):
+        return blob
+    return _repacked(blob, replaced) if replaced else blob
 
 
 class OdtDocument:
     """An OpenDocument text: `segments` of its paragraphs and headings (body, tables, frames, headers and
-    footers); each translation goes into the paragraph's main span."""
+    footers, index titles); spans formatted otherwise keep their formatting (`_Layout`). An index entry (a table
+    of contents' line) gives only its text: its number, and the tab and what follows it (a page number), or a
+    leader and page number, stay as they are. `render()` writes odfpy's `content.xml` and `styles.xml` into the
+    original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
 
     def __init__(self, data: bytes, name: str = "document"):
         opendocument = require("odf.opendocument", "documents")
@@ -256,17 +497,20 @@ class OdtDocument:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .odt file: {exc}") from None
+        self._data = data
         self._text_ns = text_ns
-        self._paragraph_names = {(text_ns, "p"), (text_ns, "h")}
-        self._chunks: list[tuple[list[Any], Segment]] = []
+        self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template")}
+        self._chunks: list[tuple[list[Any], Any, _Layout]] = []
         for root in (self._document.text, self._document.masterstyles):
             for node in self._walk(root):
                 if getattr(node, "qname", None) in self._paragraph_names:
-                    for chunk in self._split(node):
-                        text = "".join(self._value(item) for item in chunk)
-                        if needs_translation(text):
-                            self._chunks.append((chunk, Segment(text)))
-        self.segments = [segment for _, segment in self._chunks]
+                    for chunk, container in self._split(node, self._index_of(node)):
+                        texts = [self._value(item) for item in chunk]
+                        if needs_translation("".join(texts)):
+                            layout = _Layout(texts, [self._key(item, container) for item in chunk])
+                            self._chunks.append((chunk, container, layout))
+        self.segments = [segment for _, _, layout in self._chunks for segment in layout.alone] + \
+            [layout.segment for _, _, layout in self._chunks]
 
     @staticmethod
     def _walk(node: Any):
@@ -277,17 +521,36 @@ class OdtDocument:
             yield current
             stack.extend(reversed(current.childNodes))
 
+    def _index_of(self, paragraph: Any) -> str | None:
+        """The kind of index (`table-of-content`, `alphabetical-index` ...) whose entry `paragraph` is, or None."""
+        body = paragraph.parentNode
+        if getattr(body, "qname", None) != (self._text_ns, "index-body"):
+            return None
+        index = body.parentNode
+        return getattr(index, "qname", (None, "index"))[1]
+
     def _value(self, node: Any) -> str:
         if node.nodeType == node.TEXT_NODE:
             return node.data
         return " " * int(node.getAttribute("c") or 1)
 
-    def _split(self, paragraph: Any) -> list[list[Any]]:
-        """The paragraph's text nodes and `text:s` spaces in chunks: cut at line breaks, tabs and page breaks,
-        around links (`text:a`) and around anything else (fields, notes, frames: left as they are)."""
+    def _key(self, node: Any, container: Any) -> tuple[str, ...]:
+        """A holder's formatting: the style names of the spans between it and its container."""
+        names, parent = [], node.parentNode
+        while parent is not None and parent is not container:
+            names.append(parent.attributes.get((self._text_ns, "style-name"), ""))
+            parent = parent.parentNode
+        return tuple(reversed(names))
+
+    def _split(self, paragraph: Any, index: str | None = None) -> list[tuple[list[Any], Any]]:
+        """The paragraph's text nodes and `text:s` spaces in chunks (each with its container: the paragraph or a
+        link): cut at line breaks, tabs and page breaks, around links (`text:a`) and around anything else
+        (fields, notes, frames: left as they are). An index entry keeps only its text (`_entry`)."""
         chunks: list[list[Any]] = [[]]
+        last_tab = None                                     # where the chunks after the last tab start
 
         def visit(element: Any, container: Any) -> None:
+            nonlocal last_tab
             for child in element.childNodes:
                 if child.nodeType == child.TEXT_NODE:
                     if chunks[-1] and chunks[-1][-1][1] is not container:
@@ -308,20 +571,203 @@ class OdtDocument:
                     chunks.append([])
                 else:                                        # breaks, tabs, fields, notes, frames, bookmarks
                     chunks.append([])
+                    if namespace == self._text_ns and local == "tab":
+                        last_tab = len(chunks) - 1
         visit(paragraph, paragraph)
-        return [[node for node, _ in chunk] for chunk in chunks if chunk]
+        if index is not None and last_tab is not None:
+            del chunks[last_tab:]                            # a page number, or what else follows the tab
+        found = [([node for node, _ in chunk], chunk[0][1]) for chunk in chunks if chunk]
+        return self._entry(found, index) if index is not None else found
 
-    def render(self) -> bytes:
-        for texts, segment in self._chunks:
-            if segment.translation == segment.text:
-                continue
-            words = [node for node in texts if node.nodeType == node.TEXT_NODE]
-            main = max(words, key=lambda node: len(node.data.strip()))
-            for node in texts:
+    def _entry(self, chunks: list[tuple[list[Any], Any]], index: str) -> list[tuple[list[Any], Any]]:
+        """An index entry's chunks without its number (`1.2 `), nor a tab written as a character and what follows
+        it, nor a leader and page number (`..... 3`), nor an alphabetical index's page numbers (`, 3, 7`): each
+        cut off its text node into a node of its own, left out of the chunk."""
+        for at in range(len(chunks) - 1, -1, -1):           # a tab character: everything after the last goes
+            nodes = chunks[at][0]
+            tabbed = [position for position, node in enumerate(nodes)
+                      if node.nodeType == node.TEXT_NODE and "\t" in node.data]
+            if tabbed:
+                node = nodes[tabbed[-1]]
+                self._cut(node, node.data.rindex("\t"))
+                del nodes[tabbed[-1] + 1:]
+                del chunks[at + 1:]
+                break
+        tail = ALPHABETICAL_PAGES if index == "alphabetical-index" else LEADER_PAGE
+        if chunks:                                          # the last text node's leader and page number go
+            nodes = chunks[-1][0]
+            last = max((position for position, node in enumerate(nodes) if node.nodeType == node.TEXT_NODE),
+                       default=None)
+            if last is not None and (match := tail.search(nodes[last].data)):
+                self._cut(nodes[last], match.start())
+                del nodes[last + 1:]
+        if chunks and index != "alphabetical-index":       # and the first one's number
+            nodes = chunks[0][0]
+            if nodes and nodes[0].nodeType == nodes[0].TEXT_NODE and (match := NUMBERED.match(nodes[0].data)):
+                rest = self._cut(nodes[0], match.end())
+                if rest is None:
+                    nodes.pop(0)
+                else:
+                    nodes[0] = rest
+        return [(nodes, container) for nodes, container in chunks if nodes]
+
+    @staticmethod
+    def _cut(node: Any, at: int) -> Any:
+        """`node`'s text from `at` on moved into a new text node after it; that node (None if nothing moved)."""
+        element = require("odf.element", "documents")
+        rest = node.data[at:]
+        if not rest:
+            return None
+        node.data = node.data[:at]
+        parent = node.parentNode
+        siblings = parent.childNodes
+        position = next(i for i, sibling in enumerate(siblings) if sibling is node)
+        after = element.Text(rest)
+        parent.insertBefore(after, siblings[position + 1] if position + 1 < len(siblings) else None)
+        return after
+
+    @staticmethod
+    def _copy(element_: Any) -> Any:
+        """An empty element like `element_` (a span): its name and attributes."""
+        made = require("odf.element", "documents").Element(qname=element_.qname, check_grammar=False)
+        made.attributes = dict(element_.attributes)
+        return made
+
+    @staticmethod
+    def _detach(node: Any) -> None:
+        """`node` out of its parent (odfpy's `removeChild` takes elements it indexed only)."""
+        parent = node.parentNode
+        parent.childNodes = [child for child in parent.childNodes if child is not node]
+        if node.previousSibling is not None:
+            node.previousSibling.nextSibling = node.nextSibling
+        if node.nextSibling is not None:
+            node.nextSibling.previousSibling = node.previousSibling
+        node.parentNode = node.previousSibling = node.nextSibling = None
+
+    def _start_at(self, node: Any, home: Any) -> tuple[Any, list[Any]]:
+        """Every span between `node` and `home` cut before `node`, so that `node` starts each (what came before
+        stays in the span, `node` and what follows move to a copy after it): `home`'s child that now holds
+        `node`, and the spans cut, outermost first (each now ends right before it)."""
+        cut = []
+        while node.parentNode is not home:
+            parent = node.parentNode
+            siblings = parent.childNodes
+            at = next(i for i, sibling in enumerate(siblings) if sibling is node)
+            if at:
+                cut.insert(0, parent)
+                moved, parent.childNodes = siblings[at:], siblings[:at]
+                siblings[at - 1].nextSibling = moved[0].previousSibling = None
+                copy_ = self._copy(parent)
+                copy_.childNodes = moved
+                for child in moved:
+                    child.parentNode = copy_
+                after = parent.parentNode.childNodes
+                position = next(i for i, sibling in enumerate(after) if sibling is parent)
+                parent.parentNode.insertBefore(copy_, after[position + 1] if position + 1 < len(after) else None)
+                parent = copy_
+            node = parent
+        return node, cut
+
+    @staticmethod
+    def _spans(node: Any, container: Any) -> list[Any]:
+        """The spans between `container` and `node`, outermost first."""
+        found, parent = [], node.parentNode
+        while parent is not container:
+            found.append(parent)
+            parent = parent.parentNode
+        return found[::-1]
+
+    def _write(self, chunk: list[Any], container: Any, layout: _Layout) -> None:
+        """The chunk's translation in: all in its main text node where it has one formatting; else each piece
+        in the spans of the holder whose formatting it has (copies; spans the pieces share, shared), before the
+        chunk's first node, inside the spans all the pieces and that node share; then the chunk's nodes, and the
+        spans they leave empty, go."""
+        segment = layout.segment
+        if segment.translation == segment.text:
+            return
+        pieces, main = layout.placed(), chunk[layout.main]
+        if all(owner is None for _, owner in pieces):                # one formatting: the main span's
+            for node in chunk:
                 if node.nodeType == node.TEXT_NODE:
                     node.data = segment.translation if node is main else ""
                 else:
-                    node.parentNode.removeChild(node)
-        out = io.BytesIO()
-        self._document.write(out)
-        return out.getvalue()
+                    self._detach(node)
+            return
+        likes = [main if owner is None else next(chunk[i] for i in layout.groups[owner].items
+                                                 if chunk[i].nodeType == chunk[i].TEXT_NODE) for _, owner in pieces]
+        chains, anchor = [self._spans(like, container) for like in likes], self._spans(chunk[0], container)
+        same = lambda a, b: a is b or (a.qname, a.attributes) == (b.qname, b.attributes)    # noqa: E731
+        shared = 0
+        while shared < len(anchor) and all(len(chain) > shared and same(chain[shared], anchor[shared])
+                                           for chain in chains):
+            shared += 1
+        home = anchor[shared - 1] if shared else container
+        ending = self._spans(chunk[-1], container)       # the last piece may end the chunk's last span (that
+        if len(ending) == len(chains[-1]) and ending and all(same(a, b) for a, b in zip(ending, chains[-1])) \
+                and all(a is b for a, b in zip(ending[:shared], anchor)):        # goes on after it: a tab, a mark)
+            *pieces, (last, _) = pieces
+            after = chunk[-1]
+        else:
+            last = after = None
+        place, cut = self._start_at(chunk[0], home)
+        opened = [(span, span) for span in cut]         # (a span, where pieces in its style go): a cut one goes on
+        for (text, _), chain in zip(pieces, chains):
+            chain = chain[shared:]
+            keep = 0
+            while keep < min(len(opened), len(chain)) and same(opened[keep][0], chain[keep]):
+                keep += 1
+            del opened[keep:]
+            for item in chain[keep:] + [None]:
+                made = require("odf.element", "documents").Text(text) if item is None else self._copy(item)
+                if opened:
+                    opened[-1][1].appendChild(made)
+                else:
+                    home.insertBefore(made, place)
+                if item is not None:
+                    opened.append((item, made))
+        if after is not None:
+            siblings = after.parentNode.childNodes
+            position = next(i for i, sibling in enumerate(siblings) if sibling is after)
+            after.parentNode.insertBefore(require("odf.element", "documents").Text(last),
+                                          siblings[position + 1] if position + 1 < len(siblings) else None)
+        spans = {}
+        for node in chunk:
+            parent = node.parentNode
+            while parent is not None and parent is not container:
+                spans[id(parent)] = parent
+                parent = parent.parentNode
+            self._detach(node)
+        for span in sorted(spans.values(), key=self._depth, reverse=True):   # spans left empty go, inner first
+            if span.parentNode is not None and not span.childNodes:
+                self._detach(span)
+
+    @staticmethod
+    def _depth(node: Any) -> int:
+        depth = 0
+        while node.parentNode is not None:
+            node, depth = node.parentNode, depth + 1
+        return depth
+
+    def render(self) -> bytes:
+        for chunk, container, layout in self._chunks:
+            self._write(chunk, container, layout)
+        return _repacked(self._data, {"content.xml": self._document.contentxml(),
+                                      "styles.xml": self._document.stylesxml().encode("utf-8")})
+
+
+def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
+    """The zip package `data` again, entry by entry in its order, with the entries named in `replaced` given new
+    contents (added at the end where it lacked them); every other entry (folders too) as it was."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        names = set()
+        for item in source.infolist():
+            names.add(item.filename)
+            info = zipfile.ZipInfo(item.filename, item.date_time)
+            info.compress_type, info.external_attr, info.comment = item.compress_type, item.external_attr, item.comment
+            info.create_system = item.create_system
+            target.writestr(info, replaced[item.filename] if item.filename in replaced else source.read(item))
+        for name, content in replaced.items():
+            if name not in names:
+                target.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), content, zipfile.ZIP_DEFLATED)
+    return out.getvalue()

@@ -3,7 +3,8 @@
 A paragraph whose lines are hard-wrapped prose (all but the last fill most of the widest line, none starts
 like a list item) is translated as one text and wrapped again to its widest line; any other paragraph keeps
 its lines, each translated as one text (a list, a poem, an address). Line ends (LF or CRLF), a byte-order mark
-and the text's end are kept.
+and the text's end are kept, and so are the URLs, e-mail addresses, inline tags, entities and file paths of the
+text (`segments.protected_spans`): a translation that lost one is redone between them.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import textwrap
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.segments import Segment
+from pipeline.documents.segments import Segment, protected_spans
 
 BLANK_LINES = regex.compile(r"((?:\r?\n)[ \t]*(?:\r?\n)(?:[ \t]*\r?\n)*)")
 LIST_ITEM = regex.compile(r"^\s*(?:[-*+•–]\s|\d{1,3}[.)]\s|[a-zA-Z][.)]\s)")
@@ -26,6 +27,11 @@ def is_wrapped(lines: list[str]) -> bool:
         return False
     width = max(len(line.rstrip()) for line in lines)
     return width >= MIN_WRAP_WIDTH and all(len(line.rstrip()) >= FILL * width for line in lines[:-1])
+
+
+def verbatim_kept(text: str) -> Segment:
+    """A segment whose URLs, e-mail addresses, inline tags, entities and paths come back verbatim."""
+    return Segment(text, protected=protected_spans(text))
 
 
 class TextDocument:
@@ -44,11 +50,11 @@ class TextDocument:
             lines = body.split(self._newline)
             if is_wrapped(lines):
                 indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
-                segment = Segment(" ".join(line.strip() for line in lines))
+                segment = verbatim_kept(" ".join(line.strip() for line in lines))
                 self._layout.append((index, segment, indent, max(len(line.rstrip()) for line in lines)))
                 self.segments.append(segment)
             else:
-                line_segments = [Segment(line) for line in lines]
+                line_segments = [verbatim_kept(line) for line in lines]
                 self._layout.append((index, line_segments, "", 0))
                 self.segments.extend(line_segments)
 

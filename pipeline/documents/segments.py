@@ -127,25 +127,69 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
         segment.translation, segment.whole, segment.parts = "".join(out), False, out
 
 
-def protected_spans(text: str, pattern: regex.Pattern) -> list[str]:
-    """The matches of `pattern` in `text`, in order (a segment's `protected`)."""
-    return [match.group(0) for match in pattern.finditer(text)]
+# What no translation may change, in any format that carries it: URLs, e-mail addresses, inline HTML/XML tags,
+# character entities, and file paths (absolute, home- or dot-relative, Windows drive paths).
+URL = (r"(?:(?:https?|ftp|file)://|www\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}*_]")
+EMAIL = r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]{0,2000})?/?>"
+ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
+        r"|(?<![\w\\])[A-Za-z]:\\(?:[\w.-]+\\)*[\w.-]+")
+VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH)))
+
+
+def protected_spans(text: str, pattern: regex.Pattern | None = None, verbatim: bool = True) -> list[str]:
+    """The spans of `text` a translation must keep, in order (a segment's `protected`): the matches of `pattern`
+    and (`verbatim`) of `VERBATIM` (URLs, e-mail addresses, inline tags, entities, file paths), the leftmost
+    first, the longer of two that start together, never overlapping."""
+    patterns = [p for p in (pattern, VERBATIM if verbatim else None) if p is not None]
+    spans, position = [], 0
+    while patterns:
+        found = [m for m in (p.search(text, position) for p in patterns) if m is not None and m.end() > m.start()]
+        if not found:
+            break
+        match = min(found, key=lambda m: (m.start(), -m.end()))
+        spans.append(match.group(0))
+        position = match.end()
+    return spans
+
+
+# A word for line breaking: a run of characters other than spaces, where a tag (`<font color="red">`, `<v John
+# Smith>`, `{\\an8}`) is one unbreakable piece, spaces and all, that takes no width on the screen.
+WRAP_TAG = regex.compile(r"<[^\s<>][^<>\n]{0,2000}>|\{\\[^{}\n]{0,2000}\}")
+WRAP_WORD = regex.compile(rf"(?:{WRAP_TAG.pattern}|[^\s])+")
 
 
 def wrap_balanced(text: str, width: int, max_lines: int = 2) -> list[str]:
     """`text` on lines of at most `width` characters where it can be: one line if it fits, else `max_lines`
-    lines of about equal length cut at spaces (as subtitles want), else as many lines of `width` as it takes."""
-    import textwrap
+    lines of about equal length cut at spaces (as subtitles want), else as many lines of `width` as it takes.
+    A line is never cut inside a tag (`<font color="red">`, `<v John Smith>`, `{\\an8}`), and tags take no width:
+    a line's width is what a viewer sees."""
+    words = WRAP_WORD.findall(text)
+    sizes = [len(word) - sum(len(tag) for tag in WRAP_TAG.findall(word)) for word in words]
+    total = sum(sizes) + max(len(words) - 1, 0)
 
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return [text]
-    for lines in range(2, max_lines + 1):
-        target = -(-len(text) // lines)
-        wrapped = textwrap.wrap(text, max(target, 1), break_long_words=False, break_on_hyphens=False)
-        while len(wrapped) > lines and target < width:
+    def wrapped(target: int) -> list[list]:
+        lines: list[list] = []                               # greedy: each line's words and its width
+        for word, size in zip(words, sizes):
+            if lines and lines[-1][1] + 1 + size <= target:
+                lines[-1][0].append(word)
+                lines[-1][1] += 1 + size
+            else:
+                lines.append([[word], size])
+        return lines
+
+    def joined(lines: list[list]) -> list[str]:
+        return [" ".join(line) for line, _ in lines] or [""]
+
+    if total <= width:
+        return [" ".join(words)]
+    for count in range(2, max_lines + 1):
+        target = -(-total // count)
+        lines = wrapped(target)
+        while len(lines) > count and target < width:
             target += 1
-            wrapped = textwrap.wrap(text, target, break_long_words=False, break_on_hyphens=False)
-        if len(wrapped) <= lines and all(len(line) <= width for line in wrapped):
-            return wrapped
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
+            lines = wrapped(target)
+        if len(lines) <= count and all(size <= width for _, size in lines):
+            return joined(lines)
+    return joined(wrapped(width))

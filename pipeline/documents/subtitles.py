@@ -1,13 +1,22 @@
 """Subtitles: SubRip (`.srt`, with `srt`) and WebVTT (`.vtt`, with `webvtt-py`), both well kept and pure Python.
 
-What survives exactly: cue numbers and identifiers, timings, positioning (SRT coordinates, WebVTT cue settings),
-WebVTT's header, STYLE, REGION and NOTE blocks, and every tag in a cue (`<i>`, `<v Roger>`, `{\\an8}`).
+What survives exactly: cue numbers and identifiers (a SubRip file without numbers stays without), timings and
+positioning (SRT coordinates, WebVTT cue settings), WebVTT's header, STYLE, REGION and NOTE blocks, every tag in a
+cue (`<i>`, `<v Roger>`, `{\\an8}`), and the file's encoding: most subtitles in the wild are not UTF-8, so a file
+that is not is read in the encoding charset-normalizer finds (`Encoded(..., detect=True)`) and written back in it.
+A SubRip cue's number and timing line are written back as they were read; a timing line that is not
+`HH:MM:SS,mmm --> HH:MM:SS,mmm` (the `srt` library would read `-00:00:05,000` or `00:00:0x` as something else) is
+one error naming the cue and its line.
 A cue of several lines is one text for the model (the lines of a sentence are one sentence), and its translation
-is wrapped again into at most two balanced lines of `WIDTH` characters where it fits. A dialogue cue, each line
-opening with a dash, keeps one line per speaker. Tags around the whole cue stay around it; a tag inside it must
-come back verbatim (else its text is translated between the tags, `segments`).
+is wrapped again into at most two balanced lines of `WIDTH` visible characters where it fits, never cut inside a
+tag. A dialogue cue, each line opening with a dash or a WebVTT voice tag (`<v Roger>`), keeps one line per speaker.
+Tags around the whole cue stay around it; a tag inside it must come back verbatim (else its text is translated
+between the tags, `segments`), as must a URL, e-mail address, entity or file path (`protected_spans`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
 
 import regex
 
@@ -18,7 +27,13 @@ from pipeline.extras import require
 WIDTH = 42                  # characters per subtitle line (the common broadcast and streaming guideline)
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
 EDGE_TAGS = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*\s*|\s*(?:(?:{TAG.pattern})\s*)*$")
-DIALOGUE = regex.compile(r"^\s*[-–—]\s*")
+DIALOGUE = regex.compile(r"^\s*(?:[-–—]|<v[ .][^<>\n]{0,200}>)\s*")     # a speaker's line: a dash, or a voice
+SRT_INDEX = regex.compile(r"[ \t]*-?[0-9]+(?:\.[0-9]*)?[ \t]*")         # a cue number, as the srt library reads one
+SRT_TIMESTAMP = r"[0-9]+:[0-5][0-9]:[0-5][0-9][,.][0-9]{3}"
+SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P<end>{SRT_TIMESTAMP})(?:[ \t][^\n]*)?")
+# A line where a cue's timing is due (a cue's first line, or the one after its number) that is meant as one: it opens
+# with a number (or a minus) and has an arrow, or opens with three numbers as a timestamp does.
+SRT_TIMING_LIKE = regex.compile(r"[ \t]*-?[0-9].*-->.*|[ \t]*-?[0-9]+[,.:][0-9]+[,.:][0-9]+.*")
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*\r?\n[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
 
@@ -62,30 +77,83 @@ class Cue:
 
 
 class SrtDocument:
-    """A SubRip file: `segments`, and `render()` its bytes."""
+    """A SubRip file: `segments`, and `render()` its bytes. The `srt` library reads the cues; each cue's number
+    line (where it has one) and timing line are kept as written and written back so, its text translated."""
 
     def __init__(self, data: bytes, name: str = "document"):
         srt = require("srt", "documents")
-        self._encoded = Encoded(data, name)
+        self._encoded = Encoded(data, name, detect=True)
+        text = self._encoded.text.replace("\r\n", "\n")
+        self._heads = srt_heads(text, name)
         try:
-            self._subtitles = list(srt.parse(self._encoded.text.replace("\r\n", "\n")))
+            subtitles = list(srt.parse(text))
         except srt.SRTParseError as exc:
             raise ValueError(f"{name}: not a SubRip file: {str(exc).splitlines()[0]}") from None
         except (OverflowError, ValueError) as exc:           # a timing past what a timedelta holds
             raise ValueError(f"{name}: not a SubRip file: a timing out of range ({exc})") from None
-        if not self._subtitles:
+        if not subtitles:
             raise ValueError(f"{name}: not a SubRip file: no cues")
-        self._cues = [Cue(subtitle.content) for subtitle in self._subtitles]
+        for number in range(max(len(self._heads), len(subtitles))):      # the library and the heads agree
+            head = self._heads[number] if number < len(self._heads) else None
+            subtitle = subtitles[number] if number < len(subtitles) else None
+            if head is None or subtitle is None or (head.start, head.end) != (subtitle.start, subtitle.end):
+                line = f" (line {head.line})" if head is not None else ""
+                raise ValueError(f"{name}: cue {number + 1}{line}: not read as one SubRip cue (expected a number, "
+                                 "a timing line, its text, and a blank line before the next cue)")
+        self._cues = [Cue(subtitle.content) for subtitle in subtitles]
         self.segments = [segment for cue in self._cues for segment in cue.segments]
 
     def render(self) -> bytes:
-        srt = require("srt", "documents")
-        for subtitle, cue in zip(self._subtitles, self._cues):
-            subtitle.content = cue.render()
-        text = srt.compose(self._subtitles, reindex=False, strict=False)
+        blocks = [head.text + "\n" + cue.render() for head, cue in zip(self._heads, self._cues)]
+        text = "\n\n".join(blocks) + "\n"
         if "\r\n" in self._encoded.text:
             text = text.replace("\n", "\r\n")
         return self._encoded.encode(text)
+
+
+@dataclass(frozen=True)
+class SrtHead:
+    """A SubRip cue's number line (if it has one) and timing line, as written; its timing; the timing's line."""
+    text: str
+    start: timedelta
+    end: timedelta
+    line: int
+
+
+def srt_heads(text: str, name: str) -> list[SrtHead]:
+    """Every cue's number and timing lines, checked: a timing line that is not `HH:MM:SS,mmm --> HH:MM:SS,mmm`
+    (with `.` for `,` as many editors write) is a ValueError naming the cue and the line, where the srt library
+    would read it as something else (`-00:00:05,000` as a line of the cue before, `00:00:0x` as `00:00:00,000`)."""
+    srt = require("srt", "documents")
+    lines = text.split("\n")
+    heads: list[SrtHead] = []
+    block_start, at = True, 0
+    while at < len(lines):
+        line = lines[at]
+        following = lines[at + 1] if at + 1 < len(lines) else ""
+        if not line.strip():
+            block_start, at = True, at + 1
+            continue
+        if SRT_INDEX.fullmatch(line) and SRT_TIMING_LIKE.fullmatch(following):
+            number, timing, at = line, following, at + 1                 # a number and a timing line: a cue
+        elif block_start and SRT_TIMING_LIKE.fullmatch(line):
+            number, timing = None, line                                  # a cue without a number
+        else:
+            block_start, at = False, at + 1
+            continue
+        match = SRT_TIMING.fullmatch(timing)
+        shown = timing.strip() if len(timing.strip()) <= 80 else timing.strip()[:77] + "..."
+        if match is None:
+            raise ValueError(f'{name}: cue {len(heads) + 1} (line {at + 1}): timing "{shown}" is not '
+                             "HH:MM:SS,mmm --> HH:MM:SS,mmm")
+        try:
+            start, end = (srt.srt_timestamp_to_timedelta(match.group(key)) for key in ("start", "end"))
+        except (OverflowError, ValueError):                  # past what a timedelta holds
+            raise ValueError(f'{name}: not a SubRip file: a timing out of range (cue {len(heads) + 1}, line '
+                             f'{at + 1}: "{shown}")') from None
+        heads.append(SrtHead(timing if number is None else f"{number}\n{timing}", start, end, at + 1))
+        block_start, at = False, at + 1
+    return heads
 
 
 class VttDocument:
@@ -93,7 +161,7 @@ class VttDocument:
 
     def __init__(self, data: bytes, name: str = "document"):
         webvtt = require("webvtt", "documents")
-        self._encoded = Encoded(data, name)
+        self._encoded = Encoded(data, name, detect=True)
         try:
             self._vtt = webvtt.from_string(self._encoded.text.replace("\r\n", "\n"))
         except (webvtt.errors.MalformedFileError, webvtt.errors.MalformedCaptionError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Union
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pipeline.options import OPTIONS
@@ -57,13 +57,14 @@ class TranslateResponse(BaseModel):
 
 @router.post("/translate", response_model=TranslateResponse, responses=ERRORS,
              dependencies=[Depends(rate_limited)])
-async def translate(body: TranslateRequest, state: ServiceState = Depends(service_state)) -> TranslateResponse:
+async def translate(body: TranslateRequest, request: Request,
+                    state: ServiceState = Depends(service_state)) -> TranslateResponse:
     """Translate English sentences into Italian; concurrent requests share decoding batches."""
     started = time.perf_counter()
     sentences = state.admit([body.text] if isinstance(body.text, str) else body.text)
     glossary = resolve(state.glossaries, body.glossary_id, body.glossary)
     beam = body.beam or state.default_beam
-    translations = await state.translate(sentences, beam, glossary=glossary)
+    translations = await state.translate(sentences, beam, glossary=glossary, request=request)
     return TranslateResponse(translations=translations, beam=beam,
                              milliseconds=round((time.perf_counter() - started) * 1000.0, 1))
 

@@ -19,6 +19,7 @@ from pipeline.service.auth import bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import JsonCORSMiddleware
 from pipeline.service.errors import install_error_handlers
+from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState
 
@@ -46,20 +47,22 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
 
     The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API
     route needs the key when `settings.api_key` is set. Middleware, outermost first: CORS (with
-    `settings.cors_origins`), the body-size limit, the LibreTranslate dispatch of `POST /translate`.
+    `settings.cors_origins`), the URL and header limits (414, 431), the body-size limit, the LibreTranslate
+    dispatch of `POST /translate`. Translated files are swept while the app runs (`FileStore.start`).
     """
     settings = settings or ServiceSettings()
     state = ServiceState(translator, settings, model_info)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(state.files.start)    # leftovers swept now, expired files every min(60 s, ttl/4)
         state.batcher.start()
         try:
             yield
         finally:                                  # requests in flight have finished: stop the worker
             await run_in_threadpool(state.batcher.close)
             state.glossaries.close()
-            state.files.close()
+            await run_in_threadpool(state.files.close)
 
     app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
                   description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
@@ -69,6 +72,8 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     app.add_middleware(libretranslate.Dispatch)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes,
                        larger={path: settings.max_file_bytes for path in files.FILE_ROUTES})
+    app.add_middleware(HeadLimitMiddleware, max_url_bytes=settings.max_url_bytes,
+                       max_header_bytes=settings.max_header_bytes)
     if settings.cors_origins:
         app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],

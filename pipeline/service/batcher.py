@@ -1,4 +1,10 @@
-"""Dynamic batching: one worker thread runs the model on requests merged from many callers."""
+"""Dynamic batching: one worker thread runs the model on requests merged from many callers, strings first.
+
+Two queues: requests (`submit`) and bulk work (`submit(..., bulk=True)`: a document's pieces, in jobs of at most
+`max_batch` sentences). The worker always serves the request queue first and takes one bulk job only when no
+request waits, so a string request waits behind at most the one model call in progress, whatever the documents in
+flight. A batch waits for company (`max_wait_ms`) only when other requests were queued with it: a lone request runs
+at once."""
 from __future__ import annotations
 
 import threading
@@ -22,15 +28,17 @@ class _Job:
     beam: int
     n_best: int = 1             # > 1: the job wants each sentence's n-best list
     glossary: Any = None        # a `Glossary` for every sentence of the job, or None
+    bulk: bool = False          # a document's piece: served when no request waits
     future: Future = field(default_factory=Future)
 
 
 class Batcher:
     """Merge concurrent `submit` calls into batches of at most `max_batch` sentences.
 
-    The worker takes the oldest job, then waits up to `max_wait_ms` for more, stopping early once
-    `max_batch` sentences are in hand; jobs are never split, and one job larger than `max_batch`
-    runs alone. A batch holding several beam sizes (or n-best sizes) runs once per size. A job whose
+    The worker takes the oldest request, and more queued requests until `max_batch` sentences are in hand; where
+    other requests were queued with it (traffic), it waits up to `max_wait_ms` for more, a lone request not at
+    all. Only when no request waits does it take one bulk job, alone. Jobs are never split, and one job larger than
+    `max_batch` runs alone. A batch holding several beam sizes (or n-best sizes) runs once per size. A job whose
     future was cancelled while it queued (the caller timed out) is skipped. Jobs asking for n-best
     lists run through `n_best`. Jobs with glossaries share batches with those without: the functions then
     get one more argument, each sentence's glossary (None for none).
@@ -45,6 +53,7 @@ class Batcher:
         self.translate, self.max_batch, self.max_wait = translate, max_batch, max_wait_ms / 1000.0
         self.n_best = n_best
         self._jobs: deque[_Job] = deque()
+        self._bulk: deque[_Job] = deque()
         self._cond = threading.Condition()
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -62,16 +71,18 @@ class Batcher:
             self._thread.start()
         return self
 
-    def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None) -> Future:
+    def submit(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None,
+               bulk: bool = False) -> Future:
         """Queue sentences; the future resolves to their translations, in order (with `n_best` > 1:
-        to a list of up to `n_best` translations per sentence), with `glossary` (if any) applied."""
+        to a list of up to `n_best` translations per sentence), with `glossary` (if any) applied. `bulk`: a
+        document's piece, served only when no request waits."""
         if n_best > 1 and self.n_best is None:
             raise ValueError("this batcher has no n-best function")
-        job = _Job(list(sentences), int(beam), int(n_best), glossary)
+        job = _Job(list(sentences), int(beam), int(n_best), glossary, bool(bulk))
         with self._cond:
             if self._closing or self._thread is None:
                 raise BatcherClosed("the translation worker is not running")
-            self._jobs.append(job)
+            (self._bulk if bulk else self._jobs).append(job)
             self._cond.notify()
         return job.future
 
@@ -86,8 +97,10 @@ class Batcher:
     def stats(self) -> dict[str, int | float]:
         with self._cond:
             queued = sum(len(job.sentences) for job in self._jobs)
+            bulk = sum(len(job.sentences) for job in self._bulk)
         return {"max_batch": self.max_batch, "max_wait_ms": self.max_wait * 1000.0, "model_calls": self.batches,
-                "sentences": self.sentences, "largest_batch": self.largest_batch, "queued_sentences": queued}
+                "sentences": self.sentences, "largest_batch": self.largest_batch, "queued_sentences": queued,
+                "queued_document_sentences": bulk}
 
     # -- worker --------------------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -98,12 +111,16 @@ class Batcher:
             self._process(batch)
 
     def _next_batch(self) -> list[_Job] | None:
-        """Block for the oldest job, then gather more until the batch is full or the wait is over."""
+        """Block for work; then the queued requests up to `max_batch` sentences (waiting for more only where
+        others were queued too), else one bulk job."""
         with self._cond:
-            while not self._jobs:
+            while not self._jobs and not self._bulk:
                 if self._closing:
                     return None
                 self._cond.wait()
+            if not self._jobs:
+                return [self._bulk.popleft()]
+            company = len(self._jobs) > 1
             batch = [self._jobs.popleft()]
             size = len(batch[0].sentences)
             deadline = time.monotonic() + self.max_wait
@@ -116,7 +133,7 @@ class Batcher:
                     size += len(job.sentences)
                     continue
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._closing:
+                if not company or remaining <= 0 or self._closing:
                     break
                 self._cond.wait(remaining)
         return batch

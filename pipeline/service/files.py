@@ -1,8 +1,10 @@
 """Documents over HTTP: LibreTranslate's `POST /translate_file` and `GET /download_file/{name}`, and the
 service's own `POST /translate_document`, all over `pipeline.documents` and the shared batcher.
 
-A document's segments go to the batcher in jobs of `max_batch` sentences, one after the other, so that string
-requests arriving meanwhile are decoded between them. Translated files wait in a private directory (mode 0700) under random
+A document's pieces (its segments cut into the engine's sentences) go to the batcher as bulk work in jobs of
+`max_batch` sentences, one after the other; the batcher serves every string request before the next bulk job, so a
+string request waits behind at most one job whatever the documents in flight. A client that disconnects stops its
+document's remaining jobs. Translated files wait in a private directory (mode 0700) under random
 names (128 bits), found only by their exact name (no path is ever built from a client's text but the
 extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
 extensions of the format registry (`pipeline.documents.formats`). Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
@@ -36,14 +38,16 @@ ERRORS = error_responses([
 
 
 async def translate_upload(state: ServiceState, data: bytes, filename: str, format: str | None = None,
-                           overwrite: bool = False, glossary: Any = None) -> bytes:
-    """The translated document's bytes; 400 for a file its reader rejects, 503 past `file_timeout_s`."""
+                           overwrite: bool = False, glossary: Any = None, request: Request | None = None) -> bytes:
+    """The translated document's bytes; 400 for a file its reader rejects, 503 past `file_timeout_s` or while
+    shutting down. Its pieces go to the batcher as bulk work, `max_batch` at a time, so string requests are served
+    between them; once `request`'s client disconnects, no further piece is translated."""
     try:
         document = await run_in_threadpool(open_document, data, format, filename, overwrite)
     except ValueError as exc:
         raise ServiceError(400, f"Invalid request: {exc}") from None
     translate = state.blocking_translator(asyncio.get_running_loop(), glossary, job_size=state.settings.max_batch,
-                                          timeout_s=state.settings.file_timeout_s)
+                                          timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
     try:
         return await run_in_threadpool(translate_document, translate, document, name=filename)
     except ValueError as exc:
@@ -110,7 +114,7 @@ def libretranslate_router(prefix: str = "") -> APIRouter:
         filename, format = checked_file(upload)
         glossary = requested_glossary(state, fields, is_json=False)
         data = await upload.read()
-        translated = await translate_upload(state, data, filename, format, glossary=glossary)
+        translated = await translate_upload(state, data, filename, format, glossary=glossary, request=request)
         name = await run_in_threadpool(state.files.put, translated, filename)
         return {"translatedFileUrl": f"{str(request.base_url).rstrip('/')}{prefix}/download_file/{name}"}
 
@@ -154,7 +158,7 @@ def native_router() -> APIRouter:
             raise ServiceError(400, "Invalid request: overwrite must be true or false")
         glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None)
         translated = await translate_upload(state, await upload.read(), filename, format,
-                                            overwrite=overwrite in ("true", "1"), glossary=glossary)
+                                            overwrite=overwrite in ("true", "1"), glossary=glossary, request=request)
         return Response(translated, media_type=FORMATS[format].media_type, headers={
             "Content-Disposition": f'attachment; filename="{translated_name(filename)}"'})
 

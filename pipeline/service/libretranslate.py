@@ -279,11 +279,14 @@ def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: boo
 
 
 async def translate_texts(state: ServiceState, texts: list[str], alternatives: int,
-                          glossary: Glossary | None = None) -> tuple[list[str], list[list[str]]]:
+                          glossary: Glossary | None = None,
+                          request: Request | None = None) -> tuple[list[str], list[list[str]]]:
     """(translations, alternatives of each): with alternatives, one beam search of beam >= alternatives + 1."""
     if not alternatives:
-        return await state.translate(texts, state.default_beam, glossary=glossary), [[] for _ in texts]
-    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1, glossary)
+        return (await state.translate(texts, state.default_beam, glossary=glossary, request=request),
+                [[] for _ in texts])
+    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1, glossary,
+                                   request=request)
     return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
 
 
@@ -318,7 +321,7 @@ async def translate(request: Request, state: ServiceState = Depends(service_stat
     if text_format == "html":
         translated, others = await translate_html(state, texts, glossary), [[] for _ in texts]
     else:
-        translated, others = await translate_texts(state, texts, alternatives, glossary)
+        translated, others = await translate_texts(state, texts, alternatives, glossary, request)
     one = isinstance(fields["q"], str)
     result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
     if fields["source"] == "auto":

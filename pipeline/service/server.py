@@ -1,21 +1,31 @@
 """Run the service with uvicorn: load the run, warm the decoder up, serve until SIGTERM or Ctrl-C."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 import ipaddress
+import json
+import logging
 import os
 import signal
 import sys
 import time
 import warnings
+from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pipeline.extras import require
 
 if TYPE_CHECKING:
+    import uvicorn as uvicorn_module
+
     from pipeline.service.settings import ServiceSettings
     from pipeline.translate.engine import Engine
+
+LOGGED_PATH_CHARS = 200       # an access-log line shows at most this much of a request's path and query
+LOGGED_METHOD_CHARS = 20
+REFUSAL_LINGER_S = 2.0        # how long a connection whose head was refused may still send before it is closed
 
 
 def api_key_from_env(variable: str | None) -> str | None:
@@ -45,6 +55,131 @@ def warm_up(translator: Engine, beams: Iterable[int]) -> float:
             for length in range(1, translator.max_input_length + 1):
                 translator.translate([" ".join(["a"] * length)], beam=beam)
     return time.perf_counter() - started
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text`, cut at `limit` characters with a note of how many more there were."""
+    return text if len(text) <= limit else f"{text[:limit]}...(+{len(text) - limit:,} characters)"
+
+
+class AccessLogTrim(logging.Filter):
+    """Shortens uvicorn's access-log records (client, method, path with query, version, status): a 100 KB
+    query string is one line of a few hundred characters, not 100 KB."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and len(record.args) == 5 and not getattr(record, "trimmed", False):
+            record.trimmed = True
+            client, method, path, version, status = record.args
+            record.args = (client, shortened(str(method), LOGGED_METHOD_CHARS),
+                           shortened(str(path), LOGGED_PATH_CHARS), version, status)
+        return True
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration with `AccessLogTrim` on the access log (once: configuring logging again
+    keeps a logger's filters)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    access = logging.getLogger("uvicorn.access")
+    for old in [old for old in access.filters if isinstance(old, AccessLogTrim)]:
+        access.removeFilter(old)
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["trim_access_log"] = {"()": AccessLogTrim}
+    config["loggers"]["uvicorn.access"]["filters"] = ["trim_access_log"]
+    return config
+
+
+_protocols: dict[tuple[int, int, int], type] = {}
+
+
+def json_error_protocol(max_url_bytes: int, max_header_bytes: int, buffer_bytes: int) -> type:
+    """uvicorn's h11 protocol, answering what it refuses itself as `{"error": ...}` JSON, as the app does: a
+    request head over `buffer_bytes` is a 414 (its first line is over `max_url_bytes`, or unfinished) or a
+    431 (headers), anything else h11 cannot parse a 400."""
+    key = (max_url_bytes, max_header_bytes, buffer_bytes)
+    if key in _protocols:
+        return _protocols[key]
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from pipeline.service.headlimit import headers_message, url_message
+
+    class JsonErrorH11Protocol(H11Protocol):
+        refused = False
+
+        def data_received(self, data: bytes) -> None:
+            if not self.refused:              # after a refusal, the rest of what the client sends is dropped
+                super().data_received(data)
+
+        def shutdown(self) -> None:
+            if self.refused:
+                self.transport.close()
+            else:
+                super().shutdown()
+
+        def send_400_response(self, msg: str) -> None:
+            buffered, _ = self.conn.trailing_data
+            status, message = 400, "invalid HTTP request"
+            if len(buffered) > buffer_bytes:
+                line_end = buffered.find(b"\n")
+                if line_end < 0 or line_end > max_url_bytes:
+                    status, message = 414, url_message(max_url_bytes)
+                else:
+                    status, message = 431, headers_message(max_header_bytes)
+            body = json.dumps({"error": message}, separators=(",", ":")).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                       (b"connection", b"close")]
+            try:
+                for event in (h11.Response(status_code=status, headers=headers, reason=HTTPStatus(status).phrase),
+                              h11.Data(data=body), h11.EndOfMessage()):
+                    self.transport.write(self.conn.send(event))
+            except h11.LocalProtocolError:        # a response had begun: nothing more can be said
+                self.transport.close()
+                return
+            # closing now, with the client still sending, would reset the connection and could lose the answer
+            # on its way: end our side, drop what still comes, and close when the client does or after a while
+            self.refused = True
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(REFUSAL_LINGER_S, self.transport.close)
+
+    _protocols[key] = JsonErrorH11Protocol
+    return JsonErrorH11Protocol
+
+
+def uvicorn_config(app: Any, settings: ServiceSettings, *, host: str = "127.0.0.1", port: int = 8000,
+                   log_level: str = "info") -> uvicorn_module.Config:
+    """The server's configuration: graceful shutdown past `timeout_s`; the head buffer above the app's URL and
+    header limits (`headlimit`), with JSON refusals past it; access-log lines shortened (`AccessLogTrim`)."""
+    uvicorn = require("uvicorn", "serve")
+    from pipeline.service.headlimit import head_buffer_bytes
+
+    buffer_bytes = head_buffer_bytes(settings.max_url_bytes, settings.max_header_bytes)
+    protocol = json_error_protocol(settings.max_url_bytes, settings.max_header_bytes, buffer_bytes)
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=log_config(),
+                          http=protocol, h11_max_incomplete_event_size=buffer_bytes,
+                          timeout_graceful_shutdown=int(settings.timeout_s) + 5)
+
+
+def stopping_server_class():
+    """uvicorn's Server, telling the service when it begins to stop (`ServiceState.shutting_down`), so that a
+    document in flight is answered with the documented JSON 503 between two of its jobs, before the graceful
+    timeout cancels it (which would be a 500 and a traceback)."""
+    uvicorn = require("uvicorn", "serve")
+
+    class StoppingServer(uvicorn.Server):
+        def __init__(self, config, shutting_down):
+            super().__init__(config)
+            self.shutting_down = shutting_down
+
+        def handle_exit(self, sig, frame):
+            self.shutting_down.set()
+            super().handle_exit(sig, frame)
+    return StoppingServer
+
+
+def StoppingServer(config, shutting_down):   # noqa: N802 - a class, made when uvicorn is importable
+    return stopping_server_class()(config, shutting_down)
 
 
 def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which: str = "best",
@@ -77,10 +212,9 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
         beams = sorted({1, app.state.service.default_beam})
         print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)
         print(f"compiled in {warm_up(translator, beams):.1f} s", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                            timeout_graceful_shutdown=int(settings.timeout_s) + 5)
+    config = uvicorn_config(app, settings, host=host, port=port, log_level=log_level)
     # uvicorn shuts down gracefully on SIGTERM or Ctrl-C, then raises the signal again for the handler it found:
     # these make that a plain exit (0 after SIGTERM, 130 after Ctrl-C), not a death by signal or a traceback
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
     signal.signal(signal.SIGINT, lambda number, frame: sys.exit(130))
-    uvicorn.Server(config).run()
+    StoppingServer(config, app.state.service.shutting_down).run()

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -16,6 +18,19 @@ from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 from pipeline.text import gate_texts
 from pipeline.rundir import run_path
+
+
+class ClientGone(ServiceError):
+    """The client disconnected before its translation was done: its remaining work was dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(499, "the client disconnected")
+
+
+async def disconnected(request: Request, every_s: float = 0.05) -> None:
+    """Returns once `request`'s client has disconnected."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(every_s)
 
 
 class ServiceState:
@@ -32,6 +47,7 @@ class ServiceState:
         self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
         self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
         self.files = FileStore(settings.files_dir, settings.file_ttl_s)
+        self.shutting_down = threading.Event()   # set when the server begins to stop: documents stop between jobs
 
     def _translate_batch(self, sentences: list[str], beam: int, glossaries: list | None = None) -> list[str]:
         extra = {"glossary": glossaries} if glossaries is not None else {}
@@ -62,35 +78,54 @@ class ServiceState:
                                         f"the limit is {limits.max_chars}")
 
     async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None,
-                        timeout_s: float | None = None) -> list[Any]:
+                        timeout_s: float | None = None, request: Request | None = None,
+                        bulk: bool = False) -> list[Any]:
         """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first; with
         `glossary`, a `Glossary` applied to every sentence), or a 503 once `timeout_s` (default: the settings')
-        has passed or while shutting down."""
+        has passed or while shutting down. With `request`, a client that disconnects meanwhile withdraws the job
+        (`ClientGone`). `bulk`: a document's piece, which yields to every string request (`Batcher`)."""
         timeout_s = timeout_s or self.settings.timeout_s
+        if self.shutting_down.is_set():
+            raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"})
         try:
-            future = self.batcher.submit(sentences, beam, n_best, glossary)
+            future = self.batcher.submit(sentences, beam, n_best, glossary, bulk=bulk)
         except BatcherClosed:
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
         self.waiting += 1
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
-        except asyncio.TimeoutError:
-            future.cancel()                          # still queued: the worker skips it
-            raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, "
-                                    "try again later", {"Retry-After": "1"}) from None
+            return await self._result(future, timeout_s, request)
         finally:
             self.waiting -= 1
 
+    async def _result(self, future: Future, timeout_s: float, request: Request | None) -> list[Any]:
+        result = asyncio.wrap_future(future)
+        watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
+        done, _ = await asyncio.wait({result} | ({watcher} if watcher else set()), timeout=timeout_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if watcher is not None:
+            watcher.cancel()
+        if result in done:
+            return result.result()
+        future.cancel()                              # still queued: the worker skips it
+        result.cancel()
+        if watcher is not None and watcher in done:
+            raise ClientGone()
+        raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again later",
+                           {"Retry-After": "1"})
+
     def blocking_translator(self, loop: asyncio.AbstractEventLoop, glossary: Any = None, job_size: int | None = None,
-                            timeout_s: float | None = None) -> Callable[[list[str]], list[str]]:
-        """`texts -> texts` for a worker thread (the documents' door, `pipeline.documents.translate_document`):
-        the texts go through the gate and to the batcher on `loop`, in jobs of `job_size` (default: one job) one
-        after the other, so that requests arriving meanwhile are decoded between them; a 503 once `timeout_s`
-        (default: the settings') has passed for all of them."""
+                            timeout_s: float | None = None, request: Request | None = None,
+                            bulk: bool = False) -> Callable[[list[str]], list[str]]:
+        """`texts -> texts` for a worker thread (the documents' door, `pipeline.documents.translate_document`).
+        The texts pass the gate and are cut into the engine's pieces (sentences within its input limit, `split`),
+        which go to the batcher on `loop` in jobs of at most `job_size` pieces (default: one job), one after the
+        other, as bulk work with `bulk`: so a 10 MB paragraph is hundreds of bounded jobs, and every string request
+        is served between two of them. Past `timeout_s` (default: the settings') for all of them, while shutting
+        down, or once the client of `request` disconnects, no further job is sent (503, or `ClientGone`)."""
         timeout_s = timeout_s or self.settings.timeout_s
 
         async def translate_all(texts: list[str]) -> list[str]:
-            texts, out = gate_texts(texts), []
+            out: list[str] = []
             deadline, size = time.monotonic() + timeout_s, job_size or max(len(texts), 1)
             for start in range(0, len(texts), size):
                 remaining = deadline - time.monotonic()
@@ -98,10 +133,20 @@ class ServiceState:
                     raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again "
                                             "later", {"Retry-After": "1"})
                 out += await self.translate(texts[start:start + size], self.default_beam, glossary=glossary,
-                                            timeout_s=remaining)
+                                            timeout_s=remaining, request=request, bulk=bulk)
             return out
 
-        return lambda texts: asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
+        def translate(texts: list[str]) -> list[str]:
+            texts = gate_texts(texts)
+            split = getattr(self.translator, "split", None)
+            if split is None:                       # a translator that takes whole texts only
+                return asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
+            layouts = split(texts)
+            pieces = [piece for layout in layouts for piece in layout.to_translate]
+            done = iter(asyncio.run_coroutine_threadsafe(translate_all(pieces), loop).result())
+            return [layout.join(done) for layout in layouts]
+
+        return translate
 
     def health(self) -> dict[str, Any]:
         config = self.translator.config

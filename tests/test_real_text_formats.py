@@ -1,0 +1,290 @@
+"""Text formats as real projects write them (issue 37: Django's catalogs, Sphinx, npm, rustfmt and systemd docs).
+
+The stand-in model behaves as the real one did on those files: on the first pass (whole segments) it loses the
+URLs, inline tags and emphasis marks, and the numbers that stand in for gettext's spans; on the second (the text
+between the spans, piece by piece) it treats each piece as a sentence: it drops the punctuation a piece starts
+with, capitalises it and ends it with a full stop. Every span must still come back, and emphasis render the same.
+"""
+import re
+import shutil
+import subprocess
+from collections import Counter
+
+import pytest
+
+from pipeline.documents import open_document, translate_document, translate_segments
+
+LOST = re.compile(r"https?://\S+|www\.\S+|<[^>]*>|[\w.+-]+@[\w.-]+\w|(?<!\w)~?/[\w/.-]+\w|\*+|(?<!\w)_|_(?!\w)"
+                  r"|\b[7-9][0-9]\b")
+
+
+class Careless:
+    """A model that loses spans on the first pass and treats each piece as a sentence on the second."""
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts):
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            return [" ".join(LOST.sub(" ", text).split()).upper() for text in texts]
+        out = []
+        for text in texts:
+            text = text.lstrip(":;,.!? ").upper()
+            out.append(text if text.endswith((".", "!", "?")) else text + ".")
+        return out
+
+
+def markdown_marks(text: str) -> list[tuple[str, str]]:
+    """The inline tokens but text that markdown-it finds, in order: what a renderer shows as markup."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    return [(child.type, child.markup or child.content) for token in tokens if token.type == "inline"
+            for child in token.children if child.type not in ("text", "softbreak")]
+
+
+def markdown_text(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    return "\n".join(child.content for token in tokens if token.type == "inline" for child in token.children
+                     if child.type == "text")
+
+
+def msgfmt_check(tmp_path, data: bytes) -> None:
+    if shutil.which("msgfmt") is None:
+        pytest.skip("msgfmt (gettext) is not installed")
+    path = tmp_path / "out.po"
+    path.write_bytes(data)
+    result = subprocess.run(["msgfmt", "-c", "-o", "/dev/null", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+# -- finding 1: emphasis survives the piece-by-piece fallback ------------------------------------------------------
+EMPHASIS_SOURCE = """\
+**Warning**: the work is lost when the disk fills.
+
+Press **Save**, then *Close*: the window shuts.
+
+_Note_ that a **bold**word and un*believ*able stay as they are.
+
+A *b **c** d* e, ***both*** here, and __under__ (*in brackets*).
+
+Say "*hi*" to **them**! And see **the manual**/*the guide*.
+
+# Heading *em*: more
+
+- item with **bold**: text
+- **Note:** a *second* item
+
+| column | **name**: value |
+| --- | --- |
+| *x*. | y |
+"""
+
+
+def test_markdown_emphasis_renders_as_in_the_source_when_pieces_are_translated():
+    model = Careless()
+    out = translate_document(None, EMPHASIS_SOURCE.encode(), name="guide.md", translate=model).decode()
+    assert len(model.calls) == 2                                 # the first pass lost the marks: pieces
+    assert markdown_marks(out) == markdown_marks(EMPHASIS_SOURCE)
+    assert "**WARNING**: THE WORK IS LOST" in out                # no full stop glued to the closing `**`
+    assert "*CLOSE*: THE WINDOW SHUTS." in out
+
+
+# -- finding 2: URLs, addresses, tags, entities and paths come back verbatim ---------------------------------------
+MARKDOWN_SPANS = """\
+Read the guide at https://docs.example.org/en/stable/install.html before you start.
+
+Write to help@example.org or open <kbd>Ctrl</kbd>+<kbd>O</kbd> and edit ~/.config/tool/settings.toml now.
+
+Builds go to /var/lib/tool/cache; see **www.example.com/status** and <span class="note">this note</span>.
+"""
+
+
+def test_markdown_bare_urls_addresses_paths_and_inline_html_survive():
+    model = Careless()
+    out = translate_document(None, MARKDOWN_SPANS.encode(), name="spans.md", translate=model).decode()
+    text = markdown_text(out)
+    for span in ("https://docs.example.org/en/stable/install.html", "help@example.org", "~/.config/tool/settings.toml",
+                 "/var/lib/tool/cache", "www.example.com/status"):
+        assert span in text and span in out
+    assert markdown_marks(out) == markdown_marks(MARKDOWN_SPANS)          # the <kbd> and <span> tags, the bold
+    assert "READ THE GUIDE AT" in out and "BEFORE YOU START." in out
+
+
+def test_a_whole_markdown_translation_that_kept_every_url_is_kept_whole():
+    document = open_document(b"See https://example.org/a and **this**.\n", "md")
+    translate_segments(document.segments, lambda texts: [t.replace("See", "Vedi").replace("this", "questo")
+                                                          for t in texts])
+    assert document.segments[0].whole
+    assert document.render() == b"Vedi https://example.org/a and **questo**.\n"
+
+
+def test_plain_text_paragraphs_and_lines_keep_urls_addresses_tags_and_paths():
+    source = ("The project lives at https://example.org/tool and its mirror at www.example.net/tool; write\n"
+              "to maintainers@example.org with the log from /var/log/tool.log attached to the message.\n\n"
+              "Config: ~/.toolrc &amp; C:\\Tools\\tool.ini\n"
+              "Open <b>Settings</b> first\n")
+    model = Careless()
+    out = translate_document(None, source.encode(), "txt", translate=model).decode()
+    assert len(model.calls) == 2
+    for span in ("https://example.org/tool", "www.example.net/tool", "maintainers@example.org", "/var/log/tool.log",
+                 "~/.toolrc", "&amp;", "C:\\Tools\\tool.ini", "<b>", "</b>"):
+        assert span in out
+    assert out.count("\n\n") == 1 and "THE PROJECT LIVES AT" in out
+
+
+DJANGO_LIKE = rb'''# A catalog as Django's are written.
+msgid ""
+msgstr ""
+"Project-Id-Version: example\n"
+"Report-Msgid-Bugs-To: \n"
+"POT-Creation-Date: 2024-01-01 00:00+0000\n"
+"PO-Revision-Date: 2024-01-01 00:00+0000\n"
+"Last-Translator: Nobody <nobody@example.org>\n"
+"Language-Team: Italian <it@example.org>\n"
+"Language: it\n"
+"MIME-Version: 1.0\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Content-Transfer-Encoding: 8bit\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+#: views/templates/welcome.html:10
+#, python-format
+msgid ""
+"You see this page because <a href=\"https://docs.example.org/en/%(version)s/"
+"ref/settings/#debug\" target=\"_blank\" rel=\"noopener\">DEBUG=True</a> is "
+"in your settings file and no URLs are configured."
+msgstr ""
+
+#: views/templates/welcome.html:20
+msgid "Read the release notes at https://www.example.org/releases/ before upgrading."
+msgstr ""
+
+#: views/templates/welcome.html:21
+msgid "Questions go to users@example.org or to https://forum.example.org/c/help."
+msgstr ""
+
+#: views/templates/welcome.html:22
+#, python-format
+msgid "%(name)s moved to https://example.org/new/%(name)s &mdash; update the link."
+msgstr ""
+'''
+
+
+def test_gettext_keeps_long_tags_urls_and_addresses_and_passes_msgfmt(tmp_path):
+    import polib
+
+    model = Careless()
+    out = translate_document(None, DJANGO_LIKE, name="django.po", translate=model)
+    assert len(model.calls) == 2
+    msgfmt_check(tmp_path, out)
+    catalog = {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
+    spans = re.compile(r"<[^>]+>|https?://[^\s\"<]+[\w/]|[\w.]+@[\w.]+\w|%\(\w+\)s|&\w+;")
+    for msgid, msgstr in catalog.items():
+        assert Counter(spans.findall(msgstr)) == Counter(spans.findall(msgid)), (msgid, msgstr)
+        words = spans.sub("", msgstr)
+        assert words == words.upper() and words != spans.sub("", msgid)        # translated around the spans
+    tag = ('<a href="https://docs.example.org/en/%(version)s/ref/settings/#debug" target="_blank" rel="noopener">'
+           'DEBUG=TRUE.</a>')
+    assert tag in next(msgstr for msgid, msgstr in catalog.items() if "DEBUG" in msgid)
+
+
+def test_an_underscore_inside_a_path_url_or_tag_is_not_an_accelerator():
+    import polib
+
+    data = (b'msgid ""\nmsgstr ""\n"Language: it\\n"\n\n'
+            b'msgid "Styles are in /_static/css."\nmsgstr ""\n\n'
+            b'msgid "See https://x.org/_p now"\nmsgstr ""\n\n'
+            b'msgid "_Save"\nmsgstr ""\n')
+    out = translate_document(None, data, name="a.po", translate=lambda texts: [text.upper() for text in texts])
+    catalog = {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
+    assert catalog == {"Styles are in /_static/css.": "STYLES ARE IN /_static/css.",
+                       "See https://x.org/_p now": "SEE https://x.org/_p NOW", "_Save": "_SAVE"}
+
+
+# -- finding 3: an English source catalog ----------------------------------------------------------------------
+ENGLISH_CATALOG = rb'''# Source strings, as Django ships them.
+msgid ""
+msgstr ""
+"Project-Id-Version: example\n"
+"PO-Revision-Date: 2024-01-01 00:00+0000\n"
+"Last-Translator: Nobody <nobody@example.org>\n"
+"Language-Team: English <en@example.org>\n"
+"Language: en\n"
+"MIME-Version: 1.0\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Content-Transfer-Encoding: 8bit\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+#: forms.py:3
+msgid "Enter a valid value."
+msgstr ""
+
+#: forms.py:7
+#, python-format
+msgid "Ensure this value has at most %(limit_value)d character."
+msgid_plural "Ensure this value has at most %(limit_value)d characters."
+msgstr[0] ""
+msgstr[1] ""
+
+#: forms.py:9
+msgid "Save"
+msgstr "Save"
+'''
+
+
+@pytest.mark.parametrize("language", ["en", "en_US", "en-GB"])
+def test_an_english_catalog_is_a_source_catalog_translated_into_italian(tmp_path, language):
+    import polib
+
+    data = ENGLISH_CATALOG.replace(b'"Language: en\\n"', f'"Language: {language}\\n"'.encode())
+    out = translate_document(None, data, name="django.po", translate=lambda texts: [t.upper() for t in texts])
+    msgfmt_check(tmp_path, out)
+    catalog = polib.pofile(out.decode())
+    assert catalog.metadata["Language"] == "it"
+    assert catalog.metadata["Plural-Forms"] == "nplurals=2; plural=(n != 1);"
+    entries = {entry.msgid: entry for entry in catalog}
+    assert entries["Enter a valid value."].msgstr == "ENTER A VALID VALUE."
+    assert entries["Save"].msgstr == "SAVE" and "fuzzy" in entries["Save"].flags     # English msgstrs are redone
+    plural = entries["Ensure this value has at most %(limit_value)d character."]
+    assert plural.msgstr_plural == {0: "ENSURE THIS VALUE HAS AT MOST %(limit_value)d CHARACTER.",
+                                    1: "ENSURE THIS VALUE HAS AT MOST %(limit_value)d CHARACTERS."}
+
+
+def test_other_languages_are_still_refused():
+    data = ENGLISH_CATALOG.replace(b'"Language: en\\n"', b'"Language: eo\\n"')
+    with pytest.raises(ValueError, match=r"^django\.po: a catalog for language 'eo'; expected an Italian one"):
+        open_document(data, name="django.po")
+
+
+# -- finding 4: a translated template downloads as a catalog ---------------------------------------------------
+def test_a_translated_template_downloads_as_a_po_file(tmp_path):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from pipeline.service import ServiceSettings, create_app
+    from pipeline.service.file_store import translated_name
+
+    assert translated_name("locale/django.pot") == "django.it.po" and translated_name("APP.POT") == "APP.it.po"
+    assert translated_name("talk.srt") == "talk.it.srt" and translated_name("app.po") == "app.it.po"
+
+    class Upper:
+        def translate(self, sentences, beam=None, batch_size=None, glossary=None):
+            return [sentence.upper() for sentence in sentences]
+
+    settings = ServiceSettings(beam=1, max_wait_ms=1, max_batch=4, files_dir=str(tmp_path / "files"))
+    template = b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=CHARSET\\n"\n\nmsgid "Open"\nmsgstr ""\n'
+    with TestClient(create_app(Upper(), settings)) as client:
+        response = client.post("/translate_file", files={"file": ("app.pot", template)},
+                               data={"source": "en", "target": "it"})
+        assert response.status_code == 200, response.text
+        url = response.json()["translatedFileUrl"]
+        assert url.endswith(".app.it.po")
+        download = client.get(url)
+        assert download.headers["content-disposition"] == 'attachment; filename="app.it.po"'
+        assert b'msgstr "OPEN"' in download.content
+        native = client.post("/translate_document", files={"file": ("app.pot", template)})
+        assert native.headers["content-disposition"] == 'attachment; filename="app.it.po"'

@@ -1,0 +1,156 @@
+"""The service, fair and bounded (issue 38): a document's pieces are bulk work that yields to every string request,
+a lone request does not wait for company, a client that disconnects stops its document, and a stopping server
+answers a document in flight with the documented JSON 503. A stand-in engine that takes a millisecond per sentence
+(no model), so the timings are the scheduler's."""
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from pipeline.config import Config  # noqa: E402
+from pipeline.service import ServiceSettings, create_app  # noqa: E402
+from pipeline.service.batcher import Batcher  # noqa: E402
+from pipeline.translate.splitting import split_text  # noqa: E402
+
+
+def wait_until(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+class SlowEngine:
+    """Translates by upper-casing, one millisecond per sentence per call; cuts texts into sentences as an engine
+    does (`split`). Counts the sentences it translated."""
+
+    def __init__(self, per_sentence_s: float = 0.001):
+        self.config, self.per_sentence_s, self.sentences, self.calls = Config(), per_sentence_s, 0, []
+        self.lock = threading.Lock()
+
+    def split(self, texts):
+        return [split_text(text, lambda piece: len(piece.split()), 60) for text in texts]
+
+    def translate(self, sentences, beam=None, batch_size=None, glossary=None):
+        time.sleep(self.per_sentence_s * len(sentences))
+        with self.lock:
+            self.sentences += len(sentences)
+            self.calls.append(len(sentences))
+        return [s.upper() for s in sentences]
+
+
+def test_a_string_request_waits_behind_at_most_one_job_of_a_one_line_document(tmp_path):
+    engine = SlowEngine()
+    line = "Hello world. " * 3000                          # one line, one segment, 3,000 sentences: about 3 s
+    settings = ServiceSettings(beam=1, max_batch=32, max_wait_ms=10, files_dir=str(tmp_path / "files"))
+    with TestClient(create_app(engine, settings)) as client:
+        document = {}
+        thread = threading.Thread(target=lambda: document.update(response=client.post(
+            "/translate_document", files={"file": ("l.txt", line.encode())})))
+        thread.start()
+        wait_until(lambda: client.get("/health").json()["batching"]["sentences"] >= 64)
+        latencies = []
+        for _ in range(20):
+            started = time.perf_counter()
+            response = client.post("/translate", json={"text": "Good morning."}, timeout=30)
+            latencies.append(time.perf_counter() - started)
+            assert response.json()["translations"] == ["GOOD MORNING."]
+        done_during = engine.sentences
+        thread.join(60)
+    assert document["response"].status_code == 200
+    assert document["response"].content.decode() == line.upper().rstrip() or \
+        document["response"].content.decode().strip() == line.upper().strip()
+    assert done_during < 3000                              # the strings were served while the document ran
+    assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,000 sentences
+    assert max(engine.calls) <= 32                          # the one line went in bounded jobs
+
+
+def test_a_lone_request_does_not_wait_for_company():
+    calls = []
+    batcher = Batcher(lambda sentences, beam: calls.append(time.perf_counter()) or sentences, max_batch=8,
+                      max_wait_ms=2000).start()
+    started = time.perf_counter()
+    assert batcher.submit(["alone"], 1).result(5) == ["alone"]
+    assert calls[0] - started < 0.5                          # not the 2 s batching window
+    batcher.close(5)
+
+
+def test_queued_requests_go_before_bulk_work():
+    order, gate = [], threading.Event()
+
+    def translate(sentences, beam):
+        gate.wait(5)
+        order.append(sentences[0])
+        return sentences
+    batcher = Batcher(translate, max_batch=4, max_wait_ms=0).start()
+    first = batcher.submit(["bulk-0"], 1, bulk=True)
+    time.sleep(0.1)                                          # the worker holds bulk-0 at the gate
+    bulk = [batcher.submit([f"bulk-{i}"], 1, bulk=True) for i in (1, 2)]
+    strings = [batcher.submit([f"string-{i}"], 1) for i in (1, 2)]
+    gate.set()
+    for future in [first, *bulk, *strings]:
+        future.result(5)
+    batcher.close(5)
+    assert order == ["bulk-0", "string-1", "bulk-1", "bulk-2"]     # both strings in one batch, before any bulk
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def running(app):
+    uvicorn = pytest.importorskip("uvicorn")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return server, thread, f"http://127.0.0.1:{port}"
+
+
+def test_a_client_that_disconnects_stops_its_document(tmp_path):
+    engine = SlowEngine(0.002)
+    app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
+    server, thread, url = running(app)
+    try:
+        data = ("Good night. " * 2000).encode()                  # 2,000 sentences: about 4 s
+        with pytest.raises(httpx.TimeoutException):
+            httpx.post(url + "/translate_document", files={"file": ("l.txt", data)}, timeout=0.5)
+        time.sleep(0.5)                                           # the server notices within one job
+        after_disconnect = engine.sentences
+        time.sleep(1.0)
+        assert engine.sentences - after_disconnect <= 16          # at most the job that was running
+        assert engine.sentences < 1000
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+def test_a_document_in_flight_when_the_server_stops_gets_a_json_503(tmp_path):
+    engine = SlowEngine(0.002)
+    app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
+    server, thread, url = running(app)
+    try:
+        answer = {}
+        client = threading.Thread(target=lambda: answer.update(response=httpx.post(
+            url + "/translate_document", files={"file": ("l.txt", ("Good night. " * 2000).encode())}, timeout=30)))
+        client.start()
+        wait_until(lambda: engine.sentences >= 32)
+        app.state.service.shutting_down.set()                    # what the server's signal handler sets
+        client.join(30)
+        response = answer.get("response")
+        assert response is not None
+        assert response.status_code == 503 and response.json() == {"error": "the service is shutting down"}
+        assert engine.sentences < 1000
+    finally:
+        server.should_exit = True
+        thread.join(20)
