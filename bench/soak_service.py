@@ -12,7 +12,14 @@ Acceptance: RSS growth < 10% after warm-up, 0 answers >= 500, no dropped connect
 over the size limit may see its connection closed after the 413, counted apart), every in-flight request
 answered, exit 0 within 10 s. The service's log goes to a temporary file, named in the summary.
 
+With `--mixed`, the scenario is documents and strings together instead: `--document-clients` clients upload a
+one-line `.txt` of `--document-kb` kilobytes (one paragraph of short sentences) to `/translate_document` back to
+back, while `--clients` clients send one sentence per `POST /translate`. It reports the strings' p50/p95/p99 while
+documents run, the documents completed, and the service's RSS at the start, its peak (sampled every 0.2 s) and at
+the end. Acceptance: string p95 <= 1 s, no 5xx, RSS at the end within 10% of the start.
+
 usage: python bench/soak_service.py --run RUN [--minutes 5] [--clients 16] [--engine keras|ctranslate2]
+       python bench/soak_service.py --run RUN --mixed [--minutes 2] [--clients 4] [--document-clients 2]
 """
 from __future__ import annotations
 
@@ -132,6 +139,80 @@ async def soak(url: str, sentences: list[str], clients: int, seconds: float) -> 
                                    for name, values in kind_latencies.items() if values}}
 
 
+async def mixed(url: str, pid: int, sentences: list[str], clients: int, document_clients: int, seconds: float,
+                document_kb: int) -> dict:
+    """Documents and strings together: the strings' latency while documents run, and RSS start, peak, end."""
+    import threading
+
+    import httpx
+
+    line = " ".join(sentences[i % len(sentences)] for i in range(100_000))[:document_kb * 1000].encode()
+    strings: list[float] = []
+    statuses: Counter = Counter()
+    documents = Counter()
+    rss = {"start": rss_mb(pid), "peak": 0.0}
+    sampling = threading.Event()
+
+    def sample() -> None:
+        while not sampling.wait(0.2):
+            rss["peak"] = max(rss["peak"], rss_mb(pid))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    async with httpx.AsyncClient(timeout=900) as client:
+        end = time.perf_counter() + seconds
+
+        async def string_client(index: int) -> None:
+            position = index
+            while time.perf_counter() < end:
+                sent = time.perf_counter()
+                response = await client.post(url + "/translate", json={"text": sentences[position % len(sentences)]})
+                strings.append(time.perf_counter() - sent)
+                statuses[str(response.status_code)] += 1
+                position += 1
+
+        async def document_client(index: int) -> None:
+            while time.perf_counter() < end:
+                response = await client.post(url + "/translate_document", files={"file": (f"l{index}.txt", line)})
+                documents[str(response.status_code)] += 1
+
+        await asyncio.gather(*(string_client(i) for i in range(clients)),
+                             *(document_client(i) for i in range(document_clients)))
+    sampling.set()
+    sampler.join()
+    rss["end"] = rss_mb(pid)
+    ms = np.array(strings) * 1000.0
+    return {"string_requests": len(strings), "string_statuses": dict(statuses), "documents": dict(documents),
+            "document_bytes": len(line), "string_p50_ms": round(float(np.percentile(ms, 50)), 1),
+            "string_p95_ms": round(float(np.percentile(ms, 95)), 1),
+            "string_p99_ms": round(float(np.percentile(ms, 99)), 1),
+            "rss_start_mb": round(rss["start"]), "rss_peak_mb": round(max(rss["peak"], rss["end"])),
+            "rss_end_mb": round(rss["end"])}
+
+
+def run_mixed(args, run: Path, sentences: list[str]) -> int:
+    log = tempfile.NamedTemporaryFile("w+", prefix="soak-mixed-", suffix=".log", delete=False)
+    process, url = start_service(run, 64, args, extra=["--file-timeout-s", "3600"], stderr=log)
+    try:
+        asyncio.run(wait_healthy(url, process))
+        result = asyncio.run(mixed(url, process.pid, sentences, args.clients, args.document_clients,
+                                   args.minutes * 60, args.document_kb))
+    finally:
+        stop_service(process)
+    server_errors = sum(n for status, n in {**result["string_statuses"], **result["documents"]}.items()
+                        if int(status) >= 500)
+    met = (result["string_p95_ms"] <= 1000 and server_errors == 0
+           and result["rss_end_mb"] <= 1.10 * result["rss_start_mb"])
+    emit("soak_service_mixed", result["string_requests"], "string requests", engine=args.engine,
+         clients=args.clients, document_clients=args.document_clients, minutes=args.minutes, **result,
+         server_errors=server_errors, service_log=log.name,
+         target="string p95 <= 1 s while documents run, 0 x 5xx, RSS end within 10% of start", met=met)
+    print(f"mixed: {result['string_requests']:,} strings, p50/p95/p99 {result['string_p50_ms']:.0f}/"
+          f"{result['string_p95_ms']:.0f}/{result['string_p99_ms']:.0f} ms while documents ran "
+          f"({result['documents']}); RSS {result['rss_start_mb']} -> peak {result['rss_peak_mb']} -> "
+          f"{result['rss_end_mb']} MB; {'met' if met else 'NOT met'}", file=sys.stderr)
+    return 0 if met else 1
+
+
 async def burst_then_sigterm(url: str, process, sentences: list[str], burst: int) -> dict:
     """`burst` translations in flight, SIGTERM, then every answer and the exit."""
     import httpx
@@ -160,10 +241,15 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default: %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="keras")
     parser.add_argument("--burst", type=int, default=32, help="requests in flight at SIGTERM (default: %(default)s)")
+    parser.add_argument("--mixed", action="store_true", help="documents and strings together (see above)")
+    parser.add_argument("--document-clients", type=int, default=2, help="--mixed: clients uploading documents")
+    parser.add_argument("--document-kb", type=int, default=260, help="--mixed: each document's size (one line)")
     args = parser.parse_args()
     args.max_wait_ms, args.beam = 10.0, None                      # what start_service passes on
     run = Path(args.run)
     sentences = english_sentences(run, None, 500)
+    if args.mixed:
+        return run_mixed(args, run, sentences)
     log = tempfile.NamedTemporaryFile("w+", prefix="soak-", suffix=".log", delete=False)
     process, url = start_service(run, 64, args, extra=["--max-chars", str(MAX_CHARS)], stderr=log)
     try:

@@ -64,6 +64,9 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-bytes", type=int, default=10_000_000,
                         help="most bytes in one uploaded document (POST /translate_file, /translate_document; "
                              "default: %(default)s)")
+    parser.add_argument("--max-document-xml-bytes", type=int, default=12_000_000,
+                        help="an office file whose XML parts unpack to more is refused before parsing (about 20 "
+                             "bytes of memory per byte of XML; default: %(default)s, about 250 MB)")
     parser.add_argument("--file-timeout-s", type=float, default=600.0,
                         help="a document not translated by then gets a 503 (default: %(default)s)")
     parser.add_argument("--file-ttl-s", type=float, default=1800.0,
@@ -85,7 +88,8 @@ def main() -> int:
                                max_alternatives=args.alternatives_limit, glossary_db=args.glossary_db or default_glossary_db(),
                                max_file_bytes=args.max_file_bytes, file_timeout_s=args.file_timeout_s,
                                file_ttl_s=args.file_ttl_s, files_dir=args.files_dir,
-                               max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes)
+                               max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
+                               max_document_xml_bytes=args.max_document_xml_bytes)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

@@ -303,7 +303,7 @@ def test_bad_inputs(tiny_engine):
 @pytest.mark.parametrize("damage, message", [
     (lambda run: (run / "vectorizers.pkl").unlink(), "vectorizer file {run}/vectorizers.pkl: not found"),
     (lambda run: (run / "vectorizers.pkl").write_bytes(b"\x80\x04garbage"), "vectorizer file {run}/vectorizers.pkl: corrupt"),
-    (lambda run: (run / "best.keras").write_bytes(b"not a zip"), "model file {run}/best.keras: cannot be loaded"),
+    (lambda run: (run / "best.keras").write_bytes(b"not a zip"), "model file {run}/best.keras: not a complete .keras file"),
     (lambda run: (run / "best.keras").unlink(), "model file {run}/best.keras: not found"),
     (lambda run: (run / "config.yaml").write_text("model: [\n"), "run file {run}/config.yaml: unreadable"),
 ])

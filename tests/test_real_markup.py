@@ -7,6 +7,7 @@ import re
 import zipfile
 
 import pytest
+from lxml import etree
 
 from pipeline.documents import detect_format, open_document, translate_document
 
@@ -237,8 +238,8 @@ def formatted_docx() -> bytes:
     paragraph.add_run(".")
     first = document.add_paragraph().add_run("First line")            # a break and the next line in one run
     first.add_break()
-    first._r.append(first._r.makeelement(qn("w:t"), {qn("xml:space"): "preserve"}))
-    first._r[-1].text = "Save the file and close it "
+    first.element.append(first.element.makeelement(qn("w:t"), {qn("xml:space"): "preserve"}))
+    first.element[-1].text = "Save the file and close it "
     paragraph = document.paragraphs[-1]
     paragraph.add_run("quickly").bold = True
     paragraph.add_run(".")
@@ -266,7 +267,8 @@ def test_docx_formatted_runs_keep_their_formatting_when_the_sentence_is_worded_o
         [("Passo ", None, None), ("3", True, None), (": riavviate il servizio.", None, None)],
         [("Scegliete ", None, None), ("File - Stampa", True, None), (" e ", None, None), ("attendete", None, True),
          (".", None, None)]]
-    texts = re.findall(r"<w:t(?: [^>]*)?>([^<]*)</w:t>|<w:(br)/>", out.paragraphs[3]._p.xml)
+    xml = etree.tostring(out.paragraphs[3].runs[0].element.getparent(), encoding="unicode")
+    texts = re.findall(r"<w:t(?: [^>]*)?>([^<]*)</w:t>|<w:(br)/>", xml)
     assert [text or f"<{tag}>" for text, tag in texts] == ["Prima riga", "<br>", "SAVE THE FILE AND CLOSE IT ",
                                                            "QUICKLY", "."]
     assert [run.bold for run in out.paragraphs[3].runs if run.text.strip() == "QUICKLY"] == [True]

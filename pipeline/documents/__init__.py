@@ -54,10 +54,12 @@ def document_format(name: str) -> Format:
     return FORMATS[name]
 
 
-def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False) -> Document:
+def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False,
+                  max_xml_bytes: int | None = None) -> Document:
     """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file (one
     nested too deeply for its library included). `overwrite`: gettext entries already translated are translated
-    again."""
+    again. `max_xml_bytes`: office files whose XML parts unpack to more are refused before parsing (default
+    `office.MAX_XML_BYTES`; the service sets its own)."""
     if format is None:
         format = detect_format(data, name)
     if format not in FORMATS:
@@ -65,7 +67,8 @@ def open_document(data: bytes, format: str | None = None, name: str = "document"
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte document limit")
     reader = FORMATS[format]
-    options = {"overwrite": overwrite} if "overwrite" in reader.options else {}
+    given = {"overwrite": overwrite, "max_xml_bytes": max_xml_bytes}
+    options = {key: value for key, value in given.items() if key in reader.options}
     try:
         return reader.open(data, name, **options)
     except RecursionError:

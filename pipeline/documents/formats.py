@@ -91,8 +91,8 @@ register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument,
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
-                DocxDocument, lambda data: package_kind(data) == "docx"))
+                DocxDocument, lambda data: package_kind(data) == "docx", options=("max_xml_bytes",)))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-                True, PptxDocument, lambda data: package_kind(data) == "pptx"))
+                True, PptxDocument, lambda data: package_kind(data) == "pptx", options=("max_xml_bytes",)))
 register(Format("odt", (".odt",), "application/vnd.oasis.opendocument.text", True, OdtDocument,
-                lambda data: package_kind(data) == "odt"))
+                lambda data: package_kind(data) == "odt", options=("max_xml_bytes",)))

@@ -40,6 +40,7 @@ NUMBERED = regex.compile(r"\s*[0-9]+(?:\.[0-9]+)*[.)]?(?=\s)\s*")              #
 LEADER_PAGE = regex.compile(r"\s*(?:\.{3,}|…{2,}|_{3,}|·{3,})\s*[0-9ivxlcdmIVXLCDM]*\s*\Z")   # "..... 3" after one
 ALPHABETICAL_PAGES = regex.compile(r"(?:,\s*[0-9]+(?:\s*[-–]\s*[0-9]+)?(?:\s*ff?\.)?)+\s*\Z")   # "term, 3, 7-9"
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
+MAX_XML_BYTES = 100_000_000          # XML parts (parsed into memory, ~20 bytes of RSS per byte) past this: refused
 
 
 def package_kind(data: bytes) -> str | None:
@@ -56,16 +57,23 @@ def package_kind(data: bytes) -> str | None:
     return "docx" if "word/document.xml" in names else "pptx" if "ppt/presentation.xml" in names else None
 
 
-def _open_zip(data: bytes, name: str, what: str) -> None:
-    """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less), or
-    that unpack to more than `MAX_UNPACKED_BYTES`."""
+def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = None) -> None:
+    """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less), that
+    unpack to more than `MAX_UNPACKED_BYTES`, or whose XML parts (what the libraries parse into memory, at about 20
+    bytes of memory per byte) unpack to more than `max_xml_bytes` (default `MAX_XML_BYTES`): checked from the zip's
+    directory, before anything is parsed."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
-            unpacked = sum(item.file_size for item in package.infolist())
+            items = package.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise ValueError(f"{name}: not a {what} file (not a zip package)") from None
+    unpacked = sum(item.file_size for item in items)
     if unpacked > MAX_UNPACKED_BYTES:
         raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {MAX_UNPACKED_BYTES:,}-byte limit")
+    limit = MAX_XML_BYTES if max_xml_bytes is None else max_xml_bytes
+    xml = sum(item.file_size for item in items if item.filename.lower().endswith((".xml", ".rels")))
+    if xml > limit:
+        raise ValueError(f"{name}: {xml:,} bytes of XML unpacked, over the {limit:,}-byte limit for one document")
 
 
 class _RunSegment(Segment):
@@ -374,9 +382,9 @@ class _OoxmlDocument:
 class DocxDocument(_OoxmlDocument):
     """A Word document: `segments` of the body, tables, headers, footers and text boxes; `render()`."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
         docx = require("docx", "documents")
-        _open_zip(data, name, ".docx")
+        _open_zip(data, name, ".docx", max_xml_bytes)
         try:
             self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
@@ -391,9 +399,9 @@ class PptxDocument(_OoxmlDocument):
     """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, its notes, and its
     charts (`_ChartLabels`)."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
         pptx = require("pptx", "documents")
-        _open_zip(data, name, ".pptx")
+        _open_zip(data, name, ".pptx", max_xml_bytes)
         try:
             self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
@@ -489,10 +497,10 @@ class OdtDocument:
     leader and page number, stay as they are. `render()` writes odfpy's `content.xml` and `styles.xml` into the
     original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
         opendocument = require("odf.opendocument", "documents")
         text_ns = require("odf.namespaces", "documents").TEXTNS
-        _open_zip(data, name, ".odt")
+        _open_zip(data, name, ".odt", max_xml_bytes)
         try:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package

@@ -29,10 +29,11 @@ class ServiceSettings:
     files_dir: str | None = None      # where translated files wait (None: a private temporary directory)
     max_url_bytes: int = 32_768       # most bytes in a request's path and query string (414 past it)
     max_header_bytes: int = 32_768    # most bytes in a request's headers, `name: value\r\n` each (431 past it)
+    max_document_xml_bytes: int = 12_000_000  # an office file whose XML parts unpack to more: 400 before parsing
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes",
-                     "max_url_bytes", "max_header_bytes"):
+                     "max_url_bytes", "max_header_bytes", "max_document_xml_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0:

@@ -39,7 +39,8 @@ class CTranslate2Engine(Engine):
     def __init__(self, model_dir: str | Path, compute_type: str = "default", threads: int = 0, device: str = "cpu"):
         """`threads` (0: every core this process may use): on CPU, that many single-threaded CTranslate2
         workers, each decoding its own batches. On 2 cores, 2 workers ran 1.3x (float32) to 3x (int8)
-        the sentences/s of one 2-thread worker, whose int8 GEMMs were slower than float32."""
+        the sentences/s of one 2-thread worker, whose int8 GEMMs were slower than float32. Fewer sentences than
+        workers (one request alone) go to a second, one-worker translator with every thread instead."""
         ctranslate2 = require("ctranslate2", EXTRA)
         export = RunDir(model_dir).require()
         self.model_dir = export.path
@@ -52,8 +53,12 @@ class CTranslate2Engine(Engine):
         self.target_index = {token: i for i, token in enumerate(target.vocabulary)}
         threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
         workers, per_worker = (threads, 1) if device == "cpu" else (1, threads)
+        self.workers = workers
         self.translator = ctranslate2.Translator(str(export.path), device=device, compute_type=compute_type,
                                                  inter_threads=workers, intra_threads=per_worker)
+        self._wide_options = (dict(device=device, compute_type=compute_type, inter_threads=1, intra_threads=threads)
+                              if device == "cpu" and threads > 1 else None)
+        self._wide = None
 
     @classmethod
     def from_run(cls, run_dir: str | Path, which: str = "best", compute_type: str = "default", threads: int = 0,
@@ -148,7 +153,18 @@ class CTranslate2Engine(Engine):
                        asynchronous=True)
         if beam > 1:    # every finished hypothesis with its score, for the GNMT re-ranking in `_best`
             options.update(length_penalty=alpha, num_hypotheses=beam, return_scores=True)
-        return self.translator.translate_batch(tokens, **options)
+        return self._translator_for(len(tokens)).translate_batch(tokens, **options)
+
+    def _translator_for(self, sentences: int):
+        """The workers, or, for fewer sentences than workers (a lone request), one worker with every core (made on
+        first use): a single sentence then decodes on all cores instead of one, as LibreTranslate's does."""
+        if self._wide_options is None or sentences >= self.workers:
+            return self.translator
+        if self._wide is None:
+            import ctranslate2
+
+            self._wide = ctranslate2.Translator(str(self.model_dir), **self._wide_options)
+        return self._wide
 
     def _best(self, tokens: list[list[str]], results: list, beam: int, alpha: float,
               batch_size: int) -> list[list[str]]:

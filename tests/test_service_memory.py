@@ -1,0 +1,74 @@
+"""Bounded memory per request (issue 38, finding 2): an office file whose XML would take gigabytes to parse is
+refused from its zip directory, before parsing, and the memory a document's parse takes is handed back afterwards,
+so twenty documents later the process is where it started (a stand-in engine: no model)."""
+import io
+import zipfile
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("docx")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from pipeline.config import Config  # noqa: E402
+from pipeline.service import ServiceSettings, create_app  # noqa: E402
+
+PAGE = 4096
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * PAGE
+
+
+def empty_paragraphs_docx(megabytes: float) -> bytes:
+    """A valid .docx whose body is `megabytes` of empty paragraphs: it zips to a few hundred kilobytes."""
+    import docx
+
+    base = io.BytesIO()
+    docx.Document().save(base)
+    out = io.BytesIO()
+    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                body = b"<w:p/>" * int(megabytes * 1_000_000 / 6)
+                data = data.replace(b"<w:body>", b"<w:body>" + body, 1)
+            target.writestr(item, data)
+    return out.getvalue()
+
+
+class Echo:
+    def __init__(self):
+        self.config = Config()
+
+    def translate(self, sentences, beam=None, batch_size=None, glossary=None):
+        return list(sentences)
+
+
+@pytest.fixture
+def client(tmp_path):
+    settings = ServiceSettings(beam=1, max_wait_ms=0, files_dir=str(tmp_path / "files"))
+    with TestClient(create_app(Echo(), settings)) as test_client:
+        yield test_client
+
+
+def test_an_office_file_of_60_mb_of_xml_is_refused_before_parsing(client):
+    bomb = empty_paragraphs_docx(60)
+    assert len(bomb) < 1_000_000
+    before = rss()
+    response = client.post("/translate_document", files={"file": ("bomb.docx", bomb)})
+    assert response.status_code == 400
+    assert "bytes of XML unpacked, over the 12,000,000-byte limit" in response.json()["error"]
+    assert rss() - before < 50_000_000                   # nothing was parsed (it took 1.3 GB before)
+
+
+def test_memory_comes_back_after_documents(client):
+    document = empty_paragraphs_docx(8)                   # within the limit: parsed, about 160 MB at its peak
+    bomb = empty_paragraphs_docx(60)
+    assert client.post("/translate_document", files={"file": ("a.docx", document)}).status_code == 200
+    start = rss()
+    for index in range(20):
+        data, expected = (document, 200) if index % 2 else (bomb, 400)
+        assert client.post("/translate_document", files={"file": ("a.docx", data)}).status_code == expected
+    assert rss() < start * 1.10 + 20_000_000, (start, rss())
