@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -40,7 +41,8 @@ class CTranslate2Engine(Engine):
         """`threads` (0: every core this process may use): on CPU, that many single-threaded CTranslate2
         workers, each decoding its own batches. On 2 cores, 2 workers ran 1.3x (float32) to 3x (int8)
         the sentences/s of one 2-thread worker, whose int8 GEMMs were slower than float32. Fewer sentences than
-        workers (one request alone) go to a second, one-worker translator with every thread instead."""
+        workers (one request alone) may go to a second, one-worker translator with every thread instead, where
+        that is faster (`_translator_for`)."""
         ctranslate2 = require("ctranslate2", EXTRA)
         export = RunDir(model_dir).require()
         self.model_dir = export.path
@@ -58,7 +60,7 @@ class CTranslate2Engine(Engine):
                                                  inter_threads=workers, intra_threads=per_worker)
         self._wide_options = (dict(device=device, compute_type=compute_type, inter_threads=1, intra_threads=threads)
                               if device == "cpu" and threads > 1 else None)
-        self._wide = None
+        self._lone = None             # the translator for fewer sentences than workers (`_translator_for`)
 
     @classmethod
     def from_run(cls, run_dir: str | Path, which: str = "best", compute_type: str = "default", threads: int = 0,
@@ -153,18 +155,27 @@ class CTranslate2Engine(Engine):
                        asynchronous=True)
         if beam > 1:    # every finished hypothesis with its score, for the GNMT re-ranking in `_best`
             options.update(length_penalty=alpha, num_hypotheses=beam, return_scores=True)
-        return self._translator_for(len(tokens)).translate_batch(tokens, **options)
+        return self._translator_for(tokens, options).translate_batch(tokens, **options)
 
-    def _translator_for(self, sentences: int):
-        """The workers, or, for fewer sentences than workers (a lone request), one worker with every core (made on
-        first use): a single sentence then decodes on all cores instead of one, as LibreTranslate's does."""
-        if self._wide_options is None or sentences >= self.workers:
+    def _translator_for(self, tokens: list[list[str]], options: dict):
+        """The workers, or, for fewer sentences than workers (a lone request), whichever of them and a second,
+        one-worker translator with every thread decodes such a request faster on this machine and model: measured
+        once, on the first such request (intra-op threads pay for a large model and cost for a small one: on
+        2 cores a tiny model ran 5x slower on 2 threads, a 6-layer one faster)."""
+        if self._wide_options is None or len(tokens) >= self.workers:
             return self.translator
-        if self._wide is None:
+        if self._lone is None:
             import ctranslate2
 
-            self._wide = ctranslate2.Translator(str(self.model_dir), **self._wide_options)
-        return self._wide
+            wide = ctranslate2.Translator(str(self.model_dir), **self._wide_options)
+            timing = {**options, "asynchronous": False}
+            seconds = {}
+            for candidate in (self.translator, wide, self.translator, wide):
+                started = time.perf_counter()
+                candidate.translate_batch(tokens, **timing)
+                seconds[id(candidate)] = min(seconds.get(id(candidate), float("inf")), time.perf_counter() - started)
+            self._lone = wide if seconds[id(wide)] < seconds[id(self.translator)] else self.translator
+        return self._lone
 
     def _best(self, tokens: list[list[str]], results: list, beam: int, alpha: float,
               batch_size: int) -> list[list[str]]:
