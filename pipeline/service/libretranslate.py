@@ -34,7 +34,6 @@ PREFIX = "/libretranslate"
 DIGITS = re.compile(r"^[ \t\n\r]*([+-]?[0-9]{1,9})?[ \t\n\r]*$")      # a form's alternatives: an integer, or blank for 0
 FIELDS = frozenset({"q", "source", "target", "format", "alternatives", "api_key"})
 SOURCE, TARGET = {"code": "en", "name": "English"}, {"code": "it", "name": "Italian"}
-DETECTED = {"confidence": 100.0, "language": "en"}      # the model reads English only: `auto` means English
 
 ERRORS = error_responses([
     (400, "invalid request", "Invalid request: missing q parameter"),
@@ -54,7 +53,7 @@ TRANSLATED = {200: {"description": "a string for a string q, a list for a list",
                          "description": "with alternatives > 0"},
         "detectedLanguage": {"oneOf": [LANGUAGE, {"type": "array", "items": LANGUAGE}],
                              "description": "with source auto"}}}}}}}
-DETECTED_LIST = {200: {"description": "always English", "content": {"application/json": {
+DETECTED_LIST = {200: {"description": "the served languages, most likely first", "content": {"application/json": {
     "schema": {"type": "array", "items": LANGUAGE}}}}}
 
 
@@ -324,8 +323,9 @@ async def translate(request: Request, state: ServiceState = Depends(service_stat
         translated, others = await translate_texts(state, texts, alternatives, glossary, request)
     one = isinstance(fields["q"], str)
     result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
-    if fields["source"] == "auto":
-        result["detectedLanguage"] = dict(DETECTED) if one else [dict(DETECTED) for _ in texts]
+    if fields["source"] == "auto":                  # detected for real; the model still reads each text as English
+        detected = [{"confidence": ranked[0][1], "language": ranked[0][0]} for ranked in await state.detect(texts)]
+        result["detectedLanguage"] = detected[0] if one else detected
     if alternatives:
         result["alternatives"] = others[0] if one else others
     return result
@@ -334,13 +334,17 @@ async def translate(request: Request, state: ServiceState = Depends(service_stat
 @info_router.post("/detect", responses={**DETECTED_LIST, **ERRORS}, openapi_extra=request_body(detect=True),
                     dependencies=[Depends(rate_limited)])
 async def detect(request: Request, state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
-    """LibreTranslate's detect: the model reads English only, so the answer is always English."""
+    """LibreTranslate's detect: the languages this service serves, most likely first, each with its confidence
+    (0-100; low for a text in another language or with no letters). `pipeline.language`: lingua, compared with
+    English's and Italian's neighbours too."""
     fields, _ = await read_fields(request)
     check_key(state, request, fields)
     if not fields.get("q"):
         raise invalid("Invalid request: missing q parameter")
     check_q(fields["q"])
-    return [dict(DETECTED)]
+    text = fields["q"] if isinstance(fields["q"], str) else " ".join(map(str, fields["q"]))
+    [ranked] = await state.detect([gate_text(text)])
+    return [{"confidence": confidence, "language": language} for language, confidence in ranked]
 
 
 @info_router.get("/languages")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
@@ -18,6 +19,9 @@ from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 from pipeline.text import gate_texts
 from pipeline.rundir import run_path
+
+
+LANGUAGES = ("en", "it")         # what this service reads and writes (the model translates en -> it)
 
 
 class ClientGone(ServiceError):
@@ -48,6 +52,7 @@ class ServiceState:
         self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
         self.files = FileStore(settings.files_dir, settings.file_ttl_s)
         self.shutting_down = threading.Event()   # set when the server begins to stop: documents stop between jobs
+        self._detector, self._detector_lock = None, threading.Lock()     # made on the first /detect or auto
 
     def _translate_batch(self, sentences: list[str], beam: int, glossaries: list | None = None) -> list[str]:
         extra = {"glossary": glossaries} if glossaries is not None else {}
@@ -147,6 +152,17 @@ class ServiceState:
             return [layout.join(done) for layout in layouts]
 
         return translate
+
+    async def detect(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
+        """Each text's languages among those served (`pipeline.language`), most likely first, with confidences."""
+        def run() -> list[list[tuple[str, float]]]:
+            with self._detector_lock:
+                if self._detector is None:
+                    from pipeline.language import LanguageDetector
+
+                    self._detector = LanguageDetector(LANGUAGES)
+            return [self._detector.detect(text) for text in texts]
+        return await run_in_threadpool(run)
 
     def health(self) -> dict[str, Any]:
         config = self.translator.config
