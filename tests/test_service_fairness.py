@@ -154,3 +154,15 @@ def test_a_document_in_flight_when_the_server_stops_gets_a_json_503(tmp_path):
     finally:
         server.should_exit = True
         thread.join(20)
+
+
+def test_the_server_tells_the_service_when_it_begins_to_stop():
+    import signal
+
+    uvicorn = pytest.importorskip("uvicorn")
+    from pipeline.service.server import StoppingServer
+
+    stopping = threading.Event()
+    server = StoppingServer(uvicorn.Config(lambda scope, receive, send: None), stopping)
+    server.handle_exit(signal.SIGTERM, None)              # what uvicorn calls on SIGTERM or Ctrl-C
+    assert stopping.is_set() and server.should_exit
