@@ -1,7 +1,7 @@
 """Language detection (`pipeline.language`, what `/detect` and `source: "auto"` use): accuracy on both sides of a
 prepared test split, for short texts (at most 3 words) and longer ones, and on texts in neither language.
 
-usage: python bench/bench_detect.py [--tsv runs/tiny/prepared/test.tsv] [--limit 2000]
+usage: python bench/bench_detect.py [--run runs/tiny/run | --tsv FILE] [--limit 2000]
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from common import ROOT, emit
 
 from pipeline.evaluation import load_split_set  # noqa: E402
 from pipeline.language import LanguageDetector  # noqa: E402
+from pipeline.rundir import prepared_beside, split_text_file  # noqa: E402
 
 OTHER = ["Guten Morgen, wie geht es dir heute?", "Où est la gare, s'il vous plaît ?", "¿Dónde está la estación?",
          "Onde fica a estação de comboios?", "12345 67890", "https://example.org/a/b"]
@@ -20,9 +21,11 @@ OTHER = ["Guten Morgen, wie geht es dir heute?", "Où est la gare, s'il vous pla
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tsv", default=str(ROOT / "runs" / "tiny" / "prepared" / "test.tsv"))
+    parser.add_argument("--run", default=str(ROOT / "runs/tiny/run"), help="its prepared test split is read")
+    parser.add_argument("--tsv", help="a prepared split file instead (english<TAB>italian)")
     parser.add_argument("--limit", type=int, default=2000)
     args = parser.parse_args()
+    args.tsv = args.tsv or str(prepared_beside(args.run) / split_text_file("test"))
     evalset = load_split_set(args.tsv)
     english = evalset.sources[:args.limit]
     italian = [references[0] for references in evalset.references][:args.limit]
