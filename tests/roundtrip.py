@@ -186,13 +186,17 @@ def _zip_names(data: bytes) -> list[str]:
         return sorted(package.namelist())
 
 
+def _zip_problems(name: str, original: bytes, translated: bytes) -> list[str]:
+    """An office package must keep every entry: the ones lost or added, named."""
+    before, after = set(_zip_names(original)), set(_zip_names(translated))
+    return [] if before == after else [f"{name}: zip entries changed ({sorted(before ^ after)})"]
+
+
 def docx_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     import docx
 
-    problems = []
+    problems = _zip_problems(name, original, translated)
     old, new = docx.Document(io.BytesIO(original)), docx.Document(io.BytesIO(translated))
-    if _zip_names(original) != _zip_names(translated):
-        problems.append(f"{name}: zip entries changed")
     count = lambda d, test: sum(test(r) for p in d.paragraphs for r in p.runs)   # noqa: E731
     for what, test in (("bold runs", lambda r: bool(r.bold)), ("italic runs", lambda r: bool(r.italic))):
         if count(old, test) > count(new, test):
@@ -205,9 +209,7 @@ def docx_problems(name: str, original: bytes, translated: bytes) -> list[str]:
 def pptx_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     import pptx
 
-    problems = []
-    if _zip_names(original) != _zip_names(translated):
-        problems.append(f"{name}: zip entries changed")
+    problems = _zip_problems(name, original, translated)
     old, new = pptx.Presentation(io.BytesIO(original)), pptx.Presentation(io.BytesIO(translated))
 
     def charts(deck):
@@ -228,9 +230,7 @@ def pptx_problems(name: str, original: bytes, translated: bytes) -> list[str]:
 def odt_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     from odf import opendocument, text
 
-    problems = []
-    if _zip_names(original) != _zip_names(translated):
-        problems.append(f"{name}: zip entries changed ({sorted(set(_zip_names(original)) ^ set(_zip_names(translated)))})")
+    problems = _zip_problems(name, original, translated)
     old, new = (opendocument.load(io.BytesIO(data)) for data in (original, translated))
     for element, what in ((text.P, "paragraphs"), (text.H, "headings"), (text.Span, "spans"), (text.Tab, "tabs")):
         a, b = len(old.getElementsByType(element)), len(new.getElementsByType(element))

@@ -161,25 +161,17 @@ def uvicorn_config(app: Any, settings: ServiceSettings, *, host: str = "127.0.0.
                           timeout_graceful_shutdown=int(settings.timeout_s) + 5)
 
 
-def stopping_server_class():
+def StoppingServer(config: Any, shutting_down: Any) -> Any:   # noqa: N802 - makes a uvicorn.Server
     """uvicorn's Server, telling the service when it begins to stop (`ServiceState.shutting_down`), so that a
     document in flight is answered with the documented JSON 503 between two of its jobs, before the graceful
     timeout cancels it (which would be a 500 and a traceback)."""
     uvicorn = require("uvicorn", "serve")
 
-    class StoppingServer(uvicorn.Server):
-        def __init__(self, config, shutting_down):
-            super().__init__(config)
-            self.shutting_down = shutting_down
-
+    class Stopping(uvicorn.Server):
         def handle_exit(self, sig, frame):
-            self.shutting_down.set()
+            shutting_down.set()
             super().handle_exit(sig, frame)
-    return StoppingServer
-
-
-def StoppingServer(config, shutting_down):   # noqa: N802 - a class, made when uvicorn is importable
-    return stopping_server_class()(config, shutting_down)
+    return Stopping(config)
 
 
 def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which: str = "best",
