@@ -29,7 +29,7 @@ def pair_lengths(source, vectorizers) -> np.ndarray:
     lengths, block = [], []
 
     def flush():
-        english = [len(vectorizers.english.token_ids(en)) for en, _ in block]
+        english = [len(vectorizers.english.token_ids(en)) for en, _ in block]     # corpora read (English, Italian)
         italian = [len(vectorizers.italian.token_ids(it)) for _, it in block]
         lengths.append(np.maximum(english, italian))
         block.clear()

@@ -11,6 +11,7 @@ from typing import Any, Callable, NoReturn
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from pipeline.extras import MissingExtra
+from pipeline.language import LANGUAGE_NAMES
 from pipeline.logs import quiet_native_logs
 from pipeline.options import SAMPLING_OPTIONS, add_flags, check_ranges, given, unsupported
 from pipeline.rundir import MODELS
@@ -51,6 +52,9 @@ def translation_parser(description: str, options: tuple[str, ...] = DECODING_FLA
     option named (`pipeline.options.OPTIONS`: --beam, --batch-size by default)."""
     parser = argparse.ArgumentParser(description=description)
     add_run_arguments(parser, engine=True)
+    parser.add_argument("--target", choices=sorted(LANGUAGE_NAMES),
+                        help="the language to translate into: a bidirectional run (data.bidirectional) translates both "
+                             "ways (default: the run's own direction); a one-way run accepts only its target")
     add_flags(parser, options)
     return parser
 
@@ -83,7 +87,7 @@ def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]
     sentences = None if document else _input_lines(args)                      # so does a bad text file
     from pipeline.translate import open_translator        # ctranslate2: imports neither TensorFlow nor Keras
 
-    translator = open_translator(args.run, args.model, args.engine)
+    translator = open_translator(args.run, args.model, args.engine, target=args.target)
     if glossary is not None and translator.glossary_style != "annotate":
         print(f"note: {args.run} was not trained with term annotations (data.term_annotation), so glossary terms are "
               "masked instead, which the model honours less often; see the README's Glossaries", file=sys.stderr)
@@ -103,11 +107,15 @@ def _check_output(args: argparse.Namespace) -> None:
 
 
 def _glossary(args: argparse.Namespace) -> Any:
+    """--glossary, read for the run's direction (from its vectorizers: no model is loaded yet)."""
     if not args.glossary:
         return None
     from pipeline.glossary import Glossary
+    from pipeline.rundir import RunDir
 
-    return Glossary.load(args.glossary, case_sensitive=args.glossary_case_sensitive)
+    vectorizers = RunDir(args.run).require().load_vectorizers()
+    direction = next((d for d in vectorizers.directions if d.target == args.target), vectorizers.direction)
+    return Glossary.load(args.glossary, case_sensitive=args.glossary_case_sensitive, direction=direction)
 
 
 def _open_input_document(args: argparse.Namespace, format: str) -> tuple[Any, str]:

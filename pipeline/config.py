@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from pipeline.language import Direction
 from pipeline.options import OPTIONS
 
 
@@ -28,6 +29,7 @@ class CorpusConfig:
     path: str | list = ""          # ita.txt(.gz), ita-eng.zip, a .tsv(.gz), or [train.en, train.it]
     weight: float = 1.0            # expected passes over this corpus's training pairs per epoch (see datasets.Mixture)
     name: str = ""                 # how reports, splits and metrics name it (default: the file name's stem)
+    columns: str = "en-it"         # the language order of its columns (or of its two files): en-it, or it-en
 
     @property
     def paths(self) -> list[str]:
@@ -38,8 +40,13 @@ class CorpusConfig:
 class DataConfig:
     corpora: list = field(default_factory=list)   # [CorpusConfig, ...]; empty: prepare's --input or the bundled sample
     exclude: list = field(default_factory=list)   # files of held-out sentences: pairs with either side equal to a line go
+    source_language: str = "en"   # the direction the run translates: en -> it, or it -> en (the same corpora, turned round)
+    target_language: str = "it"
+    bidirectional: bool = False   # one model for both ways: each pair also turned round, the target's tag (<2en>, <2it>)
+                                  # first on the source side; source/target_language give the default direction
     max_length: int = 20          # tokens per side after punctuation splitting; longer pairs are dropped
-    valid_fraction: float = 0.05  # share of distinct English sentences held out for validation
+    valid_fraction: float = 0.05  # share of distinct English sentences held out for validation (in either direction,
+                                  # so a pair held out one way is held out the other way too)
     test_fraction: float = 0.05   # share held out for the test split
     tokenizer: str = "sentencepiece"   # sentencepiece (subwords, open vocabulary) | word (the tutorials')
     sentencepiece_type: str = "unigram"   # unigram | bpe
@@ -54,6 +61,10 @@ class DataConfig:
     term_dictionary: str = ""     # english<TAB>synonym|synonym lines the annotations come from ("": the bundled FreeDict)
     term_swap: float = 0.0        # share of annotated terms that ask for another synonym, or names made up (reference rewritten)
     term_replace: float = 0.0     # share of annotations that replace their English term instead of following it
+
+    @property
+    def direction(self) -> Direction:
+        return Direction(self.source_language, self.target_language)
 
 
 @dataclass
@@ -143,6 +154,8 @@ class Config:
 
 
 CHOICES = {
+    "data.source_language": ("en", "it"),
+    "data.target_language": ("en", "it"),
     "data.tokenizer": ("word", "sentencepiece"),
     "data.sentencepiece_type": ("unigram", "bpe"),
     "model.positional": ("sinusoidal", "learned"),
@@ -179,6 +192,9 @@ def _validate_corpora(data: DataConfig) -> None:
         if not CORPUS_NAME.fullmatch(corpus.name):
             raise ConfigError(f"config key 'data.corpora[{i}].name': expected letters, digits, '_', '.' or '-' "
                               f"(at most 64, starting with a letter or digit), got {corpus.name!r}")
+        if corpus.columns not in ("en-it", "it-en"):
+            raise ConfigError(f"config key 'data.corpora[{i}].columns': must be one of en-it, it-en, "
+                              f"got {corpus.columns!r}")
         if corpus.weight < 0:
             raise ConfigError(f"config key 'data.corpora[{i}].weight': must be >= 0, got {corpus.weight!r}")
     names = [c.name for c in data.corpora]
@@ -224,7 +240,7 @@ def _build_list(key: str, value: Any) -> list:
             paths = corpus.paths
             if not 1 <= len(paths) <= 2 or not all(isinstance(p, str) and p for p in paths):
                 raise ConfigError(f"config key '{where}.path': expected a file, or a list of two line-aligned files "
-                                  f"(English, Italian), got {corpus.path!r}")
+                                  f"(in the order of its columns, {corpus.columns}), got {corpus.path!r}")
             out.append(corpus)
         else:
             out.append(_coerce(where, entry, item))
@@ -272,6 +288,15 @@ def validate(config: Config) -> Config:
         if not 0.0 <= flat[key] < 1.0:
             raise ConfigError(f"config key '{key}': must be in [0, 1), got {flat[key]!r}")
     _validate_corpora(config.data)
+    if config.data.source_language == config.data.target_language:
+        raise ConfigError(f"config key 'data.target_language': must differ from data.source_language="
+                          f"{config.data.source_language}, got {config.data.target_language!r}")
+    if config.data.bidirectional and not (config.data.tokenizer == "sentencepiece" and config.data.joint_vocab_size):
+        raise ConfigError("config key 'data.bidirectional': needs one joint SentencePiece vocabulary (data.tokenizer="
+                          "sentencepiece and data.joint_vocab_size > 0), where the language tags are pieces")
+    if config.data.term_annotation and (config.data.source_language != "en" or config.data.bidirectional):   # the term dictionary is English -> Italian
+        raise ConfigError("config key 'data.term_annotation': term annotation needs data.source_language=en "
+                          f"(its dictionary is English -> Italian), got {config.data.source_language!r}")
     if not 0.0 <= config.data.term_annotation <= 1.0:
         raise ConfigError(f"config key 'data.term_annotation': must be in [0, 1], got {config.data.term_annotation!r}")
     if config.data.valid_fraction + config.data.test_fraction >= 1.0:

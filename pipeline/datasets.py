@@ -21,18 +21,18 @@ import keras
 from pipeline.shards import ShardedIds, corpus_rows, open_split
 
 
-def format_dataset(eng, ita):
-    """Teacher forcing: the decoder reads ita[:, :-1] and predicts ita[:, 1:]."""
-    return {"encoder_inputs": eng, "decoder_inputs": ita[:, :-1]}, ita[:, 1:]
+def format_dataset(source, target):
+    """Teacher forcing: the decoder reads target[:, :-1] and predicts target[:, 1:]."""
+    return {"encoder_inputs": source, "decoder_inputs": target[:, :-1]}, target[:, 1:]
 
 
 def load_split(prepared_dir: str | Path, name: str) -> tuple[Any, Any]:
-    """The (english, italian) int32 ids that prepare wrote for one split, as lazily read `ShardedIds`
+    """The (source, target) int32 ids that prepare wrote for one split, as lazily read `ShardedIds`
     (row gathers, `len`, `shape`; `np.asarray` reads all), or arrays from an older `<name>.npz`."""
     path = Path(prepared_dir) / f"{name}.npz"
     if path.is_file():
         with np.load(path) as arrays:
-            return arrays["english"], arrays["italian"]
+            return arrays["english"], arrays["italian"]   # older data: English -> Italian
     return open_split(prepared_dir, name)
 
 
@@ -54,12 +54,12 @@ def sequence_lengths(ids: Any) -> np.ndarray:
 MAX_BUCKETS = 12        # distinct batch widths (hence, with fixed rows per bucket, XLA compilations) at most
 
 
-def pair_widths(english: np.ndarray, italian: np.ndarray) -> np.ndarray:
+def pair_widths(source: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Columns each pair needs: the longer of its source and its decoder input (target minus one)."""
-    return np.maximum(sequence_lengths(english), sequence_lengths(italian) - 1)
+    return np.maximum(sequence_lengths(source), sequence_lengths(target) - 1)
 
 
-def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, multiple: int = 1) -> tuple[int, ...]:
+def bucket_boundaries(source: np.ndarray, target: np.ndarray, buckets: int, multiple: int = 1) -> tuple[int, ...]:
     """At most `buckets` batch widths shared by source and target, ascending, that waste the least padding.
 
     Widths are multiples of `multiple` (any width when 0 or 1) and the last is the full width, so
@@ -68,8 +68,8 @@ def bucket_boundaries(english: np.ndarray, italian: np.ndarray, buckets: int, mu
     """
     if not 1 <= buckets <= MAX_BUCKETS:
         raise ValueError(f"buckets must be in 1..{MAX_BUCKETS}, got {buckets}")
-    full = max(english.shape[1], italian.shape[1] - 1)
-    counts = np.bincount(np.minimum(pair_widths(english, italian), full), minlength=full + 1).astype(np.float64)
+    full = max(source.shape[1], target.shape[1] - 1)
+    counts = np.bincount(np.minimum(pair_widths(source, target), full), minlength=full + 1).astype(np.float64)
     step = max(multiple, 1)
     candidates = [w for w in range(step, full, step)] + [full]
     rows_upto = np.cumsum(counts)                        # pairs of width <= w
@@ -112,19 +112,19 @@ class Batching:
     mixture: tuple[tuple[int, int, float], ...] = ()     # (first row, end row, weight) per corpus; () = every row once
 
     @classmethod
-    def for_data(cls, english: np.ndarray, italian: np.ndarray, batch_size: int = 64, batch_tokens: int = 0,
+    def for_data(cls, source: np.ndarray, target: np.ndarray, batch_size: int = 64, batch_tokens: int = 0,
                  buckets: int = 8, bucket_width: int = 1, accumulate_steps: int = 1,
                  mixture: tuple[tuple[int, int, float], ...] = ()) -> "Batching":
         """Boundaries from these (training) arrays' lengths; see `bucket_boundaries`."""
-        return cls(bucket_boundaries(english, italian, buckets, bucket_width), batch_size, batch_tokens,
+        return cls(bucket_boundaries(source, target, buckets, bucket_width), batch_size, batch_tokens,
                    accumulate_steps, mixture)
 
     @classmethod
-    def from_config(cls, train_config: Any, english: np.ndarray, italian: np.ndarray,
+    def from_config(cls, train_config: Any, source: np.ndarray, target: np.ndarray,
                     mixture: tuple[tuple[int, int, float], ...] = ()) -> "Batching":
         """The batching that `train.*` keys ask for, with boundaries from the training split."""
         t = train_config
-        return cls.for_data(english, italian, t.batch_size, t.batch_tokens, t.buckets, t.bucket_width,
+        return cls.for_data(source, target, t.batch_size, t.batch_tokens, t.buckets, t.bucket_width,
                             t.accumulate_steps, mixture)
 
     def rows(self, width: int) -> int:
@@ -190,7 +190,7 @@ def _bucket_sizes(buckets: np.ndarray, batching: Batching) -> dict[int, int]:
     return sizes
 
 
-def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, epoch: int) -> list[np.ndarray]:
+def batch_plan(source: np.ndarray, target: np.ndarray, batching: Batching, seed: int, epoch: int) -> list[np.ndarray]:
     """Row indices of every batch of one epoch: bucketed by width, shuffled by (seed, epoch).
 
     The number and shapes of batches are the same in every epoch; only their contents and
@@ -203,7 +203,7 @@ def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, see
     w_c n_c / sum_k w_k n_k of the epoch's pairs.
     """
     rng = np.random.default_rng([seed, epoch])
-    buckets = _buckets(english, italian, batching)
+    buckets = _buckets(source, target, batching)
     batches = []
     for bucket, rows_of_bucket in _epoch_members(buckets, batching, rng).items():
         if not len(rows_of_bucket):
@@ -216,75 +216,75 @@ def batch_plan(english: np.ndarray, italian: np.ndarray, batching: Batching, see
     return [batches[i] for i in order] + filler
 
 
-def steps_per_epoch(english: np.ndarray, italian: np.ndarray, batching: Batching) -> int:
+def steps_per_epoch(source: np.ndarray, target: np.ndarray, batching: Batching) -> int:
     """Batches in every epoch of `batch_plan` (without building one)."""
-    sizes = _bucket_sizes(_buckets(english, italian, batching), batching)
+    sizes = _bucket_sizes(_buckets(source, target, batching), batching)
     batches = sum(-(-n // batching.rows(batching.boundaries[b])) for b, n in sizes.items())
     return _round_up(batches, batching.accumulate_steps)
 
 
-def _buckets(english: np.ndarray, italian: np.ndarray, batching: Batching) -> np.ndarray:
+def _buckets(source: np.ndarray, target: np.ndarray, batching: Batching) -> np.ndarray:
     """Each pair's bucket: the index of the smallest boundary that holds it."""
-    return batching.bucket_of(pair_widths(english, italian))
+    return batching.bucket_of(pair_widths(source, target))
 
 
 def _round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple if multiple else n
 
 
-def batch_shape(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, batching: Batching) -> tuple[int, int, int]:
-    """(rows, source columns, italian columns) of one planned batch: its bucket's fixed shape.
+def batch_shape(source: np.ndarray, target: np.ndarray, rows: np.ndarray, batching: Batching) -> tuple[int, int, int]:
+    """(rows, source columns, target columns) of one planned batch: its bucket's fixed shape.
 
-    Italian keeps one column more than the decoder sees ([start] ... and ... [end] are cut from it).
+    The target keeps one column more than the decoder sees ([start] ... and ... [end] are cut from it).
     """
-    width = batching.width_of(int(pair_widths(english[rows], italian[rows]).max())) if len(rows) else \
+    width = batching.width_of(int(pair_widths(source[rows], target[rows]).max())) if len(rows) else \
         batching.boundaries[0]
-    return batching.rows(width), min(width, english.shape[1]), min(width, italian.shape[1] - 1) + 1
+    return batching.rows(width), min(width, source.shape[1]), min(width, target.shape[1] - 1) + 1
 
 
-def batch_shapes(english: np.ndarray, italian: np.ndarray, batching: Batching) -> set[tuple[int, int, int]]:
+def batch_shapes(source: np.ndarray, target: np.ndarray, batching: Batching) -> set[tuple[int, int, int]]:
     """The distinct (rows, source width, decoder width) shapes of one epoch of these arrays."""
-    plan = batch_plan(english, italian, batching, seed=0, epoch=0)
-    return {(r, en, it - 1) for r, en, it in (batch_shape(english, italian, rows, batching) for rows in plan)}
+    plan = batch_plan(source, target, batching, seed=0, epoch=0)
+    return {(r, src, tgt - 1) for r, src, tgt in (batch_shape(source, target, rows, batching) for rows in plan)}
 
 
-def example_batches(english: np.ndarray, italian: np.ndarray, batching: Batching) -> list[tuple]:
+def example_batches(source: np.ndarray, target: np.ndarray, batching: Batching) -> list[tuple]:
     """One batch of padding for each distinct shape an epoch of these arrays has, structured as `ArrayBatches`
     serves them (with loss weights when accumulating): all that a compiler needs to know of the epoch."""
-    plan = batch_plan(english, italian, batching, seed=0, epoch=0)
+    plan = batch_plan(source, target, batching, seed=0, epoch=0)
     batches = []
-    for rows, en_len, it_len in sorted({batch_shape(english, italian, rows, batching) for rows in plan}):
-        inputs, targets = format_dataset(np.zeros((rows, en_len), english.dtype), np.zeros((rows, it_len), italian.dtype))
+    for rows, src_len, tgt_len in sorted({batch_shape(source, target, rows, batching) for rows in plan}):
+        inputs, targets = format_dataset(np.zeros((rows, src_len), source.dtype), np.zeros((rows, tgt_len), target.dtype))
         weights = (np.ones((rows, 1), np.float32),) if batching.accumulate_steps > 1 else ()
         batches.append((inputs, targets, *weights))
     return batches
 
 
-def group_weights(italian: np.ndarray, plan: list[np.ndarray], accumulate_steps: int) -> np.ndarray:
+def group_weights(target: np.ndarray, plan: list[np.ndarray], accumulate_steps: int) -> np.ndarray:
     """Per-batch loss weights for gradient accumulation: k * tokens(batch) / tokens(its group of k).
 
     The loss of a batch is its mean over non-padding tokens and the optimizer averages k
     gradients, so these weights make each update the gradient of the token mean over the
     union of the k batches: exactly what one batch of their union would give.
     """
-    tokens = np.array([target_tokens(italian[rows]) for rows in plan], np.float64)
+    tokens = np.array([target_tokens(target[rows]) for rows in plan], np.float64)
     groups = np.pad(tokens, (0, -len(tokens) % accumulate_steps)).reshape(-1, accumulate_steps)
     totals = np.maximum(groups.sum(axis=1, keepdims=True), 1.0)
     return (accumulate_steps * groups / totals).reshape(-1)[:len(plan)].astype(np.float32)
 
 
-def gather_batch(english: np.ndarray, italian: np.ndarray, rows: np.ndarray, shape: tuple[int, int, int]):
+def gather_batch(source: np.ndarray, target: np.ndarray, rows: np.ndarray, shape: tuple[int, int, int]):
     """The rows of one batch, trimmed to `shape`'s widths and padded with empty rows to its row count."""
-    n_rows, en_len, it_len = shape
-    en = np.zeros((n_rows, en_len), english.dtype)
-    it = np.zeros((n_rows, it_len), italian.dtype)
-    en[:len(rows)], it[:len(rows)] = english[rows, :en_len], italian[rows, :it_len]
-    return format_dataset(en, it)
+    n_rows, src_len, tgt_len = shape
+    src = np.zeros((n_rows, src_len), source.dtype)
+    tgt = np.zeros((n_rows, tgt_len), target.dtype)
+    src[:len(rows)], tgt[:len(rows)] = source[rows, :src_len], target[rows, :tgt_len]
+    return format_dataset(src, tgt)
 
 
-def target_tokens(italian: Any) -> int:
+def target_tokens(target: Any) -> int:
     """Non-padding target tokens (every token after [start]), from the row lengths."""
-    return int(np.maximum(sequence_lengths(italian) - 1, 0).sum())
+    return int(np.maximum(sequence_lengths(target) - 1, 0).sum())
 
 
 class ArrayBatches(keras.utils.PyDataset):
@@ -295,25 +295,25 @@ class ArrayBatches(keras.utils.PyDataset):
     (validation data) every pass serves the first epoch's batches again.
     """
 
-    def __init__(self, english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int,
+    def __init__(self, source: np.ndarray, target: np.ndarray, batching: Batching, seed: int,
                  first_epoch: int = 0, skip: int = 0, reshuffle: bool = True, **kwargs):
         super().__init__(**kwargs)
-        self.english, self.italian, self.batching, self.seed = english, italian, batching, seed
+        self.source, self.target, self.batching, self.seed = source, target, batching, seed
         self.epoch, self.skip, self._begun, self.reshuffle = first_epoch, skip, False, reshuffle
         self._plan_epoch(first_epoch)
 
     def _plan_epoch(self, epoch: int) -> None:
-        self.plan = batch_plan(self.english, self.italian, self.batching, self.seed, epoch)
+        self.plan = batch_plan(self.source, self.target, self.batching, self.seed, epoch)
         k = self.batching.accumulate_steps
-        self.weights = group_weights(self.italian, self.plan, k) if k > 1 else None
+        self.weights = group_weights(self.target, self.plan, k) if k > 1 else None
 
     def __len__(self) -> int:
         return len(self.plan) - self.skip
 
     def __getitem__(self, index: int):
         rows = self.plan[self.skip + index]
-        shape = batch_shape(self.english, self.italian, rows, self.batching)
-        inputs, targets = gather_batch(self.english, self.italian, rows, shape)
+        shape = batch_shape(self.source, self.target, rows, self.batching)
+        inputs, targets = gather_batch(self.source, self.target, rows, shape)
         if self.weights is None:
             return inputs, targets
         return inputs, targets, np.full((shape[0], 1), self.weights[self.skip + index], np.float32)
@@ -332,7 +332,7 @@ def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = N
                  epochs: Sequence[int] = (0,), skip: int = 0, shuffle: bool = True):
     """A tf.data pipeline of `format_dataset` batches (with loss weights when accumulating).
 
-    `pairs` is either a list of (english, italian) sentences, vectorised once here with
+    `pairs` is either a list of (source, target) sentences, vectorised once here with
     `vectorizers`, or a tuple of prepared id arrays. `batching` is a `Batching`, or a number of
     sentences per batch (8 buckets from these pairs' lengths). Batches follow `batch_plan` for
     each epoch in `epochs` (the first shortened by `skip`); `shuffle=False` keeps corpus order
@@ -340,19 +340,19 @@ def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = N
     """
     import tensorflow as tf
 
-    english, italian = _as_id_arrays(pairs, vectorizers)
+    source, target = _as_id_arrays(pairs, vectorizers)
     if isinstance(batching, int):
-        batching = Batching.for_data(english, italian, batch_size=batching)
+        batching = Batching.for_data(source, target, batch_size=batching)
     plans, shapes, weights = [], [], []
     for n, epoch in enumerate(epochs):
         if shuffle:
-            plan = batch_plan(english, italian, batching, seed, epoch)
-            shape = [batch_shape(english, italian, rows, batching) for rows in plan]
+            plan = batch_plan(source, target, batching, seed, epoch)
+            shape = [batch_shape(source, target, rows, batching) for rows in plan]
         else:
             size = batching.rows(batching.boundaries[-1])
-            plan = [np.arange(i, min(i + size, len(english))) for i in range(0, len(english), size)]
-            shape = [(len(rows),) + batch_shape(english, italian, rows, batching)[1:] for rows in plan]
-        weight = (group_weights(italian, plan, batching.accumulate_steps) if batching.accumulate_steps > 1
+            plan = [np.arange(i, min(i + size, len(source))) for i in range(0, len(source), size)]
+            shape = [(len(rows),) + batch_shape(source, target, rows, batching)[1:] for rows in plan]
+        weight = (group_weights(target, plan, batching.accumulate_steps) if batching.accumulate_steps > 1
                   else np.ones(len(plan), np.float32))
         first = skip if n == 0 else 0
         plans.extend(plan[first:])
@@ -362,36 +362,36 @@ def make_dataset(pairs: Any, batching: Batching | int = 64, vectorizers: Any = N
         raise ValueError("make_dataset: no batches to serve (empty data or skip past the end)")
     lengths = np.array([len(p) for p in plans])
     ends = np.cumsum(lengths)
-    n_rows, en_len, it_len = (np.array(column) for column in zip(*shapes))
+    n_rows, src_len, tgt_len = (np.array(column) for column in zip(*shapes))
     flat_t = tf.constant(np.concatenate(plans).astype(np.int64))
-    if isinstance(english, ShardedIds):      # sharded splits stay on disk: read each batch's rows on demand
+    if isinstance(source, ShardedIds):      # sharded splits stay on disk: read each batch's rows on demand
         def rows_of(index):
-            en, it = tf.numpy_function(lambda rows: (english[rows], italian[rows]), [index], (tf.int32, tf.int32),
+            src, tgt = tf.numpy_function(lambda rows: (source[rows], target[rows]), [index], (tf.int32, tf.int32),
                                        stateful=False)
-            en.set_shape([None, english.shape[1]])
-            it.set_shape([None, italian.shape[1]])
-            return en, it
+            src.set_shape([None, source.shape[1]])
+            tgt.set_shape([None, target.shape[1]])
+            return src, tgt
     else:
-        english_t, italian_t = tf.constant(english), tf.constant(italian)
+        source_t, target_t = tf.constant(source), tf.constant(target)
 
         def rows_of(index):
-            return tf.gather(english_t, index), tf.gather(italian_t, index)
+            return tf.gather(source_t, index), tf.gather(target_t, index)
 
-    def gather(start, end, rows, n_en, n_it, weight):
-        en, it = rows_of(flat_t[start:end])
+    def gather(start, end, rows, n_src, n_tgt, weight):
+        src, tgt = rows_of(flat_t[start:end])
         padding = [[0, rows - (end - start)], [0, 0]]
-        en, it = tf.pad(en[:, :n_en], padding), tf.pad(it[:, :n_it], padding)
-        inputs, targets = format_dataset(en, it)
+        src, tgt = tf.pad(src[:, :n_src], padding), tf.pad(tgt[:, :n_tgt], padding)
+        inputs, targets = format_dataset(src, tgt)
         if batching.accumulate_steps == 1:
             return inputs, targets
         return inputs, targets, tf.fill([rows, 1], weight)
 
-    dataset = tf.data.Dataset.from_tensor_slices((ends - lengths, ends, n_rows, en_len, it_len,
+    dataset = tf.data.Dataset.from_tensor_slices((ends - lengths, ends, n_rows, src_len, tgt_len,
                                                   np.array(weights, np.float32)))
     return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(tf.data.AUTOTUNE)
 
 
-def feeder(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: int, first_epoch: int = 0,
+def feeder(source: np.ndarray, target: np.ndarray, batching: Batching, seed: int, first_epoch: int = 0,
            skip: int = 0, end_epoch: int | None = None, fixed: bool = False):
     """This backend's feeder of the batch plan: tf.data on TensorFlow, else an `ArrayBatches` PyDataset.
 
@@ -401,8 +401,8 @@ def feeder(english: np.ndarray, italian: np.ndarray, batching: Batching, seed: i
     """
     if keras.backend.backend() == "tensorflow":
         end = first_epoch + 1 if end_epoch is None else end_epoch
-        return make_dataset((english, italian), batching, seed=seed, epochs=range(first_epoch, end), skip=skip)
-    return ArrayBatches(english, italian, batching, seed, first_epoch, skip, reshuffle=not fixed)
+        return make_dataset((source, target), batching, seed=seed, epochs=range(first_epoch, end), skip=skip)
+    return ArrayBatches(source, target, batching, seed, first_epoch, skip, reshuffle=not fixed)
 
 
 def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -410,5 +410,5 @@ def _as_id_arrays(pairs: Any, vectorizers: Any) -> tuple[np.ndarray, np.ndarray]
         return pairs
     if vectorizers is None:
         raise ValueError("make_dataset: sentence pairs need `vectorizers` to turn them into ids")
-    return (vectorizers.encode_english([en for en, _ in pairs]),
-            vectorizers.encode_italian([it for _, it in pairs]))
+    return (vectorizers.encode_source([src for src, _ in pairs]),
+            vectorizers.encode_target([tgt for _, tgt in pairs]))

@@ -1,9 +1,9 @@
 """Score translations with sacreBLEU: corpus BLEU (13a, cased, detokenised) and chrF, with signatures.
 
-An evaluation set is a list of English sources, each with one or more Italian references.
-The test split groups every Italian translation of an English sentence under it (the split is
-grouped by English sentence), so it is scored with multiple references; line-aligned files
-give one reference per line.
+An evaluation set is a list of sources in the run's source language, each with one or more references in its
+target language. The test split groups every translation of a source sentence under it (splits are grouped by
+English sentence, so a pair held out one way is held out the other way too), so it is scored with multiple
+references; line-aligned files give one reference per line.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))   # source to
 
 @dataclass
 class EvalSet:
-    """English sources and, for each, its Italian references (at least one)."""
+    """Source sentences and, for each, its references (at least one)."""
     name: str
     sources: list[str]
     references: list[list[str]]
@@ -38,21 +38,23 @@ def _sacrebleu():
     return metrics.BLEU, metrics.CHRF
 
 
-def load_split_set(tsv: str | Path) -> EvalSet:
-    """A prepared split's `<name>.tsv` (english<TAB>italian), grouped by English sentence in first-seen order."""
+def load_split_set(tsv: str | Path, reverse: bool = False) -> EvalSet:
+    """A prepared split's `<name>.tsv` (source<TAB>target, in the run's direction), grouped by source sentence in
+    first-seen order; `reverse` reads it the other way round (a bidirectional run's other direction)."""
     grouped: dict[str, list[str]] = {}
     for number, line in enumerate(read_text_lines(tsv, "split file"), 1):
         fields = line.split("\t")
         if len(fields) != 2:
             raise ValueError(f"split file {tsv} line {number}: expected 2 tab-separated columns, got {len(fields)}")
-        grouped.setdefault(fields[0], []).append(fields[1])
+        source, reference = fields[::-1] if reverse else fields
+        grouped.setdefault(source, []).append(reference)
     if not grouped:
         raise ValueError(f"split file {tsv}: no sentence pairs")
     return EvalSet(Path(tsv).stem, list(grouped), list(grouped.values()))
 
 
 def load_parallel_files(source: str | Path, reference: str | Path) -> EvalSet:
-    """Line-aligned English and Italian files, one reference per line."""
+    """Line-aligned source and reference files, one reference per line."""
     sources = read_text_lines(source, "source file")
     references = read_text_lines(reference, "reference file")
     if len(sources) != len(references):
@@ -149,7 +151,7 @@ def split_sets(prepared_dir: str | Path, split: str = "valid") -> dict[str, Eval
 
 def score_corpora(translator, prepared_dir: str | Path, split: str = "valid", max_sentences: int | None = None,
                   beam: int | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
-    """BLEU and chrF of each corpus's part of a prepared split, on its first `max_sentences` English sentences
+    """BLEU and chrF of each corpus's part of a prepared split, on its first `max_sentences` source sentences
     (all references of each), at the run's decoding settings unless `beam` is given."""
     results = {}
     for name, evalset in split_sets(prepared_dir, split).items():

@@ -1,16 +1,19 @@
-"""Glossaries: a user's term list (English -> Italian) read from TSV, CSV or TBX, and found in English text.
+"""Glossaries: a user's term list (source -> target language) read from TSV, CSV or TBX, and found in source text.
 
-A `Glossary` maps English terms (one or several words) to their Italian form. An entry whose Italian equals its
-English (`Pipeline -> Pipeline`) is a do-not-translate term: names, code and brands that must come out verbatim.
+A `Glossary` maps source terms (one or several words) to their target form, in a run's direction (English ->
+Italian unless the run translates Italian -> English). An entry whose target equals its source
+(`Pipeline -> Pipeline`) is a do-not-translate term: names, code and brands that must come out verbatim.
 
-Formats (`Glossary.load(path)`, chosen by the file's extension):
-- `.tsv` / `.txt`: `english<TAB>italian` per line; blank lines and lines starting with `#` are skipped.
+Formats (`Glossary.load(path, direction=...)`, chosen by the file's extension):
+- `.tsv` / `.txt`: `source<TAB>target` per line; blank lines and lines starting with `#` are skipped.
 - `.csv`: two columns, read by the standard library's `csv` module (quoting, embedded commas).
-- `.tbx`: TermBase eXchange (ISO 30042), parsed by translate-toolkit; each entry's `en*` and `it*` language sets
-  give its terms (every English term of an entry maps to the entry's first Italian term).
-A first row naming the columns (`en/it`, `english/italian`, `source/target`, `term/translation`) is a header.
+- `.tbx`: TermBase eXchange (ISO 30042), parsed by translate-toolkit; each entry's language sets of the source and
+  target languages (`en*`, `it*`) give its terms (every source term of an entry maps to its first target term).
+A first row naming the columns (`en/it`, `english/italian`, `source/target`, `term/translation`) is a header; a
+header naming the languages the other way round (`it/en` for an English -> Italian run, `en/it` for an Italian ->
+English one) or the roles the other way round (`target/source`) swaps the columns.
 Bad files are one-line `GlossaryError`s naming the file, the line and the reason: not UTF-8, a wrong column
-count, an empty side, one English term with two different Italian ones.
+count, an empty side, one source term with two different target ones.
 
 Matching (`Glossary.find(text)`): every occurrence of every term, with one Aho-Corasick automaton over all terms
 (pyahocorasick: a maintained C implementation, linear in the text whatever the number of terms), kept only at
@@ -31,11 +34,15 @@ from pathlib import Path
 from typing import Iterable, Mapping, Union
 
 from pipeline.extras import require
+from pipeline.language import Direction, language_name
 from pipeline.text import clean_side, free_numbers, gate_text
 
 EXTRA = "glossary"
 HEADERS = frozenset({("en", "it"), ("english", "italian"), ("source", "target"), ("term", "translation"),
                      ("src", "tgt"), ("eng", "ita")})
+HEADER_LANGUAGES = {"en": "en", "english": "en", "eng": "en", "it": "it", "italian": "it", "ita": "it"}
+HEADER_ROLES = {"source": "source", "src": "source", "term": "source", "target": "target", "tgt": "target",
+                "translation": "target"}
 MAX_TERM_CHARS = 500
 
 
@@ -48,13 +55,13 @@ class GlossaryError(ValueError):
 
 @dataclass(frozen=True)
 class Term:
-    source: str         # the English term (cleaned: NFC, single spaces)
-    target: str         # its Italian form
+    source: str         # the source-language term (cleaned: NFC, single spaces)
+    target: str         # its target-language form
     where: str          # "file line N" (or "entry N"), for messages
 
     @property
     def keep(self) -> bool:
-        """A do-not-translate term: its Italian is its English."""
+        """A do-not-translate term: its target is its source."""
         return self.source == self.target
 
 
@@ -80,30 +87,33 @@ def find_words(words: str, text: str) -> re.Match | None:
 
 
 class Glossary:
-    """English terms -> Italian, matched at word boundaries (case-insensitive unless `case_sensitive`)."""
+    """Source terms -> target terms, matched at word boundaries (case-insensitive unless `case_sensitive`)."""
 
     def __init__(self, entries: Mapping[str, str] | Iterable[tuple[str, str]], case_sensitive: bool = False,
-                 name: str = "glossary"):
+                 name: str = "glossary", direction: Direction = Direction()):
         pairs = entries.items() if isinstance(entries, Mapping) else entries
         rows = []
         for number, pair in enumerate(pairs, 1):
             if not isinstance(pair, tuple) or len(pair) != 2 or not all(isinstance(side, str) for side in pair):
-                raise GlossaryError(f"{name} entry {number}: expected an (english, italian) pair of strings")
+                raise GlossaryError(f"{name} entry {number}: expected a (source, target) pair of strings")
             rows.append((f"{name} entry {number}", pair[0], pair[1]))
-        self._fill(rows, case_sensitive, name)
+        self._fill(rows, case_sensitive, name, direction)
 
-    def _fill(self, rows: Iterable[tuple[str, str, str]], case_sensitive: bool, name: str) -> None:
-        """The terms of (where, english, italian) rows, and the automaton over them."""
-        self.name, self.case_sensitive = name, case_sensitive
+    def _fill(self, rows: Iterable[tuple[str, str, str]], case_sensitive: bool, name: str,
+              direction: Direction) -> None:
+        """The terms of (where, source, target) rows, and the automaton over them."""
+        self.name, self.case_sensitive, self.direction = name, case_sensitive, direction
         self.terms: dict[str, Term] = {}                 # matching key -> term
-        for where, english, italian in rows:
-            self._add(english, italian, where)
+        for where, source, target in rows:
+            self._add(source, target, where)
         self._automaton = self._build()
 
     # -- reading ---------------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | os.PathLike, case_sensitive: bool = False) -> "Glossary":
-        """Read a `.tsv`/`.txt`, `.csv` or `.tbx` glossary (see the module docstring)."""
+    def load(cls, path: str | os.PathLike, case_sensitive: bool = False,
+             direction: Direction = Direction()) -> "Glossary":
+        """Read a `.tsv`/`.txt`, `.csv` or `.tbx` glossary (see the module docstring) for a run translating
+        `direction` (English -> Italian by default)."""
         path = Path(path)
         if path.is_dir():
             raise GlossaryError(f"glossary {path}: is a directory, expected a .tsv, .csv or .tbx file")
@@ -111,29 +121,31 @@ class Glossary:
             raise GlossaryError(f"glossary {path}: not found")
         suffix = path.suffix.lower()
         if suffix == ".tbx":
-            rows = read_tbx(path)
+            rows = read_tbx(path, direction)
         elif suffix in (".tsv", ".txt", ".csv"):
-            rows = read_delimited(path, "," if suffix == ".csv" else "\t")
+            rows = read_delimited(path, "," if suffix == ".csv" else "\t", direction)
         else:
             raise GlossaryError(f"glossary {path}: unknown extension {path.suffix!r}; expected .tsv, .csv or .tbx")
         glossary = cls.__new__(cls)
-        glossary._fill(rows, case_sensitive, str(path))
+        glossary._fill(rows, case_sensitive, str(path), direction)
         return glossary
 
     @classmethod
-    def coerce(cls, glossary: GlossaryLike) -> "Glossary | None":
-        """A `Glossary` from what the Python API accepts: a Glossary, a dict, a path, or None."""
+    def coerce(cls, glossary: GlossaryLike, direction: Direction = Direction()) -> "Glossary | None":
+        """A `Glossary` from what the Python API accepts: a Glossary, a dict {source: target}, a path (read for
+        `direction`), or None."""
         if glossary is None or isinstance(glossary, Glossary):
             return glossary
         if isinstance(glossary, Mapping):
-            return cls(glossary, name="glossary dict")
+            return cls(glossary, name="glossary dict", direction=direction)
         if isinstance(glossary, (str, os.PathLike)):
-            return cls.load(glossary)
+            return cls.load(glossary, direction=direction)
         raise TypeError(f"glossary: expected a Glossary, a dict or a path, got {type(glossary).__name__}")
 
-    def _add(self, english: str, italian: str, where: str) -> None:
-        source, target = clean_side(gate_text(english)), clean_side(gate_text(italian))
-        for side, text in (("English", source), ("Italian", target)):
+    def _add(self, source: str, target: str, where: str) -> None:
+        source, target = clean_side(gate_text(source)), clean_side(gate_text(target))
+        source_side, target_side = (language_name(code) for code in self.direction)
+        for side, text in ((source_side, source), (target_side, target)):
             if not text:
                 raise GlossaryError(f"{where}: empty {side} side")
             if len(text) > MAX_TERM_CHARS:
@@ -336,8 +348,9 @@ def decoded_lines(path: Path) -> list[str]:
         raise GlossaryError(f"glossary {path} line {line}: not valid UTF-8") from None
 
 
-def read_delimited(path: Path, delimiter: str) -> list[tuple[str, str, str]]:
-    """(where, english, italian) rows of a TSV or CSV file; comments, blank lines and a header skipped."""
+def read_delimited(path: Path, delimiter: str, direction: Direction = Direction()) -> list[tuple[str, str, str]]:
+    """(where, source, target) rows of a TSV or CSV file; comments, blank lines and a header skipped (a header
+    naming the languages, or the roles, the other way round from `direction` swaps the columns)."""
     lines = decoded_lines(path)
     rows = []
     if delimiter == "\t":
@@ -350,23 +363,27 @@ def read_delimited(path: Path, delimiter: str) -> list[tuple[str, str, str]]:
                 numbered.append((reader.line_num, fields))
         except csv.Error as exc:
             raise GlossaryError(f"glossary {path} line {reader.line_num}: {exc}") from None
-    first = True
+    first, swap = True, False
     for number, fields in numbered:
         if not any(field.strip() for field in fields) or fields[0].lstrip().startswith("#"):
             continue
         if len(fields) != 2:
             raise GlossaryError(f"glossary {path} line {number}: {len(fields)} columns, expected 2 "
-                                f"(english{'<TAB>' if delimiter == chr(9) else ','}italian)")
-        if first and (fields[0].strip().lower(), fields[1].strip().lower()) in HEADERS:
+                                f"(source{'<TAB>' if delimiter == chr(9) else ','}target)")
+        header = (fields[0].strip().lower(), fields[1].strip().lower())
+        if first and (header in HEADERS or header[::-1] in HEADERS):
             first = False
+            swap = (tuple(HEADER_LANGUAGES.get(name) for name in header) == (direction.target, direction.source)
+                    or tuple(HEADER_ROLES.get(name) for name in header) == ("target", "source"))
             continue
         first = False
-        rows.append((f"glossary {path} line {number}", fields[0], fields[1]))
+        where = f"glossary {path} line {number}"
+        rows.append((where, fields[1], fields[0]) if swap else (where, fields[0], fields[1]))
     return rows
 
 
-def read_tbx(path: Path) -> list[tuple[str, str, str]]:
-    """(where, english, italian) of each English term of each TBX entry that has an Italian term."""
+def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, str, str]]:
+    """(where, source, target) of each source-language term of each TBX entry that has a target-language term."""
     require("translate.storage.tbx", EXTRA)
     from translate.storage import tbx
 
@@ -379,16 +396,14 @@ def read_tbx(path: Path) -> list[tuple[str, str, str]]:
     language = "{http://www.w3.org/XML/1998/namespace}lang"
     rows = []
     for number, unit in enumerate(store.units, 1):
-        terms: dict[str, list[str]] = {"en": [], "it": []}
+        terms: dict[str, list[str]] = {direction.source: [], direction.target: []}
         for lang_set in unit.xmlelement.iter("{*}langSet", "langSet"):
             code = (lang_set.get(language) or lang_set.get("lang") or "").lower().split("-")[0].split("_")[0]
             if code in terms:
                 terms[code] += ["".join(term.itertext()) for term in lang_set.iter("{*}term", "term")]
         where = f"glossary {path} entry {number}" + (f" ({unit.getid()})" if unit.getid() else "")
-        if terms["en"] and not terms["it"]:
-            continue                                   # an entry without Italian says nothing to us
-        if terms["it"] and not terms["en"]:
-            continue
-        for english in terms["en"]:
-            rows.append((where, english, terms["it"][0]))
+        if not terms[direction.source] or not terms[direction.target]:
+            continue                                   # an entry without both languages says nothing to us
+        for source in terms[direction.source]:
+            rows.append((where, source, terms[direction.target][0]))
     return rows

@@ -1,4 +1,8 @@
-"""Which language a text is in: `/detect` and `source: "auto"` (the service's LibreTranslate routes).
+"""The languages a run translates between (`Direction`), and which language a text is in: `/detect` and
+`source: "auto"` (the service's LibreTranslate routes).
+
+A run translates one way, `data.source_language` -> `data.target_language` (English -> Italian unless its config
+says otherwise); its vectorizers record the direction, and every door reads it from there.
 
 lingua-language-detector (well kept, its models ship in the wheel: nothing is downloaded) compares the text with
 the languages a run serves and with `OTHERS`, close neighbours that an English-Italian user's text may really be
@@ -10,11 +14,57 @@ instead of 100. Confidences are lingua's, over those languages, in percent.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from pipeline.extras import require
 
 OTHERS = ("de", "fr", "es", "pt")     # compared with, never answered
+LANGUAGE_NAMES = {"en": "English", "it": "Italian"}     # the languages the corpora hold, by ISO 639-1 code
+LANGUAGE_TAGS = {code: f"<2{code}>" for code in LANGUAGE_NAMES}   # a bidirectional run's source-side target tags
+
+
+def language_name(code: str) -> str:
+    """"English" for "en"; a code this project has no corpus for is refused (one line)."""
+    try:
+        return LANGUAGE_NAMES[code]
+    except KeyError:
+        raise ValueError(f"language {code!r}: expected one of {', '.join(LANGUAGE_NAMES)}") from None
+
+
+class Direction(NamedTuple):
+    """Which way a run translates: ISO 639-1 codes of its source and target languages."""
+    source: str = "en"
+    target: str = "it"
+
+    @property
+    def code(self) -> str:
+        """ "en-it": how run names, Argos packages and messages spell it."""
+        return f"{self.source}-{self.target}"
+
+    @property
+    def label(self) -> str:
+        """ "English -> Italian"."""
+        return f"{language_name(self.source)} -> {language_name(self.target)}"
+
+    @property
+    def swapped(self) -> bool:
+        """True when the source language is the corpora's second column (Italian): pairs are read (English,
+        Italian) and turned round."""
+        return self.source != "en"
+
+    @property
+    def reverse(self) -> "Direction":
+        return Direction(self.target, self.source)
+
+    def orient(self, pair: tuple[str, str]) -> tuple[str, str]:
+        """An (English, Italian) pair as (source, target)."""
+        return (pair[1], pair[0]) if self.swapped else pair
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any]) -> "Direction":
+        """The direction a vectorizer pickle's metadata records; English -> Italian for runs made before
+        directions were recorded."""
+        return cls(str(metadata.get("source_language", "en")), str(metadata.get("target_language", "it")))
 
 
 class LanguageDetector:

@@ -57,10 +57,10 @@ def plot_positional_embedding_outputs(path: str | Path, phrases: Sequence[str], 
     from pipeline.layers import PositionalEmbedding
 
     plt = _pyplot()
-    ids = vectorizers.encode_english(phrases)
+    ids = vectorizers.encode_source(phrases)
     length = max(int((ids != 0).sum(1).max()), 1)
     figure, axes = plt.subplots(2, len(phrases), figsize=(6 * len(phrases), 8), squeeze=False)
-    vocab = len(vectorizers.english_vocabulary)
+    vocab = len(vectorizers.source_vocabulary)
     for row, positional in enumerate(("learned", "sinusoidal")):
         keras.utils.set_random_seed(seed)       # same random token embeddings in both rows
         layer = PositionalEmbedding(ids.shape[1], vocab, embed_dim, positional=positional, scale_embeddings=False)
@@ -112,10 +112,11 @@ def _display(token: str) -> str:
 
 
 def plot_cross_attention(path: str | Path, source_tokens: Sequence[str], output_tokens: Sequence[str],
-                         weights: np.ndarray, layer: int = -1) -> Path:
+                         weights: np.ndarray, layer: int = -1, languages: tuple[str, str] = ("English", "Italian")) -> Path:
     """Cross-attention of one translation (heads averaged, one layer) with the words on the axes.
 
     weights: (layers, heads, output tokens, source tokens), as `Translator.cross_attention` returns.
+    languages: the run's (source, target) language names, for the axes.
     """
     plt = _pyplot()
     matrix = np.asarray(weights)[layer].mean(axis=0)                  # (output, source)
@@ -123,7 +124,7 @@ def plot_cross_attention(path: str | Path, source_tokens: Sequence[str], output_
     image = axis.imshow(matrix, cmap="viridis", vmin=0, vmax=1, aspect="auto")
     axis.set_xticks(range(len(source_tokens)), [_display(t) for t in source_tokens], rotation=45, ha="right")
     axis.set_yticks(range(len(output_tokens)), [_display(t) for t in output_tokens])
-    axis.set(xlabel="English source token (key)", ylabel="Italian output token (query)")
+    axis.set(xlabel=f"{languages[0]} source token (key)", ylabel=f"{languages[1]} output token (query)")
     layers = np.asarray(weights).shape[0]
     axis.set_title(f"Cross-attention, decoder layer {layer % layers + 1} of {layers}, mean over heads")
     figure.colorbar(image, ax=axis, label="attention weight")

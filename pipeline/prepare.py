@@ -27,6 +27,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from pipeline.config import Config, DataConfig, default_corpus_name
+from pipeline.language import LANGUAGE_TAGS, Direction, language_name
 from pipeline.io_utils import atomic_directory, atomic_write_bytes, atomic_write_json
 from pipeline.rundir import (REPORT_FILE, SPLITS_INDEX_FILE, VECTORIZERS_FILE, RunDir, check_output_dir,
                              split_text_file)
@@ -53,13 +54,14 @@ def percentiles(lengths: np.ndarray) -> dict[str, int]:
 def fit_tokenizers(data: DataConfig, english: Sequence[str], italian: Sequence[str],
                    seed: int) -> tuple[Tokenizer, Tokenizer]:
     """Train the English and Italian tokenizers (one joint tokenizer when data.joint_vocab_size > 0)
-    on the sampled training sentences (see `tokenizer_sample`)."""
+    on the sampled training sentences (see `tokenizer_sample`); returned (English, Italian)."""
     if data.tokenizer == "sentencepiece":
-        def train(sentences, size):
+        def train(sentences, size, symbols=()):
             return SentencePieceTokenizer.train(sentences, size, data.sentencepiece_type,
-                                                data.tokenizer_max_sentences, seed)
+                                                data.tokenizer_max_sentences, seed, symbols=symbols)
         if data.joint_vocab_size:
-            joint = train([*english, *italian], data.joint_vocab_size)
+            joint = train([*english, *italian], data.joint_vocab_size,
+                          tuple(LANGUAGE_TAGS.values()) if data.bidirectional else ())
             return joint, joint
         return train(english, data.en_vocab_size), train(italian, data.it_vocab_size)
     en_tokens = (word_tokens(s) for s in english)
@@ -68,27 +70,31 @@ def fit_tokenizers(data: DataConfig, english: Sequence[str], italian: Sequence[s
     if data.joint_vocab_size:
         joint = WordTokenizer.fit(chain(en_tokens, it_tokens), data.joint_vocab_size, extra=specials)
         return joint, joint
-    return WordTokenizer.fit(en_tokens, data.en_vocab_size), WordTokenizer.fit(it_tokens, data.it_vocab_size, specials)
+    target_is_english = data.target_language == "en"      # the target side's vocabulary holds [start] and [end]
+    return (WordTokenizer.fit(en_tokens, data.en_vocab_size, specials if target_is_english else ()),
+            WordTokenizer.fit(it_tokens, data.it_vocab_size, () if target_is_english else specials))
 
 
-def encode_pairs(vectorizers: Vectorizers, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(english (N, L), italian (N, L + 2) with [start]/[end], fits (N,) bool) for max_length L.
+def encode_pairs(vectorizers: Vectorizers, pairs: Sequence[tuple[str, str]],
+                 targets: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(source (N, L), target (N, L + 2) with [start]/[end], fits (N,) bool) for max_length L, from (source,
+    target) pairs; a bidirectional run's source rows start with their target language's tag (`targets`).
 
     One spare column on each side tells a pair that fits from one that is too long, without ever
     holding a corpus-wide array wider than L + 3.
     """
     length = vectorizers.max_length
-    english = vectorizers.english.encode([en for en, _ in pairs], length + 1)
-    italian = vectorizers.italian.encode([it for _, it in pairs], length + 3, add_start_end=True)
-    fits = (english[:, length] == 0) & (italian[:, length + 2] == 0)
-    return english[:, :length], italian[:, :length + 2], fits
+    source = vectorizers.source_rows([src for src, _ in pairs], length + 1, targets)
+    target = vectorizers.target.encode([tgt for _, tgt in pairs], length + 3, add_start_end=True)
+    fits = (source[:, length] == 0) & (target[:, length + 2] == 0)
+    return source[:, :length], target[:, :length + 2], fits
 
 
-def round_trip_check(italian_ids: np.ndarray, originals: Sequence[str], tokenizer: Tokenizer) -> dict[str, Any]:
-    """Exact-match rate of ids -> text against the cleaned Italian, over every sentence and over those
+def round_trip_check(target_ids: np.ndarray, originals: Sequence[str], tokenizer: Tokenizer) -> dict[str, Any]:
+    """Exact-match rate of ids -> text against the cleaned target sentences, over every sentence and over those
     without an unknown token (all of them with SentencePiece's byte fallback)."""
     exact = in_vocab = exact_in_vocab = 0
-    for ids, original in zip(italian_ids, originals):
+    for ids, original in zip(target_ids, originals):
         ok = tokenizer.decode(ids) == original
         exact += ok
         if not (ids == tokenizer.unk_id).any():
@@ -130,7 +136,7 @@ def corpus_sources(data: DataConfig, input_path: str | Path | Sequence[str | Pat
         paths = [input_path] if isinstance(input_path, (str, Path)) else list(input_path)
         return [Source(default_corpus_name([str(p) for p in paths]), Corpus(paths))]
     if data.corpora:
-        return [Source(c.name, Corpus(c.paths), c.weight) for c in data.corpora]
+        return [Source(c.name, Corpus(c.paths, c.columns), c.weight) for c in data.corpora]
     return [Source(default_corpus_name([str(DEFAULT_SAMPLE)]), Corpus(DEFAULT_SAMPLE))]
 
 
@@ -225,31 +231,33 @@ class SplitStats:
     """What the report needs from one split of one corpus, gathered block by block while its shards are written."""
     rows: int = 0
     too_long: int = 0
-    groups: list = field(default_factory=list)          # group hashes of the written rows
-    english_lengths: list = field(default_factory=list)
-    italian_lengths: list = field(default_factory=list)
+    groups: list = field(default_factory=list)          # group hashes (of the English side) of the written rows
+    source_lengths: list = field(default_factory=list)
+    target_lengths: list = field(default_factory=list)
 
 
 class SplitWriters:
     """Pass 3: encode the kept pairs in blocks and append them to each split's shards (and .tsv files).
 
     Corpora are written one after another (`begin_corpus`), so each corpus's rows are contiguous in
-    every split; with several corpora each also gets its own `<split>.<name>.tsv`.
+    every split; with several corpora each also gets its own `<split>.<name>.tsv`. Pairs come in as read,
+    (English, Italian), and are written in the run's direction: (source, target).
     """
 
     def __init__(self, out: Path, vectorizers: Vectorizers, names: Sequence[str], shard_rows: int,
                  annotator: TermAnnotator | None = None):
         self.annotator = annotator          # training pairs only: inline term annotations (pipeline/terms.py)
-        widths = {"english": vectorizers.max_length, "italian": vectorizers.max_length + 2}
+        widths = {"source": vectorizers.max_length, "target": vectorizers.max_length + 2}
+        self.direction = vectorizers.direction
         self.out, self.vectorizers, self.names = out, vectorizers, list(names)
         self.shards = {name: ShardWriter(out, name, widths, shard_rows) for name in SPLITS}
         self.tsv = {split: [open(out / split_text_file(split), "w", encoding="utf-8", newline="\n")]
                     for split in ("valid", "test")}
-        self.pending: dict[str, list[tuple[int, tuple[str, str], tuple[str, str]]]] = {name: [] for name in SPLITS}
+        self.pending: dict[str, list[tuple[int, tuple[str, str], tuple[str, str], str]]] = {name: [] for name in SPLITS}
         self.stats: list[dict[str, SplitStats]] = []
         self.scan: Scan | None = None
         self.valid_ids: list[tuple[np.ndarray, np.ndarray]] = []
-        self.valid_italian: list[str] = []
+        self.valid_targets: list[str] = []
 
     def begin_corpus(self, scan: Scan) -> None:
         """Write the next corpus (of `names`, in order), whose pass-1 results are `scan`."""
@@ -269,8 +277,9 @@ class SplitWriters:
         original = pair
         if name == "train" and self.annotator is not None:
             pair = self.annotator(*pair, key=pair_key(len(self.stats), position))
-        self.pending[name].append((position, pair, original))
-        if len(self.pending[name]) == ENCODE_BLOCK:
+        for direction in self.vectorizers.directions:       # a bidirectional run learns each pair both ways
+            self.pending[name].append((position, direction.orient(pair), direction.orient(original), direction.target))
+        if len(self.pending[name]) >= ENCODE_BLOCK:
             self._flush(name)
 
     def close(self) -> dict[str, dict[str, Any]]:
@@ -299,35 +308,38 @@ class SplitWriters:
     def _flush(self, name: str) -> None:
         if not self.pending[name]:
             return
-        indices = np.array([i for i, _, _ in self.pending[name]], dtype=np.int64)
-        pairs = [pair for _, pair, _ in self.pending[name]]
-        en_ids, it_ids, fits = encode_pairs(self.vectorizers, pairs)
-        annotated_too_long = [row for row, (_, pair, original) in enumerate(self.pending[name])
+        pending = self.pending[name]
+        indices = np.array([entry[0] for entry in pending], dtype=np.int64)
+        pairs = [entry[1] for entry in pending]
+        targets = [entry[3] for entry in pending]
+        source_ids, target_ids, fits = encode_pairs(self.vectorizers, pairs, targets)
+        annotated_too_long = [row for row, (_, pair, original, _) in enumerate(pending)
                               if pair != original and not fits[row]]
         if annotated_too_long:               # annotations made these too long: keep the pairs as they were
             rows = np.array(annotated_too_long)
             pairs = list(pairs)
             for row in annotated_too_long:
-                pairs[row] = self.pending[name][row][2]
-            en_ids[rows], it_ids[rows], fits[rows] = encode_pairs(self.vectorizers, [pairs[r] for r in rows])
+                pairs[row] = pending[row][2]
+            source_ids[rows], target_ids[rows], fits[rows] = encode_pairs(self.vectorizers, [pairs[r] for r in rows],
+                                                                          [targets[r] for r in rows])
             self.annotator.stats.terms["dropped_too_long"] += len(rows)
         self.pending[name] = []
-        en_ids, it_ids = en_ids[fits], it_ids[fits]
-        self.shards[name].append(en_ids, it_ids)
+        source_ids, target_ids = source_ids[fits], target_ids[fits]
+        self.shards[name].append(source_ids, target_ids)
         stats = self.stats[-1][name]
-        stats.rows += len(en_ids)
+        stats.rows += len(source_ids)
         stats.too_long += int((~fits).sum())
         stats.groups.append(self.scan.group_hashes[indices[fits]])
-        stats.english_lengths.append((en_ids != 0).sum(axis=1).astype(np.int16))
-        stats.italian_lengths.append(((it_ids != 0).sum(axis=1) - 2).astype(np.int16))
-        kept = [pair for pair, ok in zip(pairs, fits) if ok]
-        if name in self.tsv:
-            text = "".join(f"{en}\t{it}\n" for en, it in kept)
+        stats.source_lengths.append((source_ids != 0).sum(axis=1).astype(np.int16))
+        stats.target_lengths.append(((target_ids != 0).sum(axis=1) - 2).astype(np.int16))
+        kept = [pair for pair, target, ok in zip(pairs, targets, fits) if ok and target == self.direction.target]
+        if name in self.tsv:                     # a bidirectional run's split files hold its default direction
+            text = "".join(f"{src}\t{tgt}\n" for src, tgt in kept)
             for handle in self.tsv[name]:
                 handle.write(text)
         if name == "valid":              # the valid split is small: the report checks it whole
-            self.valid_ids.append((en_ids, it_ids))
-            self.valid_italian.extend(it for _, it in kept)
+            self.valid_ids.append((source_ids, target_ids))
+            self.valid_targets.extend(tgt for (_, tgt), ok in zip(pairs, fits) if ok)
 
 
 def _concatenate(blocks: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -337,8 +349,8 @@ def _concatenate(blocks: list[np.ndarray], dtype: Any) -> np.ndarray:
 def _split_summary(stats: Sequence[dict[str, SplitStats]]) -> dict[str, Any]:
     """Sizes, distinct English sentences and token lengths over the given corpora's split statistics."""
     groups = {name: _concatenate([g for s in stats for g in s[name].groups], np.uint64) for name in SPLITS}
-    en_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].english_lengths], np.int16)
-    it_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].italian_lengths], np.int16)
+    source_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].source_lengths], np.int16)
+    target_lengths = _concatenate([b for s in stats for n in SPLITS for b in s[n].target_lengths], np.int16)
     rows = {name: int(sum(s[name].rows for s in stats)) for name in SPLITS}
     too_long = int(sum(s[name].too_long for s in stats for name in SPLITS))
     return {
@@ -348,7 +360,7 @@ def _split_summary(stats: Sequence[dict[str, SplitStats]]) -> dict[str, Any]:
         "distinct_english_total": int(len(np.unique(np.concatenate(list(groups.values()))))),
         "too_long": too_long,
         "too_long_share": round(too_long / max(too_long + sum(rows.values()), 1), 6),
-        "length_percentiles": {"english": percentiles(en_lengths), "italian": percentiles(it_lengths)},
+        "length_percentiles": {"source": percentiles(source_lengths), "target": percentiles(target_lengths)},
     }
 
 
@@ -356,9 +368,10 @@ def build_report(sources: Sequence[Source], scans: Sequence[Scan], data: DataCon
                  tokenizer: str) -> dict[str, Any]:
     """report.json, from the counts and the per-split statistics gathered while writing: totals first, then
     the same figures for each corpus (`corpora`), and a warning for each corpus that data.max_length cuts."""
-    english, italian = writers.vectorizers.english, writers.vectorizers.italian
-    valid_en = _concatenate([en for en, _ in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length)
-    valid_it = _concatenate([it for _, it in writers.valid_ids], np.int32).reshape(-1, writers.vectorizers.max_length + 2)
+    source_side, target_side = writers.vectorizers.source, writers.vectorizers.target
+    length = writers.vectorizers.max_length
+    valid_source = _concatenate([ids for ids, _ in writers.valid_ids], np.int32).reshape(-1, length)
+    valid_target = _concatenate([ids for _, ids in writers.valid_ids], np.int32).reshape(-1, length + 2)
     corpora, warnings = [], []
     for source, scan, stats in zip(sources, scans, writers.stats):
         summary = _split_summary([stats])
@@ -373,13 +386,17 @@ def build_report(sources: Sequence[Source], scans: Sequence[Scan], data: DataCon
     totals.pop("too_long")
     return {
         "input": "; ".join(str(source.corpus) for source in sources),
+        "direction": writers.direction.code,
+        **({"bidirectional": True} if writers.vectorizers.bidirectional else {}),
         "tokenizer": tokenizer,
         "pairs_kept": totals.pop("pairs_kept"),
         "dropped": {reason: int(sum(c["dropped"][reason] for c in corpora)) for reason in DROP_REASONS},
         **totals,
-        "vocabulary_sizes": {"english": len(english), "italian": len(italian), "joint": writers.vectorizers.joint},
-        "valid_coverage": {"english": coverage(valid_en, english.unk_id), "italian": coverage(valid_it, italian.unk_id)},
-        "round_trip_valid": round_trip_check(valid_it, writers.valid_italian, italian),
+        "vocabulary_sizes": {"source": len(source_side), "target": len(target_side),
+                             "joint": writers.vectorizers.joint},
+        "valid_coverage": {"source": coverage(valid_source, source_side.unk_id),
+                           "target": coverage(valid_target, target_side.unk_id)},
+        "round_trip_valid": round_trip_check(valid_target, writers.valid_targets, target_side),
         "max_length": data.max_length,
         "corpora": corpora,
         "warnings": warnings,
@@ -387,11 +404,15 @@ def build_report(sources: Sequence[Source], scans: Sequence[Scan], data: DataCon
 
 
 def parent_vectorizers(run_dir: str | Path, data: DataConfig, source: str) -> Vectorizers:
-    """A parent run's tokenizers, unchanged (so ids mean the same), with this prepare's max_length and source."""
+    """A parent run's tokenizers, unchanged (so ids mean the same), with this prepare's max_length and source;
+    the parent must translate in this config's direction."""
     parent = RunDir(run_dir).require().load_vectorizers()
+    if parent.direction != data.direction:
+        raise ValueError(f"run {run_dir} translates {parent.direction.label}, but data.source_language/"
+                         f"target_language ask for {data.direction.label}; fine-tune in the parent's direction")
     metadata = {**parent.metadata, "max_length": data.max_length, "source": source,
                 "vectorizers_from": str(Path(run_dir).resolve())}
-    return Vectorizers(parent.english, parent.italian, metadata)
+    return Vectorizers(parent.source, parent.target, metadata)
 
 
 def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None = None,
@@ -421,15 +442,17 @@ def prepare(config: Config, input_path: str | Path | Sequence[str | Path] | None
     annotator = annotator_for(data, config.seed)
     if vectorizers_from is not None:
         vectorizers = parent_vectorizers(vectorizers_from, data, source_text)
-        tokenizer = f"{vectorizers.english.kind} from {vectorizers_from}"
+        tokenizer = f"{vectorizers.source.kind} from {vectorizers_from}"
     else:
         english, italian = fit_tokenizers(data, *tokenizer_sample(sources, scans, data.tokenizer_max_sentences,
                                                                   config.seed, progress, annotator), config.seed)
         if annotator is not None:
             annotator.stats = AnnotationStats()          # the report counts the training pairs written
         metadata = {"max_length": data.max_length, "seed": config.seed, "source": source_text,
-                    "tokenizer": data.tokenizer, "splits": SPLITS_INDEX_FILE}
-        vectorizers = Vectorizers(english, italian, metadata)
+                    "tokenizer": data.tokenizer, "splits": SPLITS_INDEX_FILE,
+                    "source_language": data.source_language, "target_language": data.target_language,
+                    **({"bidirectional": True} if data.bidirectional else {})}
+        vectorizers = Vectorizers.for_direction(english, italian, metadata)
         tokenizer = data.tokenizer if data.tokenizer == "word" else f"sentencepiece ({data.sentencepiece_type})"
 
     with atomic_directory(prepared_path(config)) as out:
@@ -468,6 +491,8 @@ def format_report(report: dict[str, Any]) -> str:
     rt = report["round_trip_valid"]
     rate = "n/a" if rt["exact_match_rate"] is None else f"{100 * rt['exact_match_rate']:.2f}%"
     lengths = report["length_percentiles"]
+    direction = Direction(*report.get("direction", "en-it").split("-"))
+    source_name, target_name = language_name(direction.source), language_name(direction.target)
     lines = [
         f"kept {report['pairs_kept']:,} pairs; dropped: {dropped}",
         f"splits: train {sizes['train']:,} / valid {sizes['valid']:,} / test {sizes['test']:,} pairs "
@@ -479,17 +504,18 @@ def format_report(report: dict[str, Any]) -> str:
         for c in corpora:
             s = c["split_sizes"]
             lines.append(f"  corpus {c['name']} (weight {c['weight']:g}): train {s['train']:,} / valid {s['valid']:,} / "
-                         f"test {s['test']:,}; too long {100 * c['too_long_share']:.2f}%; English tokens p50/p95/max "
-                         f"{c['length_percentiles']['english'].get('p50')}/{c['length_percentiles']['english'].get('p95')}/"
-                         f"{c['length_percentiles']['english'].get('max')}")
+                         f"test {s['test']:,}; too long {100 * c['too_long_share']:.2f}%; {source_name} tokens p50/p95/max "
+                         f"{c['length_percentiles']['source'].get('p50')}/{c['length_percentiles']['source'].get('p95')}/"
+                         f"{c['length_percentiles']['source'].get('max')}")
     lines += [
-        f"{report['tokenizer']} vocabulary: English {report['vocabulary_sizes']['english']:,}, "
-        f"Italian {report['vocabulary_sizes']['italian']:,}{' (joint)' if report['vocabulary_sizes']['joint'] else ''}; "
-        f"valid coverage English {100 * report['valid_coverage']['english']:.2f}%, "
-        f"Italian {100 * report['valid_coverage']['italian']:.2f}%",
-        f"tokens per sentence p50/p95/max: English {lengths['english'].get('p50')}/{lengths['english'].get('p95')}/"
-        f"{lengths['english'].get('max')}, Italian {lengths['italian'].get('p50')}/{lengths['italian'].get('p95')}/"
-        f"{lengths['italian'].get('max')}",
+        f"direction {direction.label}{' and back (one bidirectional model)' if report.get('bidirectional') else ''}; "
+        f"{report['tokenizer']} vocabulary: {source_name} "
+        f"{report['vocabulary_sizes']['source']:,}, {target_name} {report['vocabulary_sizes']['target']:,}"
+        f"{' (joint)' if report['vocabulary_sizes']['joint'] else ''}; valid coverage {source_name} "
+        f"{100 * report['valid_coverage']['source']:.2f}%, {target_name} {100 * report['valid_coverage']['target']:.2f}%",
+        f"tokens per sentence p50/p95/max: {source_name} {lengths['source'].get('p50')}/{lengths['source'].get('p95')}/"
+        f"{lengths['source'].get('max')}, {target_name} {lengths['target'].get('p50')}/{lengths['target'].get('p95')}/"
+        f"{lengths['target'].get('max')}",
         f"ids->text round trip on valid: {rt['exact_matches']:,}/{rt['sentences']:,} sentences exact ({rate}); "
         f"{rt['sentences_in_vocabulary']:,} without unknown tokens",
     ]

@@ -1,6 +1,6 @@
 """The run directory: its layout, loading what it holds, and checking paths a user names.
 
-    <workdir>/prepared/  vectorizers.pkl  splits.json  {train,valid,test}-NNNNN-{english,italian}.npy
+    <workdir>/prepared/  vectorizers.pkl  splits.json  {train,valid,test}-NNNNN-{source,target}.npy
                          valid.tsv  test.tsv  [valid.<corpus>.tsv  test.<corpus>.tsv ...]  report.json
     <workdir>/run/       config.yaml  vectorizers.pkl  model.keras  best.keras  [averaged.keras]  history.json
                          train_summary.json  [lineage.json]  logs/
@@ -70,7 +70,7 @@ def prepared_beside(run_dir: str | os.PathLike) -> Path:
 
 
 def shard_file(split: str, index: int, side: str) -> str:
-    """The name of one shard of a prepared split's id array, e.g. `train-00003-english.npy`."""
+    """The name of one shard of a prepared split's id array, e.g. `train-00003-source.npy`."""
     return f"{split}-{index:05d}-{side}.npy"
 
 

@@ -15,13 +15,14 @@ import numpy as np
 
 from pipeline.rundir import SPLITS_INDEX_FILE, shard_file
 
-SIDES = ("english", "italian")
+SIDES = ("source", "target")
+OLDER_SIDES = {"source": "english", "target": "italian"}     # how data prepared before directions named them
 DTYPE = np.dtype("<i4")
 _LENGTH_BLOCK = 1 << 16        # rows per block when counting lengths over a memory-mapped shard
 
 
 class ShardWriter:
-    """Appends (english, italian) id rows of one split and writes them as shards of `shard_rows` rows."""
+    """Appends (source, target) id rows of one split and writes them as shards of `shard_rows` rows."""
 
     def __init__(self, directory: Path, split: str, widths: dict[str, int], shard_rows: int):
         self.directory, self.split, self.widths, self.shard_rows = Path(directory), split, widths, shard_rows
@@ -29,13 +30,13 @@ class ShardWriter:
         self.pending_rows = 0
         self.shards: list[dict[str, Any]] = []
 
-    def append(self, english: np.ndarray, italian: np.ndarray) -> None:
-        """Add rows (english (n, widths['english']), italian (n, widths['italian'])) in corpus order."""
+    def append(self, source: np.ndarray, target: np.ndarray) -> None:
+        """Add rows (source (n, widths['source']), target (n, widths['target'])) in corpus order."""
         start = 0
-        while start < len(english):
-            take = min(self.shard_rows - self.pending_rows, len(english) - start)
-            self.pending["english"].append(english[start:start + take])
-            self.pending["italian"].append(italian[start:start + take])
+        while start < len(source):
+            take = min(self.shard_rows - self.pending_rows, len(source) - start)
+            self.pending["source"].append(source[start:start + take])
+            self.pending["target"].append(target[start:start + take])
             self.pending_rows += take
             start += take
             if self.pending_rows == self.shard_rows:
@@ -164,14 +165,15 @@ def corpus_rows(prepared_dir: str | Path, name: str) -> list[tuple[str, int, int
 
 
 def open_split(prepared_dir: str | Path, name: str) -> tuple[ShardedIds, ShardedIds]:
-    """The (english, italian) ids of one prepared split, memory-mapped shard by shard."""
+    """The (source, target) ids of one prepared split, memory-mapped shard by shard."""
     prepared_dir = Path(prepared_dir)
     entry = _split_entry(prepared_dir, name)
     widths, shards = entry["widths"], entry["shards"]
     sides = []
     for side in SIDES:
-        arrays = [_open_shard(prepared_dir / shard[side], shard["rows"], widths[side]) for shard in shards]
-        sides.append(ShardedIds(arrays, widths[side]))
+        key = side if side in widths else OLDER_SIDES[side]
+        arrays = [_open_shard(prepared_dir / shard[key], shard["rows"], widths[key]) for shard in shards]
+        sides.append(ShardedIds(arrays, widths[key]))
     return sides[0], sides[1]
 
 

@@ -149,18 +149,26 @@ def checked_pair(english: str, italian: str) -> tuple[str, str] | str:
     return english, italian
 
 
+CORPUS_COLUMNS = ("en-it", "it-en")
+
+
 class Corpus:
     """A sentence-pair corpus that can be streamed any number of times, line by line.
 
     Either one file of tab-separated pairs (zip, gzip or plain) or two line-aligned files,
     Moses/OPUS style (`train.en train.it`, each plain or gzipped). Nothing is held in memory.
+    `columns` is the language order of its columns (or files): "en-it", or "it-en" for a corpus with Italian
+    first; pairs always come out (English, Italian), whatever direction a run then trains.
     """
 
-    def __init__(self, paths: str | Path | Sequence[str | Path]):
+    def __init__(self, paths: str | Path | Sequence[str | Path], columns: str = "en-it"):
         paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
         if len(paths) not in (1, 2):
             raise CorpusError(f"corpus: expected one tab-separated file or two line-aligned files "
-                              f"(English, Italian), got {len(paths)} paths")
+                              f"(in the order of its columns, {columns}), got {len(paths)} paths")
+        if columns not in CORPUS_COLUMNS:
+            raise CorpusError(f"corpus {paths[0]}: columns must be one of {', '.join(CORPUS_COLUMNS)}, got {columns!r}")
+        self.italian_first = columns == "it-en"
         self.paths = [Path(p) for p in paths]
         for path in self.paths:
             open_corpus(path).close()          # fail now, with the file's name, rather than mid-run
@@ -177,6 +185,8 @@ class Corpus:
         """Each line's cleaned pair, or the reason it is dropped (see DROP_REASONS), in file order."""
         from tqdm import tqdm
         lines = self._parsed_tsv() if len(self.paths) == 1 else self._parsed_aligned()
+        if self.italian_first:
+            lines = (line if isinstance(line, str) else (line[1], line[0]) for line in lines)
         yield from tqdm(lines, desc=desc, unit=" lines", disable=not progress, mininterval=0.5)
 
     def _parsed_tsv(self) -> Iterator[tuple[str, str] | str]:

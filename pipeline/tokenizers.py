@@ -193,8 +193,10 @@ class SentencePieceTokenizer(_Tokenizer):
 
     @classmethod
     def train(cls, sentences: Iterable[str], vocab_size: int, model_type: str = "unigram",
-              max_sentences: int = 1_000_000, seed: int = 0, threads: int = 2) -> "SentencePieceTokenizer":
-        """Train on `sentences` (at most `max_sentences`, sampled with `seed`): same input, same bytes."""
+              max_sentences: int = 1_000_000, seed: int = 0, threads: int = 2,
+              symbols: Sequence[str] = ()) -> "SentencePieceTokenizer":
+        """Train on `sentences` (at most `max_sentences`, sampled with `seed`): same input, same bytes. `symbols`
+        become pieces of their own (a bidirectional run's language tags)."""
         import sentencepiece
 
         model = io.BytesIO()
@@ -207,7 +209,8 @@ class SentencePieceTokenizer(_Tokenizer):
                 input_sentence_size=max_sentences, shuffle_input_sentence=True, num_threads=threads,
                 hard_vocab_limit=False,
                 pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece=SP_PAD, unk_piece=SP_UNK,
-                bos_piece=SP_START, eos_piece=SP_END, unk_surface=WORD_UNK, minloglevel=2)
+                bos_piece=SP_START, eos_piece=SP_END, unk_surface=WORD_UNK, minloglevel=2,
+                **({"user_defined_symbols": list(symbols)} if symbols else {}))
         except RuntimeError as exc:
             message = str(exc).strip().splitlines()[-1]
             raise TokenizerError(f"SentencePiece training failed ({message})") from None
@@ -221,6 +224,11 @@ class SentencePieceTokenizer(_Tokenizer):
 
     def token_ids(self, text: str) -> list[int]:
         return self.processor.encode(text)
+
+    def piece_id(self, piece: str) -> int | None:
+        """The id of one whole piece (e.g. a language tag), None when the vocabulary lacks it."""
+        index = self.processor.piece_to_id(piece)
+        return index if index != self.unk_id or piece == self.processor.id_to_piece(self.unk_id) else None
 
     def encode(self, texts: Sequence[str], length: int | None = None, add_start_end: bool = False) -> np.ndarray:
         rows = self.processor.encode(list(texts), add_bos=add_start_end, add_eos=add_start_end)

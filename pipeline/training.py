@@ -38,7 +38,7 @@ from pipeline.model import Seq2SeqTransformer, build_model, count_parameters
 from pipeline.objectives import MaskedAccuracy, MaskedSparseCrossEntropy, NoamSchedule
 from pipeline.rundir import RunDir, VECTORIZERS_FILE, check_output_dir, config_differences, prepared_path, run_path
 from pipeline.serializable import load_keras_file
-from pipeline.vectorizers import vocabulary_sizes
+from pipeline.vectorizers import load_vectorizers, vocabulary_sizes
 
 
 def compile_model(model: keras.Model, config: Config, finetune: bool = False) -> keras.Model:
@@ -324,8 +324,8 @@ class TrainingData:
             return {}
         return {name: self._fixed(self.valid_en[a:b], self.valid_it[a:b]) for name, a, b in self.valid_corpora}
 
-    def _fixed(self, english: Any, italian: Any) -> Any:
-        return self.feed(feeder(english, italian, self.valid_batching, self.config.seed, fixed=True))
+    def _fixed(self, source: Any, target: Any) -> Any:
+        return self.feed(feeder(source, target, self.valid_batching, self.config.seed, fixed=True))
 
     def describe_corpora(self) -> str | None:
         """`corpora (training pairs x weight): anki 307,664 x 1, ...`, or None with one corpus."""
@@ -392,7 +392,12 @@ def _start_model(config: Config, run: RunDir, resume: bool, init_from: str | Pat
               f"({state.step_in_epoch} batches into the epoch)")
         return model, state
     vectorizers = prepared_path(config) / VECTORIZERS_FILE
-    model = build_model(config, *vocabulary_sizes(vectorizers))
+    prepared = load_vectorizers(vectorizers)
+    if prepared.direction != config.data.direction:
+        raise ValueError(f"{vectorizers}: the prepared data translates {prepared.direction.label}, but "
+                         f"data.source_language/target_language ask for {config.data.direction.label}; "
+                         "run scripts/prepare.py with this config again")
+    model = build_model(config, len(prepared.source), len(prepared.target))
     if init_from is not None:
         print(f"{start_from_parent(model, run, init_from, init_model)}: warm-up "
               f"{config.finetune.warmup_steps} steps to a peak rate of {config.finetune.peak_learning_rate:g}")
@@ -420,13 +425,13 @@ def _summary(config: Config, data: TrainingData, state: TrainState, run_dir: Pat
     """train_summary.json (written with the history): steps, throughput, compiling and the best epoch's scores."""
     run = RunDir(run_dir)
     atomic_write_json(run.history_file, state.history)
-    it_size = vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE)[1]
+    target_size = vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE)[1]
     best = next((h for h in reversed(state.history) if h.get("epoch") == state.best_epoch), {})   # a resumed epoch's last
     summary = {"steps": steps, "total_steps": state.global_step, "epochs": state.epoch,
                "updates": state.global_step // data.batching.accumulate_steps, "batch_shapes": len(data.shapes()),
                "bucket_boundaries": list(data.batching.boundaries), "seconds": round(seconds, 1),
                "target_tokens_per_s": round(steps * data.tokens_per_step() / max(seconds, 1e-9)),
-               **_throughput(data, it_size, compiling, precompile, steps, seconds),
+               **_throughput(data, target_size, compiling, precompile, steps, seconds),
                "best_val_loss": state.best_val_loss, "best_val_accuracy": best.get("val_masked_accuracy"),
                "best_epoch": state.best_epoch, "run_dir": str(run_path(config)), "backend": keras.backend.backend()}
     if per_corpus:

@@ -7,8 +7,12 @@ import time
 from pipeline.cli import config_parser, run_main
 from pipeline.rundir import prepared_path, run_path
 
-EXAMPLES = ["I love you.", "Where is the station?", "Tom is my friend.", "I don't know what to do.",
-            "It's raining.", "We have to go now.", "Can you help me?", "My mother likes cats."]
+EXAMPLES = {    # by the run's source language: the demo translates in the direction its config trains
+    "en": ["I love you.", "Where is the train station?", "Tom is my friend.", "I don't know what to do.",
+           "It's raining.", "We have to go now.", "Can you help me?", "My mother likes cats."],
+    "it": ["Ti amo.", "Dov'è la stazione?", "Tom è mio amico.", "Non so cosa fare.",
+           "Sta piovendo.", "Dobbiamo andare adesso.", "Mi puoi aiutare?", "A mia madre piacciono i gatti."]}
+GREETING = {"en": "Good morning.", "it": "Buongiorno."}
 
 
 def main() -> int:
@@ -29,15 +33,18 @@ def main() -> int:
     print(f"[3/4] score the validation split (sacreBLEU, beam {translator.decode_settings().beam})")
     report, _ = evaluate(translator, load_split_set(prepared_split_file(run_path(config), "valid")), progress=False)
     print(f"{report['bleu_signature']}\n{report['chrf_signature']}")
-    print(f"[4/4] translate with {run_path(config)}:")
-    for english, italian in zip(EXAMPLES, translator.translate(EXAMPLES)):
-        print(f"  {english:<28} -> {italian}")
+    direction = translator.direction
+    print(f"[4/4] translate {direction.label} with {run_path(config)}:")
+    examples = EXAMPLES[direction.source]
+    for source, translation in zip(examples, translator.translate(examples)):
+        print(f"  {source:<30} -> {translation}")
+    reference = ("; configs/cpu60.yaml, trained 30 minutes on the full corpus on a 2-core CPU, scores 53.5"
+                 if direction.code == "en-it" else "")
     print(f"validation BLEU {report['bleu']:.1f}, chrF {report['chrf']:.1f} on {report['sentences']:,} sentences "
           f"never seen in training ({report['references_per_sentence']} references each; 100 = every reference "
-          f"word sequence matched; configs/cpu60.yaml, trained 30 minutes on the full corpus on a 2-core CPU, "
-          f"scores 53.5)")
+          f"word sequence matched{reference})")
     print(f"demo done in {time.perf_counter() - started:.0f} s; translate more with: "
-          f"python scripts/translate.py --run {run_path(config)} \"Good morning.\"")
+          f"python scripts/translate.py --run {run_path(config)} \"{GREETING[direction.source]}\"")
     return 0
 
 

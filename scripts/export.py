@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Export a trained run: a TensorFlow SavedModel (strings in, Italian strings out), a CTranslate2 model,
-or an Argos Translate package (`.argosmodel`)."""
+"""Export a trained run, in its direction: a TensorFlow SavedModel (source-language strings in, target-language
+strings out), a CTranslate2 model, or an Argos Translate package (`.argosmodel`)."""
 import _bootstrap  # noqa: F401
 
 import argparse
@@ -31,15 +31,22 @@ def main() -> int:
         parser.error("--beam goes with --format savedmodel")
 
     from pipeline.export import export_run
+    from pipeline.rundir import RunDir
 
     options = {"savedmodel": {"beam": args.beam}, "ctranslate2": {"quantization": args.quantization},
                "argos": {"quantization": args.quantization, "package_version": args.package_version}}[args.format]
     out = export_run(args.run, args.out, args.format, which=args.model, **options)
-    print(f"exported {args.run} to {out}" + {
-        "savedmodel": f"; serve with tf.saved_model.load('{out}').signatures['serving_default']",
-        "ctranslate2": f" ({args.quantization}); translate with scripts/translate.py --engine ctranslate2 --run {out}",
-        "argos": f" ({args.quantization}); install with argostranslate.package.install_from_path('{out}')",
-    }[args.format])
+    direction = RunDir(args.run).load_vectorizers().direction
+    if args.format == "savedmodel":
+        from pipeline.export.savedmodel import signature_names
+
+        source, target = signature_names(direction)
+        how = f"; serve with tf.saved_model.load('{out}').signatures['serving_default']({source}=...)['{target}']"
+    elif args.format == "ctranslate2":
+        how = f" ({args.quantization}); translate with scripts/translate.py --engine ctranslate2 --run {out}"
+    else:
+        how = f" ({args.quantization}); install with argostranslate.package.install_from_path('{out}')"
+    print(f"exported {args.run} ({direction.label}) to {out}{how}")
     return 0
 
 

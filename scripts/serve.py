@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Serve a trained run over HTTP: POST /translate (ours and LibreTranslate's), GET /health, a page at /,
-OpenAPI docs at /docs."""
+"""Serve trained runs over HTTP: POST /translate (ours and LibreTranslate's), GET /health, a page at /,
+OpenAPI docs at /docs. One run per direction: --run A --run B serves both (say en -> it and it -> en), each with its
+own engine and batcher; requests pick theirs by source and target language."""
 import _bootstrap  # noqa: F401
 
 import argparse
@@ -17,8 +18,11 @@ def default_glossary_db() -> str:
 
 
 def service_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, conflict_handler="resolve")   # --run: repeatable here
     add_run_arguments(parser, engine=True)
+    parser.add_argument("--run", action="append", required=True,
+                        help="run directory written by scripts/train.py; repeat it to serve several runs, one per "
+                             "direction (--model and --engine apply to each)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")

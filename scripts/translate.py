@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Translate English to Italian with a trained run: arguments, --input FILE, or standard input.
+"""Translate with a trained run, in its direction (English -> Italian, or Italian -> English): arguments,
+--input FILE, or standard input.
 
 Each argument or line is one text (a sentence or a paragraph of several) and gives one output line.
 A document (--input talk.srt, .vtt, .po, .pot, .md, .html, .docx, .pptx, .odt, or any file with --format)
@@ -12,8 +13,8 @@ from pipeline.documents import format_names
 
 def main() -> int:
     parser = translation_parser(__doc__, TRANSLATE_FLAGS)
-    parser.add_argument("sentences", nargs="*", help="English texts to translate (a sentence or a paragraph each)")
-    parser.add_argument("--input", help="English text file: each line (one or more sentences) gives one output line; "
+    parser.add_argument("sentences", nargs="*", help="texts in the run's source language (a sentence or a paragraph each)")
+    parser.add_argument("--input", help="a text file in the run's source language: each line (one or more sentences) gives one output line; "
                                         "or a document, by its extension or --format")
     parser.add_argument("--output", help="write translations here (default: standard output)")
     parser.add_argument("--format", choices=format_names(),
@@ -21,10 +22,10 @@ def main() -> int:
                              "file is read line by line unless --format txt, which also re-wraps wrapped paragraphs)")
     parser.add_argument("--overwrite", action="store_true",
                         help="gettext catalogs: translate entries that already have a translation too")
-    parser.add_argument("--glossary", help="a term list (.tsv/.csv english<TAB>italian, or .tbx) whose terms the "
-                                           "translations must use; a term whose Italian is its English is kept verbatim")
+    parser.add_argument("--glossary", help="a term list (.tsv/.csv source<TAB>target, or .tbx) whose terms the "
+                                           "translations must use; a term whose target is its source is kept verbatim")
     parser.add_argument("--glossary-case-sensitive", action="store_true",
-                        help="match the glossary's English terms in their case only (default: any case)")
+                        help="match the glossary's source terms in their case only (default: any case)")
     args = parser.parse_args()
     return translate_command(args, parser.error)
 

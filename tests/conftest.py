@@ -152,6 +152,39 @@ def tiny_ct2_engine(tiny_ct2_export):
     return CTranslate2Engine(tiny_ct2_export, threads=2)
 
 
+IT_EN = ["data.source_language=it", "data.target_language=en"]
+
+
+@pytest.fixture(scope="session")
+def prepared_tiny_it_en(tmp_path_factory):
+    """The bundled sample prepared the other way round, Italian -> English, with the tiny config: (config, report)."""
+    return prepared_once(tmp_path_factory, "tiny_it_en", IT_EN)
+
+
+@pytest.fixture(scope="session")
+def trained_tiny_it_en(tmp_path_factory, prepared_tiny_it_en):
+    """`trained_tiny`'s recipe, Italian -> English: its Config (run in run_path(config))."""
+    return trained_once(tmp_path_factory, "trained_it_en", prepared_tiny_it_en[0], IT_EN + SMALL_MODEL + [
+        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
+
+
+@pytest.fixture(scope="session")
+def tiny_it_en_engine(trained_tiny_it_en):
+    """The Keras engine of `trained_tiny_it_en`, shared by every module; tests must not change its state."""
+    from pipeline.translate.keras_engine import KerasEngine
+
+    return KerasEngine.from_run(run_path(trained_tiny_it_en))
+
+
+@pytest.fixture(scope="session")
+def tiny_it_en_ct2_export(trained_tiny_it_en, tmp_path_factory):
+    """`trained_tiny_it_en`'s float32 CTranslate2 export, written once for every module."""
+    pytest.importorskip("ctranslate2")
+    from pipeline.export.ctranslate2 import export_ctranslate2
+
+    return export_ctranslate2(run_path(trained_tiny_it_en), tmp_path_factory.mktemp("ct2_it_en") / "float32")
+
+
 SENTENCEPIECE = ["data.tokenizer=sentencepiece", "data.joint_vocab_size=0", "model.share_embeddings=false",
                  "data.en_vocab_size=2000", "data.it_vocab_size=3000"]
 
@@ -186,7 +219,7 @@ def random_weights_run(config, prepared_dir: Path):
     save_config(config, run / "config.yaml")
     shutil.copyfile(prepared_dir / "vectorizers.pkl", run / "vectorizers.pkl")
     vectorizers = load_vectorizers(run / "vectorizers.pkl")
-    model = build_model(config, len(vectorizers.english), len(vectorizers.italian))
+    model = build_model(config, len(vectorizers.source), len(vectorizers.target))
     rng = np.random.default_rng(0)
     for variable in model.weights:
         variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))

@@ -59,7 +59,7 @@ def test_the_cli_takes_a_registered_format(toy, tmp_path, monkeypatch, capsys):
 
     source, out = tmp_path / "strings.toy", tmp_path / "strings.it.toy"
     source.write_bytes(TOY)
-    monkeypatch.setattr(pipeline.translate, "open_translator", lambda run, model, engine: Shouting())
+    monkeypatch.setattr(pipeline.translate, "open_translator", lambda run, model, engine, target=None: Shouting())
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     for argv in (["--input", str(source)], ["--input", str(tmp_path / "x.txt"), "--format", "toy"]):
         (tmp_path / "x.txt").write_bytes(TOY)

@@ -110,6 +110,8 @@ def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
     ("multipart/form-data; boundary=x", b"", True),
     ("application/json", b'{"q": "Hi"}', True),
     ("application/json; charset=utf-8", b'{"text": "Hi", "beam": 2}', False),
+    ("application/json", b'{"text": "Ciao", "source": "it", "target": "en"}', False),   # ours, naming its pair
+    ("application/json", b'{"q": "Ciao", "text": "x", "source": "it"}', True),
     ("application/json", b'["q"]', False),
     ("application/json", b'{"q": ', False),                                 # not JSON: ours says so
     ("text/plain", b"q=Hi", False),
@@ -135,9 +137,13 @@ def test_auto_and_detect_name_the_language_for_real(client, tiny_engine, beam):
     one = lt_translate(client, json={"q": SENTENCES[0], "source": "auto", "target": "it"}).json()
     assert one["translatedText"] == tiny_engine.translate(SENTENCES[:1], beam=beam)[0]
     assert one["detectedLanguage"]["language"] == "en" and one["detectedLanguage"]["confidence"] > 50
-    listed = lt_translate(client, json={"q": [SENTENCES[0], "Dov'è la stazione? È tardi."], "source": "auto",
-                                        "target": "it"}).json()
-    assert [d["language"] for d in listed["detectedLanguage"]] == ["en", "it"]
+    listed = lt_translate(client, json={"q": SENTENCES[:2], "source": "auto", "target": "it"}).json()
+    assert [d["language"] for d in listed["detectedLanguage"]] == ["en", "en"]
+    italian_text = lt_translate(client, json={"q": [SENTENCES[0], "Dov'è la stazione? È tardi."], "source": "auto",
+                                              "target": "it"})         # was: read as English; no it -> it run
+    assert italian_text.status_code == 400 and italian_text.json()["error"].startswith(
+        "text 1 is detected as Italian (it, ") and italian_text.json()["error"].endswith(
+        "), and there is no it -> it run; served pairs: en -> it")
     italian = client.post("/detect", data={"q": "Dove abita tua sorella adesso?"}).json()
     assert [d["language"] for d in italian] == ["it", "en"] and italian[0]["confidence"] > 80   # was: en, 100
     for unknown in ("Guten Morgen, wie geht es dir heute?", "12345 67890"):
@@ -170,8 +176,10 @@ BAD_REQUESTS = [
     ("empty q (JSON)", {"json": {"q": "", **FORM}}, "Invalid request: missing q parameter"),
     ("missing source", {"json": {"q": "Hi", "target": "it"}}, "Invalid request: missing source parameter"),
     ("missing target", {"data": {"q": "Hi", "source": "en"}}, "Invalid request: missing target parameter"),
-    ("source zz", {"json": {"q": "Hi", "source": "zz", "target": "it"}}, "zz is not supported"),
-    ("target zz", {"data": {"q": "Hi", "source": "en", "target": "zz"}}, "zz is not supported"),
+    ("source zz", {"json": {"q": "Hi", "source": "zz", "target": "it"}}, "zz is not supported; served pairs: en -> it"),
+    ("target zz", {"data": {"q": "Hi", "source": "en", "target": "zz"}}, "zz is not supported; served pairs: en -> it"),
+    ("pair it -> en", {"json": {"q": "Ciao", "source": "it", "target": "en"}},
+     "it is not supported; served pairs: en -> it"),
     ("format xml", {"json": {"q": "Hi", **FORM, "format": "xml"}}, "xml format is not supported"),
     ("alternatives x", {"json": {"q": "Hi", **FORM, "alternatives": "x"}},
      "Invalid request: alternatives parameter is not a number"),
@@ -300,7 +308,8 @@ def test_libretranslatepy_translates_lists_languages_and_detects(server, tiny_en
     assert refused.value.code == 403 and json.loads(refused.value.read()) == {"error": "Invalid API key"}
     with pytest.raises(urllib.error.HTTPError) as unsupported:
         LibreTranslateAPI(url, api_key=key).translate(SENTENCES[0], "en", "es", timeout=30)
-    assert unsupported.value.code == 400 and json.loads(unsupported.value.read()) == {"error": "es is not supported"}
+    assert unsupported.value.code == 400
+    assert json.loads(unsupported.value.read()) == {"error": "es is not supported; served pairs: en -> it"}
 
 
 def test_httpx_json_with_and_without_the_api_key(server, tiny_engine, beam):

@@ -19,8 +19,8 @@ def test_prepare_writes_whole_outputs(prepared_tiny):
     config, report = prepared_tiny
     out = prepared_path(config)
     assert sorted(p.name for p in out.iterdir()) == [
-        "report.json", "splits.json", "test-00000-english.npy", "test-00000-italian.npy", "test.tsv",
-        "train-00000-english.npy", "train-00000-italian.npy", "valid-00000-english.npy", "valid-00000-italian.npy",
+        "report.json", "splits.json", "test-00000-source.npy", "test-00000-target.npy", "test.tsv",
+        "train-00000-source.npy", "train-00000-target.npy", "valid-00000-source.npy", "valid-00000-target.npy",
         "valid.tsv", "vectorizers.pkl"]
     assert json.loads((out / "report.json").read_text())["pairs_kept"] == report["pairs_kept"]
     assert report["pairs_kept"] + report["dropped"]["too_long"] == 50000
@@ -93,7 +93,7 @@ def test_sentencepiece_prepare_round_trips_every_validation_sentence(prepared_ti
     assert report["tokenizer"] == "sentencepiece (unigram)"
     assert report["round_trip_valid"]["exact_match_rate"] == 1.0              # 100% of sentences, not only in-vocab
     assert report["round_trip_valid"]["sentences"] == report["split_sizes"]["valid"] > 400
-    assert report["valid_coverage"] == {"english": 1.0, "italian": 1.0}       # no <unk>, thanks to byte fallback
+    assert report["valid_coverage"] == {"source": 1.0, "target": 1.0}       # no <unk>, thanks to byte fallback
     vectorizers = load_vectorizers(prepared_path(config) / "vectorizers.pkl")
     assert not vectorizers.joint and vectorizers.english.kind == vectorizers.italian.kind == "sentencepiece"
     assert len(vectorizers.english) <= config.data.en_vocab_size
@@ -187,10 +187,10 @@ def test_missing_or_damaged_shard_is_one_clear_error(prepared_in_shards, tmp_pat
     config, _ = prepared_in_shards
     copy = tmp_path / "prepared"
     shutil.copytree(prepared_path(config), copy)
-    (copy / "train-00002-italian.npy").unlink()
-    with pytest.raises(FileNotFoundError, match=f"split shard {copy / 'train-00002-italian.npy'}: not found"):
+    (copy / "train-00002-target.npy").unlink()
+    with pytest.raises(FileNotFoundError, match=f"split shard {copy / 'train-00002-target.npy'}: not found"):
         load_split(copy, "train")
-    shard = copy / "valid-00000-english.npy"
+    shard = copy / "valid-00000-source.npy"
     shard.write_bytes(shard.read_bytes()[:-100])
     with pytest.raises(ValueError, match=f"split shard {shard}: "):
         load_split(copy, "valid")
@@ -222,7 +222,7 @@ def test_line_aligned_files_prepare_like_the_same_pairs_as_tsv(tmp_path, tiny_co
     assert aligned_report == tsv_report and tsv_report["pairs_kept"] > 2900
     assert load_vectorizers(aligned_dir / "vectorizers.pkl").english.vocabulary == \
         load_vectorizers(tsv_dir / "vectorizers.pkl").english.vocabulary
-    for name in ("train-00000-italian.npy", "valid.tsv", "test.tsv"):
+    for name in ("train-00000-target.npy", "valid.tsv", "test.tsv"):
         assert (aligned_dir / name).read_bytes() == (tsv_dir / name).read_bytes()
     assert (aligned_dir / "splits.json").read_text().replace('"name": "train"', '"name": "pairs"') == \
         (tsv_dir / "splits.json").read_text()

@@ -29,13 +29,23 @@ def require_chromium() -> None:
 @pytest.fixture(scope="module")
 def server_url(tiny_engine):
     """The app under a real uvicorn server on 127.0.0.1, in a thread of this process."""
+    yield from served(create_app(tiny_engine, ServiceSettings()))
+
+
+@pytest.fixture(scope="module")
+def two_way_url(tiny_engine, tiny_it_en_engine):
+    """An app serving both tiny runs, English -> Italian and Italian -> English."""
+    yield from served(create_app([tiny_engine, tiny_it_en_engine], ServiceSettings()))
+
+
+def served(app):
+    """`app` under uvicorn on 127.0.0.1 in a thread, while the generator is open: yields its base URL."""
     import uvicorn
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(tiny_engine, ServiceSettings()), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -153,3 +163,31 @@ def test_page_translates_a_document_and_offers_it_for_download(browser, server_u
     assert "00:00:04,000 --> 00:00:06,500\n<i>" in fetched
     assert browser.find_element(By.ID, "document-status").text.startswith("translated in ")
     assert browser.find_element(By.ID, "error").text == ""
+
+
+def test_page_of_two_runs_translates_the_pair_chosen(browser, two_way_url, tiny_engine, tiny_it_en_engine):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get(two_way_url + "/")
+    assert browser.title == "English → Italian, Italian → English"
+    WebDriverWait(browser, 30).until(lambda d: "backend" in d.find_element(By.ID, "model").text)
+    pair = Select(browser.find_element(By.ID, "pair"))
+    assert [option.text for option in pair.options] == ["English → Italian", "Italian → English"]
+    assert browser.find_element(By.ID, "source-name").text == "English"
+    pair.select_by_visible_text("Italian → English")
+    assert browser.find_element(By.ID, "source-name").text == "Italian"
+    assert browser.find_element(By.ID, "target-name").text == "English"
+    sentence = "Dov'è la stazione?"
+    browser.find_element(By.ID, "english").send_keys(sentence)
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
+    assert browser.find_element(By.ID, "italian").text == tiny_it_en_engine.translate([sentence])[0]
+    pair.select_by_visible_text("English → Italian")
+    browser.find_element(By.ID, "english").clear()
+    browser.find_element(By.ID, "english").send_keys("Where is the station?")
+    browser.find_element(By.ID, "translate").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "italian").text.strip())
+    assert browser.find_element(By.ID, "italian").text == tiny_engine.translate(["Where is the station?"])[0]
+    assert browser.find_element(By.ID, "error").text == ""
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

@@ -6,6 +6,7 @@ import warnings
 import pytest
 
 from pipeline.translate.engine import Engine
+from pipeline.language import Direction
 from pipeline.translate.splitting import SplitText, cut_sentence, split_text, sentence_spans
 
 from conftest import ROOT
@@ -90,7 +91,7 @@ def test_a_huge_unbroken_line_is_cut_counting_short_prefixes_only():
 
 def test_sentence_spans_fall_back_to_the_whole_line_if_the_splitter_changes_text(monkeypatch):
     import pipeline.translate.splitting as segment
-    monkeypatch.setattr(segment, "_splitter", lambda: type("Changed", (), {"split": lambda self, t: ["Other."]})())
+    monkeypatch.setattr(segment, "_splitter", lambda language: type("Changed", (), {"split": lambda self, t: ["Other."]})())
     assert sentence_spans("  One. Two.  ") == [(2, 11)]
 
 
@@ -98,6 +99,7 @@ class UpperCaseEngine(Engine):
     """An engine without a model: each piece "translates" to upper case (and, n-best, lower case after it
     when it starts with W); every call is recorded."""
     max_input_length = 20
+    direction = Direction("en", "it")
 
     def __init__(self):
         self.calls = []

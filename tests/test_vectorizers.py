@@ -110,7 +110,7 @@ def test_pickle_carries_sentencepiece_models_as_plain_bytes(tmp_path, sentencepi
         path = tmp_path / f"sp{joint}.pkl"
         path.write_bytes(vectorizers_to_bytes(original))
         raw = pickle.loads(path.read_bytes())
-        assert isinstance(raw["english"]["model_proto"], bytes)
+        assert isinstance(raw["source"]["model_proto"], bytes)
         loaded = load_vectorizers(path)                      # the data-only unpickler
         assert loaded.joint is joint
         assert loaded.english.model_proto == english.model_proto

@@ -17,7 +17,9 @@
 
 A format only reads and writes segments; what the model reads and how pieces are batched is the engine's.
 `translate_document` (and `translate_documents`, several at once) is the one door, used by the CLI, the service's
-file routes and its LibreTranslate HTML path alike.
+file routes and its LibreTranslate HTML path alike. A run translates one way (`Direction`): the door takes it from
+an engine's `.direction`, else from `direction=` (English -> Italian by default), and gives it to the formats whose
+output depends on it (gettext's catalog language and msgid check, HTML's root `lang`).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from typing import Any, Sequence, Union
 from pipeline.documents.formats import (FORMATS, Document, Format, by_extension, detected, format_names, register,
                                         suffixes, unregister)
 from pipeline.documents.segments import Segment, Translate, translate_segments
+from pipeline.language import Direction
 
 MAX_DOCUMENT_BYTES = 20_000_000
 Source = Union[str, os.PathLike, bytes, Document]
@@ -55,11 +58,12 @@ def document_format(name: str) -> Format:
 
 
 def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False,
-                  max_xml_bytes: int | None = None) -> Document:
+                  max_xml_bytes: int | None = None, direction: Direction | None = None) -> Document:
     """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file (one
     nested too deeply for its library included). `overwrite`: gettext entries already translated are translated
     again. `max_xml_bytes`: office files whose XML parts unpack to more are refused before parsing (default
-    `office.MAX_XML_BYTES`; the service sets its own)."""
+    `office.MAX_XML_BYTES`; the service sets its own). `direction`: the run's, where known (a catalog it cannot
+    translate is refused here); else the door gives it (`translate_document`)."""
     if format is None:
         format = detect_format(data, name)
     if format not in FORMATS:
@@ -67,7 +71,7 @@ def open_document(data: bytes, format: str | None = None, name: str = "document"
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte document limit")
     reader = FORMATS[format]
-    given = {"overwrite": overwrite, "max_xml_bytes": max_xml_bytes}
+    given = {"overwrite": overwrite, "max_xml_bytes": max_xml_bytes, "direction": direction}
     options = {key: value for key, value in given.items() if key in reader.options}
     try:
         return reader.open(data, name, **options)
@@ -96,11 +100,25 @@ def read_source(source: str | os.PathLike | bytes, name: str | None = None) -> t
     return path.read_bytes(), name or str(path)
 
 
-def _opened(source: Source, format: str | None, name: str | None, overwrite: bool) -> tuple[Document, str]:
+def _opened(source: Source, format: str | None, name: str | None, overwrite: bool,
+            direction: Direction) -> tuple[Document, str]:
     if hasattr(source, "segments") and hasattr(source, "render"):
-        return source, name or "document"                          # already opened (`open_document`)
+        direct = getattr(source, "direct", None)                  # already opened (`open_document`): for this run
+        if direct is not None:
+            direct(direction)
+        return source, name or "document"
     data, label = read_source(source, name)
-    return open_document(data, format, label, overwrite), label
+    return open_document(data, format, label, overwrite, direction=direction), label
+
+
+def run_direction(translator: Any, direction: Direction | None = None) -> Direction:
+    """The direction a document is translated in: the engine's (`translator.direction`), else `direction`, else
+    English -> Italian. ValueError where `direction` is not the engine's."""
+    own = getattr(translator, "direction", None)
+    if own is not None and direction is not None and tuple(own) != tuple(direction):
+        raise ValueError(f"direction {Direction(*direction).label} asked of an engine that translates "
+                         f"{Direction(*own).label}")
+    return Direction(*(own or direction or Direction()))
 
 
 def texts_translator(translator: Any, glossary: Any = None, progress: bool = False,
@@ -118,12 +136,13 @@ def texts_translator(translator: Any, glossary: Any = None, progress: bool = Fal
 
 def translate_documents(translator: Any, sources: Sequence[Source], format: str | None = None, *,
                         names: Sequence[str | None] | None = None, overwrite: bool = False, progress: bool = False,
-                        glossary: Any = None, **options: Any) -> list[bytes]:
+                        glossary: Any = None, direction: Direction | None = None, **options: Any) -> list[bytes]:
     """`translate_document` over several documents, their segments translated together in one call."""
     names = list(names) if names is not None else [None] * len(sources)
     if len(names) != len(sources):
         raise ValueError(f"{len(sources)} documents, got {len(names)} names")
-    opened = [_opened(source, format, name, overwrite) for source, name in zip(sources, names)]
+    direction = run_direction(translator, direction)
+    opened = [_opened(source, format, name, overwrite, direction) for source, name in zip(sources, names)]
     translate = texts_translator(translator, glossary, progress, **options)
     translate_segments([segment for document, _ in opened for segment in document.segments], translate)
     return [render_document(document, label) for document, label in opened]
@@ -131,18 +150,22 @@ def translate_documents(translator: Any, sources: Sequence[Source], format: str 
 
 def translate_document(translator: Any, source: Source, format: str | None = None, *, name: str | None = None,
                        overwrite: bool = False, progress: bool = False, glossary: Any = None,
-                       translate: Translate | None = None, **options: Any) -> bytes:
+                       translate: Translate | None = None, direction: Direction | None = None,
+                       **options: Any) -> bytes:
     """The one door: the translated file's bytes, in the source's format (`format`, else from the path's or
     `name`'s extension, else from the content). `source`: a path, bytes, or a document `open_document` gave.
     `translator`: an engine (`open_translator`), whose `translate` gets every segment of the document in one call
     (`glossary`, `progress` and `options` such as beam and batch_size go to it), or any `texts -> texts` callable
-    (the service's batcher); `translate=` is the same callable by keyword (then `translator` may be None)."""
+    (the service's batcher); `translate=` is the same callable by keyword (then `translator` may be None).
+    `direction`: the run's, for a callable (English -> Italian by default); an engine's is its own
+    (`run_direction`)."""
+    direction = run_direction(translator, direction)
     [out] = translate_documents(translate or translator, [source], format, names=[name], overwrite=overwrite,
-                                progress=progress, glossary=glossary, **options)
+                                progress=progress, glossary=glossary, direction=direction, **options)
     return out
 
 
 __all__ = ["FORMATS", "Format", "register", "unregister", "by_extension", "suffixes", "format_names", "Document",
            "MAX_DOCUMENT_BYTES", "detect_format", "document_format", "open_document", "render_document", "read_source",
-           "texts_translator", "translate_document", "translate_documents", "translate_segments", "Segment",
-           "Translate"]
+           "texts_translator", "run_direction", "translate_document", "translate_documents", "translate_segments",
+           "Segment", "Translate", "Direction"]

@@ -44,8 +44,10 @@ def guessed_encoding(data: bytes) -> str | None:
     each decoding reads. But it cannot tell the Latin code pages apart on English text (they differ in a few
     letters, too few in a subtitle's accented names for its language models: it takes windows-1252 English for
     Baltic cp1257), so windows-1252 is taken wherever it reads as plausible text: the commonest encoding of such
-    files, what browsers read ISO-8859-1 as, and one that holds every Italian letter. A file windows-1252 does not
-    read (Cyrillic, Greek, Chinese, Japanese code pages) gets charset-normalizer's best guess."""
+    files, what browsers read ISO-8859-1 as, and one that holds every Italian letter, so the right choice for an
+    Italian source too (legacy Italian subtitles are windows-1252 or ISO-8859-1/-15, which it reads alike but
+    for the euro sign) and for either direction's output. A file windows-1252 does not read (Cyrillic, Greek,
+    Chinese, Japanese code pages) gets charset-normalizer's best guess."""
     from_bytes = require("charset_normalizer", "documents").from_bytes
     match = from_bytes(data, cp_isolation=["cp1252"]).best() or from_bytes(data).best()
     return match.encoding if match is not None else None

@@ -6,7 +6,10 @@ page, the LibreTranslate HTML path) reads to know which files it takes.
 A format is a module whose reader takes `(data, name)` and gives a `Document` (its `segments`, and `render()`
 the file again), plus one `register(Format(...))` line below. `binary`: the file is a package of parts (office
 files), written only to a file, never to a terminal. `detect`: recognises the format from its first bytes when no
-extension tells (tried in registration order). `options`: the reader's keyword options (gettext: `overwrite`).
+extension tells (tried in registration order). `options`: the reader's keyword options (gettext: `overwrite`;
+gettext and HTML: `direction`, the run's, which their output depends on). A document whose output depends on the
+direction also has `direct(direction)`: the door calls it with the run's before translating, so a document opened
+without one (or for another run) follows the run that translates it.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ class Document(Protocol):
     """What every format's reader gives: the segments to translate, and the file again from their translations."""
     segments: list[Segment]
 
-    def render(self) -> bytes: ...
+    def render(self) -> bytes: ...        # and, where the output depends on the run's direction, direct(direction)
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,11 @@ def detected(data: bytes) -> Format | None:
 
 register(Format("txt", (".txt", ".text"), "text/plain; charset=utf-8", False, TextDocument))
 register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument))
-register(Format("html", (".html", ".htm"), "text/html", False, HtmlDocument, looks_like_html))
+register(Format("html", (".html", ".htm"), "text/html", False, HtmlDocument, looks_like_html, options=("direction",)))
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt))
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
-                options=("overwrite",)))
+                options=("overwrite", "direction")))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=("max_xml_bytes",)))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -3,11 +3,18 @@
 Every entry's msgid, msgctxt, comments, references and flags survive; obsolete entries and the header are not
 translated. An entry already translated keeps its translation unless `overwrite`; each new translation is marked
 `fuzzy`, for a translator to review (gettext then ignores it until they do). An entry with any translation, fuzzy
-or not, is someone's work and is kept. An English catalog (`Language: en`, as Django's source catalogs ship) is a
-source catalog: its msgids are the English text, every entry is translated (its msgstrs are English, not anyone's
-Italian) and it comes back as `Language: it`. A catalog declaring any other language but Italian is refused.
-Plural entries get both Italian forms (msgid for n == 1, msgid_plural for the others); the header of a template or
-of an English catalog gets Italian's plural rule.
+or not, is someone's work and is kept.
+
+A catalog is translated in the run's direction (`Direction`, English -> Italian unless the run translates
+Italian -> English), and only where its msgids are in the run's source language. Msgids are conventionally
+English; their language is what an `X-Source-Language` header says, else what lingua detects over their text
+(`LanguageDetector`, a clear lead needed: short or mixed msgids count as English), else, where lingua is not
+installed, English. A catalog for the run's target language (`Language: it` on an English -> Italian run), a
+template (no language) and a source catalog (`Language:` the run's source, as Django's English catalogs ship) are
+translated: a source catalog's msgstrs are the source text, not anyone's translation, so every entry is redone.
+The output says `Language:` the run's target, with its plural rule (`PLURAL_FORMS`) where the header had none or
+named that language. Any other language, or msgids in the other language, is a one-line ValueError naming the run
+the catalog needs. Plural entries get both forms (msgid for n == 1, msgid_plural for the others).
 
 Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`), and URLs, e-mail addresses, inline tags
 (however long their attributes), entities and file paths (`segments.VERBATIM`) come back verbatim: a translation
@@ -17,20 +24,76 @@ inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not o
 """
 from __future__ import annotations
 
+import functools
 import tempfile
+from typing import Iterable
 
 import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import VERBATIM, Segment, protected_spans
-from pipeline.extras import require
+from pipeline.extras import MissingExtra, require
+from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
 
 PLACEHOLDER = regex.compile(r"%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0]*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
                             r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%[0-9]{1,2}\b|\{[A-Za-z_0-9.:!\[\]]*\}"
                             r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>")
 ACCELERATOR = regex.compile(r"(?<![\w&_])([_&])(?=[\p{L}\p{N}])(?![A-Za-z]+;|[#][0-9]+;)")
-ITALIAN_PLURALS = "nplurals=2; plural=(n != 1);"
-ENGLISH = regex.compile(r"en(?:[_@.-].*)?", regex.I)          # en, en_US, en-GB, en@boldquot
+PLURAL_FORMS = {"en": "nplurals=2; plural=(n != 1);", "it": "nplurals=2; plural=(n != 1);"}   # by target language
+LANGUAGE = regex.compile(r"([A-Za-z]+)(?:[_@.-].*)?")          # en, en_US, en-GB, en@boldquot, it_IT.UTF-8
+ALIASES = {"eng": "en", "english": "en", "ita": "it", "italian": "it"}
+SOURCE_HEADER = "X-Source-Language"
+DETECT_CHARS = 5000             # of msgid text lingua reads: plenty to tell English from Italian
+DETECT_LEAD = (20.0, 2.0)       # a language other than English needs this confidence, and this many times the next
+
+
+def language_code(value: str) -> str | None:
+    """The ISO 639-1 code a header's language names ("it" for `it_IT`, "en" for `en@quot`), "" for none, None for
+    a language this project has no corpus for."""
+    value = value.strip()
+    if not value:
+        return ""
+    match = LANGUAGE.fullmatch(value)
+    code = ALIASES.get(match.group(1).lower(), match.group(1).lower()) if match else None
+    return code if code in LANGUAGE_NAMES else None
+
+
+@functools.lru_cache(maxsize=1)
+def catalog_detector() -> LanguageDetector | None:
+    """One detector over the corpora's languages for every catalog (lingua loads its models on first use), or
+    None where lingua is not installed."""
+    try:
+        return LanguageDetector(tuple(LANGUAGE_NAMES))
+    except MissingExtra:
+        return None
+
+
+def msgids_language(msgids: Iterable[str]) -> str:
+    """The language `msgids` are written in: what lingua detects over their text (placeholders, tags, URLs and
+    accelerators left out) where one language leads clearly (`DETECT_LEAD`), else English, as msgids
+    conventionally are; English too where lingua is not installed."""
+    detector = catalog_detector()
+    if detector is None:
+        return "en"
+    sample, size = [], 0
+    for msgid in msgids:
+        text = take_accelerator(msgid)[0]
+        text = VERBATIM.sub(" ", PLACEHOLDER.sub(" ", text)).strip()
+        if text:
+            sample.append(text)
+            size += len(text) + 1
+        if size >= DETECT_CHARS:
+            break
+    ranked = detector.detect("\n".join(sample)[:DETECT_CHARS]) if sample else []
+    if len(ranked) < 2:
+        return "en"
+    (best, confidence), (_, runner_up) = ranked[0], ranked[1]
+    least, ratio = DETECT_LEAD
+    return best if confidence >= least and confidence >= ratio * runner_up else "en"
+
+
+def _a(word: str) -> str:
+    return ("an " if word[:1] in "AEIOU" else "a ") + word
 
 
 def take_accelerator(text: str) -> tuple[str, str | None, str | None]:
@@ -79,9 +142,12 @@ class Message:
 
 
 class PoDocument:
-    """A gettext catalog: `segments` of its untranslated entries (all with `overwrite`), and `render()`."""
+    """A gettext catalog: `segments` of its untranslated entries (all with `overwrite`, or for a source catalog),
+    and `render()`. `direction`: the run's (`direct`); None opens it for English -> Italian without judging its
+    msgids yet, for a door that calls `direct` once it knows the run."""
 
-    def __init__(self, data: bytes, name: str = "document", overwrite: bool = False):
+    def __init__(self, data: bytes, name: str = "document", overwrite: bool = False,
+                 direction: Direction | None = None):
         polib = require("polib", "documents")
         Encoded(data, name)                              # UTF-8 (or UTF-16 with a mark), else one line
         # polib reads a path when given one: the catalog goes through a file of ours, never the client's text
@@ -92,12 +158,32 @@ class PoDocument:
                 self._catalog = polib.pofile(handle.name, wrapwidth=79)
             except (OSError, ValueError, UnicodeError, LookupError) as exc:
                 raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
-        language = self._catalog.metadata.get("Language", "").strip()
-        self._english = bool(ENGLISH.fullmatch(language))          # a source catalog: its msgstrs are English
-        if language and not (self._english or language.lower().startswith("it")):
-            raise ValueError(f"{name}: a catalog for language {language!r}; expected an Italian one (Language: it), "
-                             "an English source catalog (Language: en) or a template without a language")
-        overwrite = overwrite or self._english
+        self._name, self._overwrite = name, overwrite
+        self._language = self._catalog.metadata.get("Language", "").strip()
+        self._msgids_language: str | None = None
+        self.direction: Direction | None = None
+        if direction is None:
+            self._plan(Direction(), judge=False)
+        else:
+            self.direct(direction)
+
+    def direct(self, direction: Direction) -> None:
+        """Plan the translation for a run translating `direction`: which entries, and the header it gets.
+        ValueError (one line) for a catalog in another language, or whose msgids are not in the run's source."""
+        direction = Direction(*direction)
+        if direction != self.direction:
+            self._plan(direction, judge=True)
+            self.direction = direction
+
+    def _plan(self, direction: Direction, judge: bool) -> None:
+        source, target = direction
+        code = language_code(self._language)
+        if code is None or (judge and self._language and code not in direction):
+            raise ValueError(f"{self._name}: a catalog for language {self._language!r}; expected "
+                             f"{_a(language_name(target))} one (Language: {target}), {_a(language_name(source))} "
+                             f"source catalog (Language: {source}) or a template without a language")
+        self._source_catalog = bool(self._language) and code == source    # its msgstrs are source text
+        overwrite = self._overwrite or self._source_catalog
         self._todo: list[tuple[object, list[Message]]] = []
         for entry in self._catalog:
             if entry.obsolete or not entry.msgid:
@@ -107,14 +193,34 @@ class PoDocument:
                 continue
             texts = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
             self._todo.append((entry, [Message(text) for text in texts]))
+        if judge and self._todo:
+            self._judge_msgids(direction)
         self.segments = [message.segment for _, messages in self._todo for message in messages]
+
+    def _judge_msgids(self, direction: Direction) -> None:
+        """ValueError unless the msgids are in the run's source language (`X-Source-Language`, else detected)."""
+        declared = self._catalog.metadata.get(SOURCE_HEADER, "").strip()
+        if self._msgids_language is None:
+            self._msgids_language = (language_code(declared) or declared) if declared else msgids_language(
+                entry.msgid for entry in self._catalog if not entry.obsolete and entry.msgid)
+        language = self._msgids_language
+        if language == direction.source:
+            return
+        if language not in LANGUAGE_NAMES:
+            raise ValueError(f"{self._name}: its msgids are in {language!r} ({SOURCE_HEADER}); this run translates "
+                             f"{direction.label}, from {language_name(direction.source)} msgids")
+        said = f" ({SOURCE_HEADER})" if declared else ""
+        needed = Direction(language, direction.source)
+        raise ValueError(f"{self._name}: its msgids are {language_name(language)}{said}; this run translates "
+                         f"{direction.label}; use {_a(needed.label)} run")
 
     def render(self) -> bytes:
         metadata = self._catalog.metadata
-        if not metadata.get("Language") or self._english:
-            metadata["Language"] = "it"
-        if "nplurals=INTEGER" in metadata.get("Plural-Forms", "nplurals=INTEGER") or metadata.get("Language") == "it":
-            metadata["Plural-Forms"] = ITALIAN_PLURALS
+        target = (self.direction or Direction()).target
+        if not metadata.get("Language") or self._source_catalog:
+            metadata["Language"] = target
+        if "nplurals=INTEGER" in metadata.get("Plural-Forms", "nplurals=INTEGER") or metadata.get("Language") == target:
+            metadata["Plural-Forms"] = PLURAL_FORMS[target]
         if "charset=CHARSET" in metadata.get("Content-Type", "charset=CHARSET"):
             metadata["Content-Type"] = "text/plain; charset=UTF-8"
         self._catalog.encoding = "utf-8"

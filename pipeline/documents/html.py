@@ -16,6 +16,8 @@ XML does not define: `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;` and numeric ref
 a no-break space the input only wrote as a character stays one; characters XML forbids (most control characters)
 are dropped. BeautifulSoup's `html.parser` still reads such a page (one parser, one tree for both kinds), and
 lower-cases names, which the written case puts back.
+The root's `lang` and `xml:lang`, where they name the run's source language (`en`, `en-US` on an English -> Italian
+run), name its target instead (`it`): the page is now in it. Other elements' languages are left as written.
 Text inside <script>, <style>, <code>, <pre>, <textarea> and comments, attribute values other than
 `TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated. Each text node is translated
 as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
@@ -30,9 +32,11 @@ import regex
 
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
+from pipeline.language import Direction
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template"})
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
+LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")          # on the root: the page's language
 ENTITY = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\xa0": "&nbsp;"}
 XML_ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -153,6 +157,18 @@ class HtmlText:
             self._as_written(self._bs4, self._source)
         return self._soup.decode(formatter=self._formatter, eventual_encoding=None if self.xml else encoding)
 
+    def relabel(self, direction: Direction) -> None:
+        """The root's `lang` and `xml:lang` that name `direction`'s source language (`en`, `en-GB`) name its
+        target instead; any other value, or none, is left as written."""
+        root = self._soup.find("html", recursive=False)
+        if root is None:
+            return
+        source = regex.compile(rf"\s*{regex.escape(direction.source)}(?:[-_][\w-]*)?\s*", regex.I)   # en, en-GB
+        for name in LANGUAGE_ATTRIBUTES:
+            value = root.attrs.get(name)
+            if isinstance(value, str) and source.fullmatch(value):
+                root[name] = direction.target
+
     def _as_written(self, bs4, source: str) -> None:
         """An XML page's names in their written case (once what is translated is found by their lower-case
         names), and no blank line the parser's doctype would add."""
@@ -173,9 +189,11 @@ class HtmlText:
 
 class HtmlDocument:
     """An `.html` file: `segments` (a URL, e-mail address or file path in a text kept verbatim), and `render()`
-    its bytes, in the encoding it came in."""
+    its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`; English ->
+    Italian where none is given)."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
+        self.direction = direction
         self._crlf = b"\r\n" in data
         self._mark = next((mark for mark in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff") if data.startswith(mark)), b"")
         try:                                # UTF-8 (most pages) as it is; else BeautifulSoup finds the encoding
@@ -190,10 +208,15 @@ class HtmlDocument:
         self._encoding = self._encoding or self._html.encoding or "utf-8"
         self.segments = [Segment(text, protected=protected_spans(text)) for text in self._html.texts]
 
+    def direct(self, direction: Direction) -> None:
+        """The run's direction, which the page's root language follows."""
+        self.direction = Direction(*direction)
+
     def render(self) -> bytes:
         codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)
         if self._mark in (b"\xff\xfe", b"\xfe\xff"):
             codec = "utf-16-le" if self._mark == b"\xff\xfe" else "utf-16-be"
+        self._html.relabel(self.direction or Direction())
         text = self._html.render([segment.translation for segment in self.segments], self._encoding)
         if self._crlf:
             text = regex.sub(r"\r?\n", "\r\n", text)

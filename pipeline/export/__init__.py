@@ -1,6 +1,8 @@
-"""Exports of one trained run, each a directory or file that translates without this repository's training code.
+"""Exports of one trained run, each a directory or file that translates without this repository's training code,
+in the run's direction (`data.source_language` -> `data.target_language`):
 
-    savedmodel.py   a TensorFlow SavedModel: strings in, Italian strings out, all in the graph (TensorFlow backend)
+    savedmodel.py   a TensorFlow SavedModel: source-language strings in, target-language strings out, all in the
+                    graph (TensorFlow backend)
     ctranslate2.py  a CTranslate2 model directory (the CTranslate2 engine's format; fast CPU inference)
     argos.py        an Argos Translate / LibreTranslate package (`.argosmodel`), built on the CTranslate2 export
 

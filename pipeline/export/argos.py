@@ -1,5 +1,7 @@
 """Argos Translate packages: `export_argos(run, out)` writes an `.argosmodel` file for Argos Translate and
-LibreTranslate, on top of the CTranslate2 export (`pipeline.export.ctranslate2`).
+LibreTranslate, on top of the CTranslate2 export (`pipeline.export.ctranslate2`), in the run's direction: its
+codes, names and file name are the run's source and target languages (`translate-it_en-...` for Italian ->
+English).
 
 A package is a zip holding one folder (Argos extracts it into its package directory as is):
 
@@ -20,8 +22,8 @@ leaves them) and CTranslate2 raises on a position past the model's table, so the
 tables of `ARGOS_POSITIONS` rows (`export_ctranslate2(positions=...)`): the sinusoidal ones continued by their
 formula, learned ones repeating their last row. The first rows, all the pipeline itself uses, are unchanged.
 
-The package holds no sentence splitter: Argos 1.11 then splits with MiniSBD, whose English model it downloads on
-first use (offline alternatives: the package's README.md).
+The package holds no sentence splitter: Argos 1.11 then splits with MiniSBD, whose model for the source language
+it downloads on first use (offline alternatives: the package's README.md).
 """
 from __future__ import annotations
 
@@ -34,10 +36,11 @@ from pathlib import Path
 from pipeline.export.ctranslate2 import EXTRA, export_ctranslate2
 from pipeline.extras import require
 from pipeline.io_utils import atomic_file
+from pipeline.language import Direction, language_name
 from pipeline.rundir import RunDir, check_output_dir
 from pipeline.vectorizers import Vectorizers
 
-FROM_CODE, FROM_NAME, TO_CODE, TO_NAME = "en", "English", "it", "Italian"
+EXAMPLES = {"en": "Where is the station?", "it": "Dov'è la stazione?"}    # the README's example, by source language
 ARGOS_VERSION = "1.11"             # the Argos Translate version the package was checked with
 SUFFIX = ".argosmodel"
 SENTENCEPIECE_FILE = "sentencepiece.model"
@@ -53,17 +56,26 @@ class ArgosExportError(ValueError):
     """A run that cannot become an Argos package, or a bad option; the message says which and why."""
 
 
-def package_stem(package_version: str) -> str:
-    """The package's file and folder name, e.g. `translate-en_it-ita_nmt-1_0` for version 1.0 (distinct
-    from Argos's own en_it package, which installing ours must not overwrite)."""
+def check_package_version(package_version: str) -> None:
     if not _VERSION.fullmatch(package_version):
         raise ArgosExportError(f"package version {package_version!r}: expected numbers separated by dots, e.g. 1.0")
-    return f"translate-{FROM_CODE}_{TO_CODE}-ita_nmt-{package_version.replace('.', '_')}"
+
+
+def package_stem(package_version: str, direction: Direction = Direction()) -> str:
+    """The package's file and folder name, e.g. `translate-en_it-ita_nmt-1_0` for an English -> Italian run's
+    version 1.0, `translate-it_en-...` for Italian -> English (distinct from Argos's own en_it and it_en packages,
+    which installing ours must not overwrite)."""
+    check_package_version(package_version)
+    return f"translate-{direction.source}_{direction.target}-ita_nmt-{package_version.replace('.', '_')}"
 
 
 def check_joint_sentencepiece(vectorizers: Vectorizers, run_dir: Path) -> None:
-    """Refuse, in one line, a run whose two sides do not share one SentencePiece model."""
-    kinds = {vectorizers.english.kind, vectorizers.italian.kind}
+    """Refuse, in one line, a run whose two sides do not share one SentencePiece model, or one model for both ways
+    (Argos feeds the source text to the model as it is: it cannot put a target-language tag first)."""
+    if vectorizers.bidirectional:
+        raise ArgosExportError(f"run {run_dir}: a bidirectional run needs its target-language tag in each input, "
+                               "which an Argos package cannot add; export a one-way run (data.bidirectional: false)")
+    kinds = {vectorizers.source.kind, vectorizers.target.kind}
     if kinds != {"sentencepiece"} or not vectorizers.joint:
         has = ("word-level vocabularies" if kinds == {"word"} else "separate SentencePiece vocabularies"
                if kinds == {"sentencepiece"} else "a word-level and a SentencePiece vocabulary")
@@ -72,21 +84,26 @@ def check_joint_sentencepiece(vectorizers: Vectorizers, run_dir: Path) -> None:
                                f"has {has}")
 
 
-def package_metadata(package_version: str) -> dict:
-    """Argos's `metadata.json` for an English -> Italian translation package."""
+def package_metadata(package_version: str, direction: Direction = Direction()) -> dict:
+    """Argos's `metadata.json` for a translation package in `direction`."""
+    from_name, to_name = language_name(direction.source), language_name(direction.target)
     return {"package_version": package_version, "argos_version": ARGOS_VERSION, "type": "translate",
-            "code": package_stem(package_version), "name": f"{FROM_NAME} - {TO_NAME} (ita-nmt-pipeline)",
-            "from_code": FROM_CODE, "from_name": FROM_NAME, "to_code": TO_CODE, "to_name": TO_NAME,
+            "code": package_stem(package_version, direction),
+            "name": f"{from_name} - {to_name} (ita-nmt-pipeline)",
+            "from_code": direction.source, "from_name": from_name, "to_code": direction.target, "to_name": to_name,
             "links": [], "dependencies": []}
 
 
 def export_argos(run_dir: str | Path, out_dir: str | Path, package_version: str = "1.0",
                  quantization: str = "float32", which: str = "best") -> Path:
-    """Write `out_dir/<stem>.argosmodel` from `RUN/<which>.keras` (atomically) and return its path."""
-    stem = package_stem(package_version)
+    """Write `out_dir/<stem>.argosmodel` from `RUN/<which>.keras` (atomically), in the run's direction, and
+    return its path."""
+    check_package_version(package_version)
     run = RunDir(run_dir).require()
     vectorizers = run.load_vectorizers()
     check_joint_sentencepiece(vectorizers, run.path)
+    direction = vectorizers.direction
+    stem = package_stem(package_version, direction)
     require("ctranslate2", EXTRA)
     out_dir = check_output_dir(out_dir, "Argos package directory")
     if out_dir.suffix == SUFFIX:
@@ -97,8 +114,8 @@ def export_argos(run_dir: str | Path, out_dir: str | Path, package_version: str 
         root = Path(staging) / stem
         export_ctranslate2(run.path, root / MODEL_DIR, quantization=quantization, which=which,
                            positions=ARGOS_POSITIONS)
-        (root / SENTENCEPIECE_FILE).write_bytes(vectorizers.english.model_proto)
-        (root / METADATA_FILE).write_text(json.dumps(package_metadata(package_version), indent=2) + "\n",
+        (root / SENTENCEPIECE_FILE).write_bytes(vectorizers.source.model_proto)
+        (root / METADATA_FILE).write_text(json.dumps(package_metadata(package_version, direction), indent=2) + "\n",
                                           encoding="utf-8")
         (root / README_FILE).write_text(package_readme(run, vectorizers, package_version, quantization, which),
                                         encoding="utf-8")
@@ -119,25 +136,30 @@ def zip_folder(root: Path, zip_path: Path) -> None:
 
 def package_readme(run: RunDir, vectorizers: Vectorizers, package_version: str, quantization: str,
                    which: str) -> str:
-    """The package's README.md: the model, how to install it, and the training data's credit."""
+    """The package's README.md: the model in its run's direction, how to install it, and the training data's
+    credit."""
     model = run.load_config().model
+    direction = vectorizers.direction
+    source, target = direction
+    source_name, stem = language_name(source), package_stem(package_version, direction)
     steps = _training_steps(run)
     steps = f", {steps:,} training steps" if steps is not None else ""
-    return f"""# English → Italian ({package_version})
+    return f"""# {source_name} → {language_name(target)} ({package_version})
 
 A Transformer trained with ita-nmt-pipeline (Keras 3) and converted to CTranslate2 ({quantization} weights,
 the run's `{which}.keras`{steps}): d_model {model.d_model}, {model.encoder_layers}+{model.decoder_layers} layers,
-{model.num_heads} heads, feed-forward {model.ff_dim}, one SentencePiece vocabulary of {len(vectorizers.english):,}
+{model.num_heads} heads, feed-forward {model.ff_dim}, one SentencePiece vocabulary of {len(vectorizers.source):,}
 pieces for both languages, trained on sentences of at most {vectorizers.max_length} pieces.
 
 Install it with Argos Translate's Python API (`argospm` installs from Argos's own index only):
 
-    python -c "import argostranslate.package as p; p.install_from_path('{package_stem(package_version)}{SUFFIX}')"
-    argos-translate --from-lang en --to-lang it "Where is the station?"
+    python -c "import argostranslate.package as p; p.install_from_path('{stem}{SUFFIX}')"
+    argos-translate --from-lang {source} --to-lang {target} "{EXAMPLES[source]}"
 
-This package holds no sentence splitter: Argos Translate 1.11 splits with MiniSBD, whose English model
-(`en.onnx`) it downloads on first use. Offline, put that file into this package's `minisbd/` folder, or set
-`ARGOS_CHUNK_TYPE=SPACY` and save a spaCy pipeline (e.g. `spacy.blank("en")`, rule-based) as its `spacy/` folder.
+This package holds no sentence splitter: Argos Translate 1.11 splits with MiniSBD, whose {source_name} model
+(`{source}.onnx`) it downloads on first use. Offline, put that file into this package's `minisbd/` folder, or set
+`ARGOS_CHUNK_TYPE=SPACY` and save a spaCy pipeline (e.g. `spacy.blank("{source}")`, rule-based) as its `spacy/`
+folder.
 
 ## Training data and credit
 

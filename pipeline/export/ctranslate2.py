@@ -1,5 +1,6 @@
 """CTranslate2 export: `export_ctranslate2(run, out)` writes a directory that `pipeline.translate`'s
-CTranslate2 engine (or CTranslate2 itself) translates with.
+CTranslate2 engine (or CTranslate2 itself) translates with, in the run's direction (the source side is the
+encoder's, the target side the decoder's).
 
 The export fills CTranslate2's `TransformerSpec` from the trained Keras layers (the only step
 that loads Keras) and writes a self-contained directory:
@@ -10,7 +11,7 @@ that loads Keras) and writes a self-contained directory:
 | `source_vocabulary.json`, `target_vocabulary.json` (or `shared_vocabulary.json`) | our vocabularies, id for id |
 | `vectorizers.pkl`, `config.yaml` | the run's tokenizers and config: the directory alone translates text |
 | `sentencepiece.model` (joint) or `source.spm.model` + `target.spm.model` | SentencePiece runs only |
-| `pipeline.json` | export format, weights fingerprint, quantization, position-table size |
+| `pipeline.json` | export format, direction (source, target language), weights fingerprint, quantization, positions |
 
 The engine's beam search is CTranslate2's, re-ranked as ours ranks (`pipeline.translate.ct2_engine`).
 """
@@ -63,10 +64,12 @@ def export_ctranslate2(run_dir: str | Path, out_dir: str | Path, quantization: s
         shutil.copyfile(run.vectorizers_file, tmp / VECTORIZERS_FILE)
         shutil.copyfile(run.config_file, tmp / CONFIG_FILE)
         _write_sentencepiece_models(vectorizers, tmp)
+        direction = vectorizers.direction
         atomic_write_json(tmp / CT2_SETTINGS_FILE, {
-            "format": EXPORT_FORMAT, "weights": weights_fingerprint(run.model_file(which)), "quantization": quantization,
+            "format": EXPORT_FORMAT, "source_language": direction.source, "target_language": direction.target,
+            "weights": weights_fingerprint(run.model_file(which)), "quantization": quantization,
             "position_table": int(spec.decoder.position_encodings.encodings.shape[0]),
-            "tokenizer": vectorizers.italian.kind, "joint_vocabulary": vectorizers.joint})
+            "tokenizer": vectorizers.target.kind, "joint_vocabulary": vectorizers.joint})
     return out_dir
 
 
@@ -81,7 +84,7 @@ def transformer_spec(model, vectorizers: Vectorizers, positions: int | None = No
     spec = specs.TransformerSpec.from_config(
         (len(model.encoder_blocks), len(model.decoder_blocks)), model.num_heads, pre_norm=model.norm_first,
         activation=getattr(specs.Activation, activation))
-    source, target = vectorizers.english, vectorizers.italian
+    source, target = vectorizers.source, vectorizers.target
     if target.start_id is None or target.end_id is None:
         raise CTranslate2ExportError("the target vocabulary has no start/end tokens")
     spec.config.unk_token = target.vocabulary[target.unk_id]
@@ -199,19 +202,20 @@ def _set_embeddings(spec, embedding, positions: int | None = None) -> None:
 
 
 def _write_sentencepiece_models(vectorizers: Vectorizers, out_dir: Path) -> None:
-    if vectorizers.english.kind != "sentencepiece" and vectorizers.italian.kind != "sentencepiece":
+    if vectorizers.source.kind != "sentencepiece" and vectorizers.target.kind != "sentencepiece":
         return
     if vectorizers.joint:
-        (out_dir / "sentencepiece.model").write_bytes(vectorizers.english.model_proto)
+        (out_dir / "sentencepiece.model").write_bytes(vectorizers.source.model_proto)
         return
-    for name, tokenizer in (("source", vectorizers.english), ("target", vectorizers.italian)):
+    for name, tokenizer in (("source", vectorizers.source), ("target", vectorizers.target)):
         if tokenizer.kind == "sentencepiece":
             (out_dir / f"{name}.spm.model").write_bytes(tokenizer.model_proto)
 
 
 # -- reading an export (no Keras) ----------------------------------------------------------------------------
 def read_export_settings(model_dir: Path) -> dict[str, Any]:
-    """The export's `pipeline.json` (format, weights fingerprint, quantization, position table); one-line errors."""
+    """The export's `pipeline.json` (format, direction, weights fingerprint, quantization, position table; exports
+    written before directions were recorded have no direction, and are English -> Italian); one-line errors."""
     path = model_dir / CT2_SETTINGS_FILE
     if not path.is_file():
         raise FileNotFoundError(f"CTranslate2 export {model_dir}: {CT2_SETTINGS_FILE} not found; write one with "

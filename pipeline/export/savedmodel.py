@@ -1,10 +1,13 @@
-"""Export a run as a TensorFlow SavedModel: strings in, Italian strings out, all in the graph.
+"""Export a run as a TensorFlow SavedModel: the run's source-language strings in, its target-language strings
+out, all in the graph.
 
-The `serving_default` signature cleans the input as `text.clean_side` does (NFC, whitespace), tokenises
-with the run's own tokenizer (the word rules as TF string ops, or the SentencePiece model through
-`tensorflow-text`), decodes with the cached beam search and detokenises, so the SavedModel and the
-Python API's `translate_sentences` give the same output (one sentence per input: the SavedModel
-does not split paragraphs or cut long sentences as an engine's `translate` does). A SentencePiece export needs `import tensorflow_text` before
+The `serving_default` signature names its input and output after the run's languages (`signature_names`):
+`english` in and `italian` out for an English -> Italian run, `italian` in and `english` out for Italian ->
+English. It cleans the input as `text.clean_side` does (NFC, whitespace), tokenises with the run's own
+tokenizer (the word rules as TF string ops, or the SentencePiece model through `tensorflow-text`), decodes
+with the cached beam search and detokenises, so the SavedModel and the Python API's `translate_sentences`
+give the same output (one sentence per input: the SavedModel does not split paragraphs or cut long sentences
+as an engine's `translate` does). A SentencePiece export needs `import tensorflow_text` before
 `tf.saved_model.load`: use `load_saved_model`, which does that and says so when it is missing.
 """
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from pipeline.decoding import decode_loop, decode_options, make_strategy
 from pipeline.extras import require
+from pipeline.language import Direction, language_name
 from pipeline.rundir import check_output_dir
 from pipeline.serializable import load_run
 from pipeline.text import JOINER
@@ -38,13 +42,20 @@ def _clean(texts, nfc: bool):
     return tf.strings.regex_replace(texts, r"^ | $", "")
 
 
-def _word_graph(source, target, max_length: int):
-    """(encode: strings -> (batch, max_length) ids, decode: ids -> strings) for a word vocabulary."""
+def signature_names(direction: Direction) -> tuple[str, str]:
+    """The `serving_default` signature's input and output names: the source and target languages' names in lower
+    case, ("english", "italian") for English -> Italian."""
+    return language_name(direction.source).lower(), language_name(direction.target).lower()
+
+
+def _word_graph(source, target, max_length: int, source_name: str):
+    """(encode: strings -> (batch, max_length) ids, decode: ids -> strings) for a word vocabulary; the source
+    vectorizer layer is `<source_name>_vectorizer`."""
     import tensorflow as tf
 
     from pipeline.vectorizers import make_text_vectorization
 
-    layer = make_text_vectorization(source.vocabulary[2:], max_length, "english_vectorizer")
+    layer = make_text_vectorization(source.vocabulary[2:], max_length, f"{source_name}_vectorizer")
     layer(tf.constant(["warm up"]))           # builds the layer so that it can be tracked
     vocabulary = tf.constant(target.vocabulary)
 
@@ -98,8 +109,9 @@ def _piece_bytes(tokenizer) -> list[bytes]:
 
 def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | None = None,
                        length_penalty: float | None = None, which: str = "best") -> Path:
-    """Write `out_dir` (atomically) from `RUN/<which>.keras` and return it; `beam` and `length_penalty` are
-    baked into the graph (default: the run's `decode` settings)."""
+    """Write `out_dir` (atomically) from `RUN/<which>.keras` and return it: source-language strings in, the
+    target language out, under `signature_names(direction)`. `beam` and `length_penalty` are baked into the
+    graph (default: the run's `decode` settings)."""
     import keras
 
     from pipeline.io_utils import atomic_directory
@@ -111,18 +123,22 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
     import tensorflow as tf
     run = load_run(run_dir, which)
     decode_config, model, vectorizers = run.config.decode, run.model, run.vectorizers
+    if vectorizers.bidirectional:
+        raise ValueError(f"run {run_dir}: a bidirectional run is not exported as a SavedModel (its graph reads one "
+                         "direction's text without a language tag); use --format ctranslate2, or a one-way run")
     beams, alpha, _ = decode_config.resolve(beam, length_penalty)
-    target = vectorizers.italian
+    source, target = vectorizers.source, vectorizers.target
+    source_name, target_name = signature_names(vectorizers.direction)
     start_id, end_id, extra = target.start_id, target.end_id, decode_config.max_extra_length
     banned_id = target.unk_id if decode_config.ban_unk else None
-    subwords = vectorizers.english.kind == "sentencepiece"
+    subwords = source.kind == "sentencepiece"
     if subwords:
-        encode, decode, tracked = _sentencepiece_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
+        encode, decode, tracked = _sentencepiece_graph(source, target, vectorizers.max_length)
     else:
-        encode, decode, layer = _word_graph(vectorizers.english, vectorizers.italian, vectorizers.max_length)
+        encode, decode, layer = _word_graph(source, target, vectorizers.max_length, source_name)
         tracked = (layer,)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="english")])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=source_name)])
     def translate(texts):
         ids = encode(_clean(texts, nfc=subwords))                                         # (batch, max_length)
         lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
@@ -130,7 +146,7 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
         out = decode_loop(model, ids, lengths + extra, make_strategy(decode_options(beams, alpha)), start_id, end_id,
                           banned_id=banned_id)                                 # (batch, table - 1)
         keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
-        return {"italian": tf.where(lengths > 0, decode(out, keep), "")}
+        return {target_name: tf.where(lengths > 0, decode(out, keep), "")}
 
     archive = keras.export.ExportArchive()
     archive.track(model)

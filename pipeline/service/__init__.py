@@ -2,6 +2,7 @@
 
     from pipeline.service import ServiceSettings, create_app, serve
     serve("runs/cpu60/run", ServiceSettings(max_batch=64))      # what scripts/serve.py does
+    serve(["runs/en-it/run", "runs/it-en/run"])                  # one run per direction: --run A --run B
 
 FastAPI and uvicorn come with the `serve` extra; they are imported only when used.
 """

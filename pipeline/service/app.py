@@ -1,13 +1,16 @@
-"""The FastAPI app: `create_app(translator, settings)` wires routers, errors, limits and the batcher.
+"""The FastAPI app: `create_app(translators, settings)` wires routers, errors, limits and the batchers.
 
 Routes live in routers (`api.router`, `libretranslate`'s); a new API is one more router included here,
-sharing the `ServiceState` (translator + batcher) through `service_state`.
+sharing the `ServiceState` (the runs served, one per direction, each translator behind its batcher) through
+`service_state`. Routers whose OpenAPI document names the served languages are made per app.
 """
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any, AsyncIterator
+import html
+import json
+from typing import Any, AsyncIterator, Sequence
 
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
@@ -21,29 +24,46 @@ from pipeline.service.cors import JsonCORSMiddleware
 from pipeline.service.errors import install_error_handlers
 from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
-from pipeline.service.state import ServiceState
+from pipeline.service.state import ServiceState, title
+from pipeline.language import Direction, language_name
 
 
-def page_html() -> str:
-    """The translation page shipped in the package (static/index.html), with the document formats filled in:
-    no CDN, works offline."""
+def page_html(directions: Sequence[Direction] = (Direction(),)) -> str:
+    """The translation page shipped in the package (static/index.html), with the document formats and the pairs
+    served filled in (a pair menu where there are several; the first pair's language names on the panes): no CDN,
+    works offline."""
     page = resources.files("pipeline.service").joinpath("static", "index.html").read_text(encoding="utf-8")
-    return page.replace("{{suffixes}}", ",".join(suffixes())).replace("{{suffix_list}}", " ".join(suffixes()))
+    first = directions[0]
+    pairs = [{"source": d.source, "target": d.target, "sourceName": language_name(d.source),
+              "targetName": language_name(d.target)} for d in directions]
+    options = "".join(f'<option value="{html.escape(d.code)}">{html.escape(d.label.replace(" -> ", " → "))}</option>'
+                      for d in directions)
+    filled = {"{{suffixes}}": ",".join(suffixes()), "{{suffix_list}}": " ".join(suffixes()),
+              "{{title}}": html.escape(title(directions)), "{{pair_options}}": options,
+              "{{pair_hidden}}": " hidden" if len(directions) == 1 else "",
+              "{{source_name}}": html.escape(language_name(first.source)),
+              "{{target_name}}": html.escape(language_name(first.target)),
+              "{{pairs_json}}": json.dumps(pairs).replace("<", "\\u003c")}
+    for placeholder, value in filled.items():
+        page = page.replace(placeholder, value)
+    return page
 
 
-def page_router() -> APIRouter:
+def page_router(directions: Sequence[Direction] = (Direction(),)) -> APIRouter:
     router = APIRouter()
-    html = page_html()
+    page_text = page_html(directions)
 
     @router.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(html)
+        return HTMLResponse(page_text)
     return router
 
 
 def create_app(translator: Any, settings: ServiceSettings | None = None,
-               model_info: dict[str, Any] | None = None) -> FastAPI:
-    """The service over `translator` (see `ServiceState`); the batcher's worker runs while the app runs.
+               model_info: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None) -> FastAPI:
+    """The service over `translator`: one translator, or a list of them, one per direction (`ServiceState`: two
+    with the same direction are a ValueError); each run's batcher worker runs while the app runs. `model_info`: a
+    dict for one translator, or one per translator.
 
     The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API
     route needs the key when `settings.api_key` is set. Middleware, outermost first: CORS (with
@@ -56,17 +76,17 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(state.files.start)    # leftovers swept now, expired files every min(60 s, ttl/4)
-        state.batcher.start()
+        state.start()
         try:
             yield
-        finally:                                  # requests in flight have finished: stop the worker
-            await run_in_threadpool(state.batcher.close)
+        finally:                                  # requests in flight have finished: stop the workers
+            await run_in_threadpool(state.close)
             state.glossaries.close()
             await run_in_threadpool(state.files.close)
 
-    app = FastAPI(title="English → Italian translation", version="1", lifespan=lifespan,
+    app = FastAPI(title=f"{title(state.directions)} translation", version="1", lifespan=lifespan,
                   description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
-                              "GET / is a page for people.")
+                              f"GET / is a page for people. Pairs served: {state.served} (GET /languages).")
     app.state.service = state
     install_error_handlers(app, dict(api.FIELD_RULES))
     app.add_middleware(libretranslate.Dispatch)
@@ -79,14 +99,16 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
                            allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
                            max_age=86400)
     auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
-    app.include_router(page_router())
+    codes = {"sources": state.sources, "targets": state.targets}
+    app.include_router(page_router(state.directions))
     app.include_router(api.router, dependencies=auth)
-    app.include_router(glossaries.router(), dependencies=auth)
-    app.include_router(files.native_router(), dependencies=auth)
-    app.include_router(libretranslate.translate_router, prefix=libretranslate.PREFIX)   # its own key check
-    app.include_router(libretranslate.info_router, prefix=libretranslate.PREFIX)
-    app.include_router(libretranslate.info_router, include_in_schema=False)            # the same at the root
-    app.include_router(files.libretranslate_router())                                   # its own key check
-    app.include_router(files.libretranslate_router(libretranslate.PREFIX), prefix=libretranslate.PREFIX,
+    app.include_router(glossaries.router(**codes), dependencies=auth)
+    app.include_router(files.native_router(**codes), dependencies=auth)
+    app.include_router(libretranslate.translate_router(state), prefix=libretranslate.PREFIX)   # its own key check
+    info = libretranslate.info_router(state)
+    app.include_router(info, prefix=libretranslate.PREFIX)
+    app.include_router(info, include_in_schema=False)                                  # the same at the root
+    app.include_router(files.libretranslate_router(**codes))                           # its own key check
+    app.include_router(files.libretranslate_router(libretranslate.PREFIX, **codes), prefix=libretranslate.PREFIX,
                        include_in_schema=False)
     return app

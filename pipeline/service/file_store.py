@@ -39,16 +39,17 @@ _live: set[Path] = set()      # the temporary directories this process's stores 
 _live_lock = threading.Lock()
 
 
-def translated_name(filename: str) -> str:
-    """The download name of a translation: `talk.srt` -> `talk.it.srt` (a template, `app.pot`, -> `app.it.po`),
-    in safe characters only."""
+def translated_name(filename: str, target: str = "it") -> str:
+    """The download name of a translation into `target`: `talk.srt` -> `talk.it.srt` (a template, `app.pot`, ->
+    `app.it.po`), in safe characters only."""
     path = Path(filename.replace("\\", "/")).name
     stem, suffix = os.path.splitext(path)
     stem = UNSAFE.sub("_", stem).strip("._") or "document"
     suffix = UNSAFE.sub("", suffix.lower())[:20]
     if suffix == ".pot":                   # a template, translated, is a catalog
         suffix = ".po"
-    return f"{stem[:100]}.it{suffix}"
+    target = UNSAFE.sub("", target)[:10] or "translated"
+    return f"{stem[:100]}.{target}{suffix}"
 
 
 def temporary_parent() -> Path:
@@ -195,8 +196,10 @@ class FileStore:
                 return self._directory
         return self._given if self._given is not None and self._given.is_dir() else None
 
-    def put(self, data: bytes, filename: str) -> str:
-        name = f"{secrets.token_hex(16)}.{translated_name(filename)}"
+    def put(self, data: bytes, filename: str, target: str = "it") -> str:
+        """Store a translation into `target` of `filename`; the name it is found by (random, then
+        `translated_name`)."""
+        name = f"{secrets.token_hex(16)}.{translated_name(filename, target)}"
         partial = self.directory / f".{name}.part"
         partial.write_bytes(data)
         os.replace(partial, self.directory / name)

@@ -8,6 +8,10 @@ document's remaining jobs. Translated files wait in a private directory (mode 07
 names (128 bits), found only by their exact name (no path is ever built from a client's text but the
 extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
 extensions of the format registry (`pipeline.documents.formats`). Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
+
+A document goes to the run of its pair (`source`, `target`): required on `/translate_file` as in LibreTranslate, where
+`auto` detects the language of the document's text once it is read; optional on `/translate_document` where the
+service serves one pair. A pair not served is a 400 naming the served ones.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import asyncio
 import ctypes
 import functools
 import os
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, Response
@@ -26,34 +30,61 @@ from pipeline.documents import FORMATS, by_extension, open_document, suffixes, t
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
-from pipeline.service.state import ServiceState, service_state
+from pipeline.service.state import ServedRun, ServiceState, service_state
+from pipeline.language import Direction
 
+DETECTED_CHARS = 2000         # source auto: the language of a document is detected on its first text, this much of it
+Route = Callable[[Any], Awaitable[tuple[ServedRun, Any]]]    # the opened document -> (its run, its glossary or None)
 FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
 
 ERRORS = error_responses([
-    (400, "no file, an extension not in the list, or a file its format's reader rejects",
-     "Invalid request: .exe format is not supported"),
+    (400, "no file, an extension not in the list, a file its format's reader rejects, or a pair this service does "
+          "not serve (GET /languages)", "Invalid request: .exe format is not supported"),
     (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
     (413, "a file over --max-file-bytes", "request body over 10,000,000 bytes"),
     (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
     (503, "not translated within --file-timeout-s, or shutting down", "the service is shutting down")])
 
 
-async def translate_upload(state: ServiceState, data: bytes, filename: str, format: str | None = None,
-                           overwrite: bool = False, glossary: Any = None, request: Request | None = None) -> bytes:
-    """The translated document's bytes; 400 for a file its reader rejects, 503 past `file_timeout_s` or while
-    shutting down. Its pieces go to the batcher as bulk work, `max_batch` at a time, so string requests are served
-    between them; once `request`'s client disconnects, no further piece is translated."""
+def fixed(run: ServedRun, glossary: Any = None) -> Route:
+    """The `Route` of a document whose pair the request names: `run`, with `glossary`."""
+    async def route(document: Any) -> tuple[ServedRun, Any]:
+        return run, glossary
+    return route
+
+
+def opening_text(document: Any, limit: int = DETECTED_CHARS) -> str:
+    """The first `limit` characters of a document's segments: what `source: auto` detects its language on."""
+    texts, size = [], 0
+    for segment in document.segments:
+        texts.append(segment.text)
+        size += len(segment.text) + 1
+        if size >= limit:
+            break
+    return " ".join(texts)[:limit]
+
+
+async def translate_upload(state: ServiceState, data: bytes, filename: str, route: Route, format: str | None = None,
+                           overwrite: bool = False, request: Request | None = None,
+                           direction: Direction | None = None) -> bytes:
+    """The translated document's bytes, by the run (and glossary) `route` gives for the opened document (`direction`:
+    the run's where the request names it, given to the reader; with source auto, the door gives it once detected);
+    400 for a file its reader rejects, 503 past `file_timeout_s` or while shutting down. Its pieces go to the run's
+    batcher as bulk work, `max_batch` at a time, so string requests are served between them; once `request`'s
+    client disconnects, no further piece is translated."""
     try:
-        document = await run_in_threadpool(open_document, data, format, filename, overwrite,
-                                           state.settings.max_document_xml_bytes)
+        document = await run_in_threadpool(functools.partial(
+            open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
+            direction=direction))
     except ValueError as exc:
         await run_in_threadpool(release_memory)
         raise ServiceError(400, f"Invalid request: {exc}") from None
-    translate = state.blocking_translator(asyncio.get_running_loop(), glossary, job_size=state.settings.max_batch,
-                                          timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
     try:
-        return await run_in_threadpool(translate_document, translate, document, name=filename)
+        run, glossary = await route(document)
+        translate = run.blocking_translator(asyncio.get_running_loop(), glossary, job_size=state.settings.max_batch,
+                                            timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
+        return await run_in_threadpool(functools.partial(translate_document, translate, document, name=filename,
+                                                         direction=run.direction))
     except ValueError as exc:
         raise ServiceError(400, f"Invalid request: {exc}") from None
     finally:
@@ -112,15 +143,24 @@ def checked_file(upload: UploadFile | None) -> tuple[str, str]:
     return filename, format.name
 
 
-def libretranslate_router(prefix: str = "") -> APIRouter:
-    """LibreTranslate's file routes; `prefix` is the path they are mounted under (for the download URL)."""
+def pair_fields(fields: dict[str, Any]) -> tuple[Any, Any]:
+    """A form's `source` and `target` (None when absent or empty)."""
+    return fields.get("source") or None, fields.get("target") or None
+
+
+def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
+                          targets: tuple[str, ...] = ("it",)) -> APIRouter:
+    """LibreTranslate's file routes; `prefix` is the path they are mounted under (for the download URL); `sources`
+    and `targets`: the codes the runs serve, for the OpenAPI document."""
     from pipeline.service.libretranslate import check_key, check_languages, requested_glossary
 
     router = APIRouter(tags=["LibreTranslate"])
     schema = {"type": "object", "required": ["file", "source", "target"], "properties": {
         "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(suffixes())}"},
-        "source": {"type": "string", "enum": ["en", "auto"]},
-        "target": {"type": "string", "enum": ["it"]},
+        "source": {"type": "string", "enum": [*sources, "auto"],
+                   "description": "a served source language, or auto: detected on the document's opening text"},
+        "target": {"type": "string", "enum": list(targets),
+                   "description": "a served target language; a pair not served is a 400"},
         "api_key": {"type": "string"},
         "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "extension"}}}
 
@@ -130,18 +170,27 @@ def libretranslate_router(prefix: str = "") -> APIRouter:
             "properties": {"translatedFileUrl": {"type": "string"}}}}}}, **ERRORS},
         openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}})
     async def translate_file(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, str]:
-        """LibreTranslate's file translation: `{"translatedFileUrl": ...}`, downloadable for --file-ttl-s."""
+        """LibreTranslate's file translation: `{"translatedFileUrl": ...}`, downloadable for --file-ttl-s. The pair
+        (source, target) picks the run; with source auto, the document's opening text is detected once it is read
+        (`ServiceState.auto`)."""
         fields, upload = await read_upload(request, state.settings.max_file_bytes)
         check_key(state, request, fields)
         for name in ("source", "target"):
             if not fields.get(name):
                 raise ServiceError(400, f"Invalid request: missing {name} parameter")
-        check_languages({**fields, "format": "text"})
+        check_languages(state, {**fields, "format": "text"})
         filename, format = checked_file(upload)
-        glossary = requested_glossary(state, fields, is_json=False)
+        if fields["source"] == "auto":
+            async def route(document: Any) -> tuple[ServedRun, Any]:
+                [(run, _, _)] = await state.auto([opening_text(document)], fields["target"])
+                return run, requested_glossary(state, fields, False, run.direction)
+        else:
+            run = state.pick(fields["source"], fields["target"])
+            route = fixed(run, requested_glossary(state, fields, False, run.direction))
         data = await upload.read()
-        translated = await translate_upload(state, data, filename, format, glossary=glossary, request=request)
-        name = await run_in_threadpool(state.files.put, translated, filename)
+        translated = await translate_upload(state, data, filename, route, format, request=request,
+                                            direction=None if fields["source"] == "auto" else run.direction)
+        name = await run_in_threadpool(state.files.put, translated, filename, fields["target"])
         return {"translatedFileUrl": f"{str(request.base_url).rstrip('/')}{prefix}/download_file/{name}"}
 
     @router.get("/download_file/{name}", responses={200: {"description": "the translated file"},
@@ -159,14 +208,19 @@ def libretranslate_router(prefix: str = "") -> APIRouter:
     return router
 
 
-def native_router() -> APIRouter:
-    """The service's own document route: the translated file in the response body."""
+def native_router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",)) -> APIRouter:
+    """The service's own document route: the translated file in the response body. `sources`, `targets`: the
+    codes the runs serve, for the OpenAPI document."""
     router = APIRouter(tags=["translation"])
     schema = {"type": "object", "required": ["file"], "properties": {
         "file": {"type": "string", "format": "binary", "description": f"one of {', '.join(suffixes())}"},
         "overwrite": {"type": "string", "enum": ["true", "false"],
                       "description": "gettext: translate entries already translated too"},
-        "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}}
+        "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+        "source": {"type": "string", "enum": list(sources),
+                   "description": "the source language (default: the only pair served, or the one into target)"},
+        "target": {"type": "string", "enum": list(targets),
+                   "description": "the target language (default: the only pair served, or the one from source)"}}}
 
     @router.post("/translate_document", dependencies=[Depends(rate_limited)],
                  responses={200: {"description": "the translated file, as an attachment",
@@ -174,18 +228,22 @@ def native_router() -> APIRouter:
                  openapi_extra={"requestBody": {"required": True,
                                                 "content": {"multipart/form-data": {"schema": schema}}}})
     async def translate_document(request: Request, state: ServiceState = Depends(service_state)) -> Response:
-        """Translate a document (multipart `file`); the answer is the file in its format, named `<name>.it.<ext>`."""
+        """Translate a document (multipart `file`) with the run of its pair (`source`, `target`: optional where one
+        pair is served); the answer is the file in its format, named `<name>.<target>.<ext>`."""
         from pipeline.service.glossary_store import resolve
 
         fields, upload = await read_upload(request, state.settings.max_file_bytes)
+        run = state.pick(*pair_fields(fields))
         filename, format = checked_file(upload)
         overwrite = str(fields.get("overwrite", "false")).lower()
         if overwrite not in ("true", "false", "1", "0", ""):
             raise ServiceError(400, "Invalid request: overwrite must be true or false")
-        glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None)
-        translated = await translate_upload(state, await upload.read(), filename, format,
-                                            overwrite=overwrite in ("true", "1"), glossary=glossary, request=request)
+        glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None, run.direction)
+        translated = await translate_upload(state, await upload.read(), filename, fixed(run, glossary), format,
+                                            overwrite=overwrite in ("true", "1"), request=request,
+                                            direction=run.direction)
+        name = translated_name(filename, run.direction.target)
         return Response(translated, media_type=FORMATS[format].media_type, headers={
-            "Content-Disposition": f'attachment; filename="{translated_name(filename)}"'})
+            "Content-Disposition": f'attachment; filename="{name}"'})
 
     return router

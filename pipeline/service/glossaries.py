@@ -1,5 +1,9 @@
 """The glossary routes: `POST /glossaries` (JSON entries or a .tsv/.csv/.tbx file), `GET /glossaries`, and `GET` and
-`DELETE /glossaries/{id}`, over the service's `GlossaryStore` (pipeline/service/glossary_store.py)."""
+`DELETE /glossaries/{id}`, over the service's `GlossaryStore` (pipeline/service/glossary_store.py).
+
+A glossary is uploaded for one served pair (`source`, `target`; by default the service's only one, and required
+where it serves several): its entries are source -> target terms, a file is read for that direction, and only
+requests in that direction may use it (`glossary_store.resolve`)."""
 from __future__ import annotations
 
 import json
@@ -12,45 +16,67 @@ from pipeline.service.auth import UNAUTHORIZED_RESPONSE
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.glossary_store import ID, check_name, checked_glossary, entries_from_json, glossary_from_file
 from pipeline.service.state import ServiceState, service_state
+from pipeline.language import Direction
 
 GlossaryId = Annotated[str, Path(pattern=f"^{ID.pattern}$", description="a glossary's id (POST /glossaries)")]
 
 
-def router():
-    """`POST /glossaries`, `GET /glossaries`, `GET` and `DELETE /glossaries/{id}` (FastAPI imported here)."""
+def direction(state: ServiceState, fields: Any) -> Direction:
+    """The pair a glossary upload names (`source`, `target`), the only one served by default: a 422 for a value
+    that is not a string, a 400 for a pair not served."""
+    codes = {name: fields.get(name) or None for name in ("source", "target")}
+    for name, code in codes.items():
+        if code is not None and not isinstance(code, str):
+            raise ServiceError(422, f"'{name}' must be a language code (GET /languages)")
+    return state.pick(codes["source"], codes["target"]).direction
+
+
+def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",)):
+    """`POST /glossaries`, `GET /glossaries`, `GET` and `DELETE /glossaries/{id}` (FastAPI imported here); `sources`
+    and `targets`: the languages served, for the OpenAPI document."""
     router = APIRouter(tags=["glossaries"])
     errors = error_responses([
-        (400, "the body is not JSON or not a form", "invalid JSON body"),
+        (400, "the body is not JSON or not a form, or a pair this service does not serve (GET /languages)",
+         "invalid JSON body"),
         UNAUTHORIZED_RESPONSE,
         (404, "no glossary with this id", "no glossary with id 0123456789abcdef0123456789abcdef"),
         (413, "too many entries, or a body over 1 MB", "20,001 entries; a glossary holds at most 20,000"),
         (415, "neither JSON nor a form, or a file that is not .tsv/.csv/.tbx", "glossary file 'a.xls': expected a "
                                                                                ".tsv, .csv or .tbx file"),
-        (422, "a bad name, id or entry", "glossary entry 2: empty Italian side"),
+        (422, "a bad name, id, language or entry", "glossary entry 2: empty Italian side"),
         (409, "the service holds its most glossaries", "the service holds 1,000 glossaries; delete one first"),
         (503, "the glossary database is unavailable", "the glossary store is unavailable (OperationalError)")])
-    summary_schema = {"type": "object", "required": ["id", "name", "case_sensitive", "entries", "created"],
+    summary_schema = {"type": "object", "required": ["id", "name", "case_sensitive", "entries", "created", "source",
+                                                      "target"],
                       "properties": {"id": {"type": "string"}, "name": {"type": "string"},
                                      "case_sensitive": {"type": "boolean"}, "entries": {"type": "integer"},
-                                     "created": {"type": "string"}}}
+                                     "created": {"type": "string"},
+                                     "source": {"type": "string", "description": "the language of its terms"},
+                                     "target": {"type": "string", "description": "the language of their forms"}}}
+    codes = {"source": {"type": "string", "enum": list(sources),
+                        "description": "the source language of the pair it serves (default: the only pair served)"},
+             "target": {"type": "string", "enum": list(targets),
+                        "description": "the target language of the pair it serves (default: the only pair served)"}}
     entries_schema = {"oneOf": [{"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1},
                                 {"type": "array", "minItems": 1, "items": {"type": "array", "minItems": 2,
                                                                            "maxItems": 2, "items": {"type": "string"}}}]}
     upload = {"requestBody": {"required": True, "content": {
         "application/json": {"schema": {"type": "object", "required": ["name", "entries"], "properties": {
             "name": {"type": "string", "minLength": 1, "maxLength": 100}, "entries": entries_schema,
-            "case_sensitive": {"type": "boolean", "default": False}}},
+            "case_sensitive": {"type": "boolean", "default": False}, **codes}},
             "example": {"name": "house style", "entries": {"account": "conto", "Pipeline": "Pipeline"}}},
         "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
             "file": {"type": "string", "format": "binary", "description": ".tsv, .csv or .tbx"},
             "name": {"type": "string", "description": "default: the file's name"},
-            "case_sensitive": {"type": "string", "enum": ["true", "false"], "default": "false"}}}}}}}
+            "case_sensitive": {"type": "string", "enum": ["true", "false"], "default": "false"}, **codes}}}}}}
 
     @router.post("/glossaries", status_code=201, openapi_extra=upload, responses={
         201: {"description": "stored", "content": {"application/json": {"schema": summary_schema}}}, **errors})
     async def create(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
-        """Store a glossary: JSON `{"name", "entries", "case_sensitive"}`, or a form with a .tsv/.csv/.tbx `file`.
-        Translations then name it by its `id` (`glossary_id`)."""
+        """Store a glossary for one served pair: JSON `{"name", "entries", "case_sensitive", "source", "target"}`, or a
+        form with a .tsv/.csv/.tbx `file` (read for that pair). `source` and `target` default to the only pair
+        served; where the service serves several, give them (a 400 otherwise, naming the pairs). Translations in
+        that pair then name it by its `id` (`glossary_id`); a request for another pair naming it is a 400."""
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media == "application/json":
             try:
@@ -63,9 +89,11 @@ def router():
             if not isinstance(case_sensitive, bool):
                 raise ServiceError(422, "'case_sensitive' must be true or false")
             if "entries" not in body:
-                raise ServiceError(422, "missing 'entries': an object {english: italian} or [[english, italian], ...]")
+                raise ServiceError(422, "missing 'entries': an object {source term: target term} or [[source term, "
+                                        "target term], ...]")
             name = check_name(body.get("name"))
-            glossary = checked_glossary(entries_from_json(body["entries"]), case_sensitive, name)
+            glossary = checked_glossary(entries_from_json(body["entries"]), case_sensitive, name,
+                                        direction(state, body))
         elif media == "multipart/form-data":
             try:
                 form = await request.form()
@@ -78,7 +106,8 @@ def router():
             if flag not in ("true", "false"):
                 raise ServiceError(422, "'case_sensitive' must be true or false")
             name = check_name(form.get("name") or upload_file.filename or "glossary")
-            glossary = glossary_from_file(upload_file.filename or "", await upload_file.read(), flag == "true")
+            pair = direction(state, form)
+            glossary = glossary_from_file(upload_file.filename or "", await upload_file.read(), flag == "true", pair)
         else:
             raise ServiceError(415, "send JSON ('Content-Type: application/json') or a multipart form with 'file'")
         return state.glossaries.add(name, glossary)
@@ -97,7 +126,7 @@ def router():
     @router.get("/glossaries/{glossary_id}", responses={200: {"description": "the glossary and its terms", "content": {
         "application/json": {"schema": full_schema}}}, **errors})
     async def get_one(glossary_id: GlossaryId, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
-        """One glossary with its entries as `[english, italian]` pairs (`terms`)."""
+        """One glossary with its entries as `[source term, target term]` pairs (`terms`)."""
         return state.glossaries.get(glossary_id)
 
     @router.delete("/glossaries/{glossary_id}", responses={200: {"description": "deleted", "content": {

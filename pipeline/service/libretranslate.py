@@ -4,9 +4,16 @@ alternatives, api_key), `POST /detect`, `GET /languages`, `GET /frontend/setting
 Field names, status codes and error wording follow LibreTranslate's app.py. Every route also answers
 under `/libretranslate/` (a client's base URL may point there). `POST /translate` is shared with the
 service's own API: `Dispatch` hands a body or a query string naming any LibreTranslate field (`q`, `source`,
-`target`, `format`, `alternatives`, `api_key`), and any multipart form, to `/libretranslate/translate`; every
-other request stays with the service's own `{"text": ...}` route. (deep-translator sends its fields in the query
+`target`, `format`, `alternatives`, `api_key`) but not ours (`text` without `q`: the service's own API takes
+`source` and `target` too), and any multipart form, to `/libretranslate/translate`; every other request stays with
+the service's own `{"text": ...}` route. (deep-translator sends its fields in the query
 string with an empty body.)
+
+Languages: `/languages` lists exactly the pairs the service's runs serve; `source` and `target` pick the run, and a pair
+not served is a 400 `{"error": "de is not supported; served pairs: en -> it"}` (LibreTranslate's wording, then the
+pairs). `source: "auto"` detects each text's language among the served ones and sends it to the run from that
+language into `target`, reported as `detectedLanguage`; a text detected in a language with no run into `target` (an
+Italian text, target it) is a 400 saying so. The OpenAPI document lists the served codes.
 """
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,22 +33,34 @@ from pipeline.service.auth import key_matches
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.glossary_store import resolve
 from pipeline.service.ratelimit import rate_limited
-from pipeline.service.state import ServiceState, service_state
+from pipeline.service.state import ServedRun, ServiceState, service_state
 from pipeline.text import gate_text
 from pipeline.glossary import Glossary
+from pipeline.language import Direction, language_name
 
 PREFIX = "/libretranslate"
 DIGITS = re.compile(r"^[ \t\n\r]*([+-]?[0-9]{1,9})?[ \t\n\r]*$")      # a form's alternatives: an integer, or blank for 0
 FIELDS = frozenset({"q", "source", "target", "format", "alternatives", "api_key"})
-SOURCE, TARGET = {"code": "en", "name": "English"}, {"code": "it", "name": "Italian"}
+UNSERVED = ("invalid request; or a pair this service does not serve (GET /languages lists them): "
+            "`{\"error\": \"<code> is not supported; served pairs: <source> -> <target>, ...\"}`; or, with source "
+            "auto, a text detected in a language with no run into the target")
 
-ERRORS = error_responses([
-    (400, "invalid request", "Invalid request: missing q parameter"),
-    (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
-    (404, "no glossary with this glossary_id (our extension)", "no glossary with id 0123456789abcdef0123456789abcdef"),
-    (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
-    (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
-    (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")])
+
+def errors(state: ServiceState) -> dict[int | str, dict[str, Any]]:
+    """The error responses of the LibreTranslate routes, the 400's example naming the pairs `state` serves."""
+    return error_responses([
+        (400, UNSERVED, f"de is not supported; served pairs: {state.served}"),
+        (403, "missing or wrong API key (with --api-key-env)", "Invalid API key"),
+        (404, "no glossary with this glossary_id (our extension)",
+         "no glossary with id 0123456789abcdef0123456789abcdef"),
+        (413, "a body over 1 MB", "request body over 1,000,000 bytes"),
+        (429, "over --req-limit requests a minute from this address", "Slowdown: 60 per 1 minute"),
+        (503, "no translation within --timeout-s, or shutting down", "the service is shutting down")])
+
+
+def language_entry(code: str) -> dict[str, str]:
+    """{"code": "en", "name": "English"}: how LibreTranslate names a language."""
+    return {"code": code, "name": language_name(code)}
 STRINGS = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 LANGUAGE = {"type": "object", "required": ["confidence", "language"],
             "properties": {"confidence": {"type": "number"}, "language": {"type": "string"}}}
@@ -57,16 +76,22 @@ DETECTED_LIST = {200: {"description": "the served languages, most likely first",
     "schema": {"type": "array", "items": LANGUAGE}}}}}
 
 
-def request_schema(form: bool) -> dict[str, Any]:
+def request_schema(form: bool, sources: tuple[str, ...] = ("en",),
+                   targets: tuple[str, ...] = ("it",)) -> dict[str, Any]:
     """What `translate` reads, as the OpenAPI document states it: in a form every value is a string (the
-    numbers are digits), while JSON's `q` may be a list and `alternatives` a number or digits."""
+    numbers are digits), while JSON's `q` may be a list and `alternatives` a number or digits. `sources`,
+    `targets`: the codes the runs serve."""
     digits = {"type": "string", "pattern": DIGITS.pattern}
     return {"type": "object", "required": ["q", "source", "target"], "properties": {
         "q": ({"type": "string", "minLength": 1} if form else {"oneOf": [
             {"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]})
         | {"description": "text(s) to translate", "example": "Where is the station?"},
-        "source": {"type": "string", "enum": ["en", "auto"], "description": "auto is reported as en"},
-        "target": {"type": "string", "enum": ["it"]},
+        "source": {"type": "string", "enum": [*sources, "auto"],
+                   "description": "a served source language (GET /languages), or auto: detected among the served "
+                                  "languages and reported as detectedLanguage"},
+        "target": {"type": "string", "enum": list(targets),
+                   "description": "a served target language; the pair (source, target) picks the run, and one not "
+                                  "served is a 400"},
         "format": ({"type": "string", "enum": ["text", "html", ""]} if form else
                    {"enum": ["text", "html", "", None]}) | {"default": "text", "description": "empty or null: text"},
         "alternatives": (digits if form else {"anyOf": [{"type": "integer"}, digits, {"type": "null"}]})
@@ -74,17 +99,19 @@ def request_schema(form: bool) -> dict[str, Any]:
         "api_key": {"type": "string", "description": "or the header 'Authorization: Bearer <key>'"},
         "glossary_id": {"type": "string", "pattern": "^[0-9a-f]{32}$",
                         "description": "extension: a stored glossary (POST /glossaries)"},
-        "glossary": ({"type": "string", "description": "extension: the terms inline, as JSON text {english: italian}"}
+        "glossary": ({"type": "string", "description": "extension: the terms inline, as JSON text {source term: "
+                                                       "target term}"}
                      if form else {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1,
-                                   "description": "extension: the terms inline, {english: italian}"})}}
+                                   "description": "extension: the terms inline, {source term: target term}"})}}
 
 
-def request_body(detect: bool = False) -> dict[str, Any]:
+def request_body(detect: bool = False, sources: tuple[str, ...] = ("en",),
+                 targets: tuple[str, ...] = ("it",)) -> dict[str, Any]:
     """`openapi_extra` for a route reading JSON, urlencoded and multipart bodies (`detect` needs only q). As in
     LibreTranslate, a form's fields may also come in the query string (a form field wins), so the body is
     optional; a JSON body is read alone."""
     def schema(form: bool) -> dict[str, Any]:
-        full = request_schema(form)
+        full = request_schema(form, sources, targets)
         if not detect:
             return full
         return {"type": "object", "required": ["q"],
@@ -114,6 +141,8 @@ def is_libretranslate_body(content_type: str, body: bytes) -> bool:
         else:
             return False
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep: the service's route answers it
+        return False
+    if "text" in names and "q" not in names:         # ours, naming its pair with `source` and `target`
         return False
     return bool(names & FIELDS)
 
@@ -226,7 +255,8 @@ def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) 
 
 
 def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
-    """`alternatives` as an int: an integer, or digits (as forms send it); anything else is a 400."""
+    """`alternatives` as an int: an integer, or digits (as forms send it); anything else is a 400. (Whether the
+    run's engine gives them: `check_alternatives`.)"""
     value = fields.get("alternatives")
     if value is None:
         value = 0
@@ -239,18 +269,25 @@ def requested_alternatives(state: ServiceState, fields: dict[str, Any]) -> int:
     alternatives = max(0, value)
     if alternatives > state.settings.max_alternatives:
         raise invalid(f"Invalid request: alternatives parameter must be <= {state.settings.max_alternatives}")
-    if alternatives and not state.has_n_best:
-        raise invalid(f"Invalid request: alternatives are not supported by the {type(state.translator).__name__} "
-                      "engine")
     return alternatives
 
 
-def check_languages(fields: dict[str, Any]) -> str:
-    """The text format, after the source, target and format checks (400s)."""
-    if fields["source"] not in ("en", "auto"):
-        raise invalid(f"{fields['source']} is not supported")
-    if fields["target"] != TARGET["code"]:
-        raise invalid(f"{fields['target']} is not supported")
+def check_alternatives(run: ServedRun, alternatives: int) -> None:
+    """A 400 for alternatives from a run whose engine gives no n-best lists."""
+    if alternatives and not run.has_n_best:
+        raise invalid(f"Invalid request: alternatives are not supported by the {type(run.translator).__name__} "
+                      "engine")
+
+
+def check_languages(state: ServiceState, fields: dict[str, Any]) -> str:
+    """The text format, after the source, target and format checks (400s: a source or target not served; with
+    source auto, the target must be served, and each text's run is found by `ServiceState.auto`)."""
+    source, target = fields["source"], fields["target"]
+    if source == "auto":
+        if target not in state.targets:
+            raise state.unsupported(None, target)
+    else:
+        state.pick(source, target)
     text_format = fields.get("format")
     if text_format is None or text_format == "":
         text_format = "text"
@@ -260,103 +297,159 @@ def check_languages(fields: dict[str, Any]) -> str:
 
 
 # -- translating ---------------------------------------------------------------------------------------------
-def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: bool) -> Glossary | None:
-    """Our extension fields, which plain clients never send: `glossary_id` (a stored glossary) or `glossary` (the
-    terms inline: a JSON object {english: italian}, in a form as JSON text). A bad one is a 400, an unknown id a 404."""
+def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: bool,
+                       direction: Direction = Direction()) -> Glossary | None:
+    """Our extension fields, which plain clients never send: `glossary_id` (a stored glossary of `direction`) or
+    `glossary` (the terms inline: a JSON object {source term: target term}, in a form as JSON text). A bad one, or a
+    stored one of another pair, is a 400, an unknown id a 404."""
     glossary_id, inline = fields.get("glossary_id") or None, fields.get("glossary") or None
     if not is_json and isinstance(inline, str):
         try:
             inline = json.loads(inline)
         except (ValueError, RecursionError):
-            raise invalid("Invalid request: glossary must be a JSON object {english: italian}") from None
+            raise invalid("Invalid request: glossary must be a JSON object {source term: target term}") from None
     try:
-        return resolve(state.glossaries, glossary_id, inline)
+        return resolve(state.glossaries, glossary_id, inline, direction)
     except ServiceError as exc:
         if exc.status == 404:
             raise
         raise invalid(f"Invalid request: {exc.message}") from None
 
 
-async def translate_texts(state: ServiceState, texts: list[str], alternatives: int,
+async def translate_texts(run: ServedRun, texts: list[str], alternatives: int,
                           glossary: Glossary | None = None,
                           request: Request | None = None) -> tuple[list[str], list[list[str]]]:
-    """(translations, alternatives of each): with alternatives, one beam search of beam >= alternatives + 1."""
+    """(translations, alternatives of each) from `run`: with alternatives, one beam search of beam >=
+    alternatives + 1."""
     if not alternatives:
-        return (await state.translate(texts, state.default_beam, glossary=glossary, request=request),
+        return (await run.translate(texts, run.default_beam, glossary=glossary, request=request),
                 [[] for _ in texts])
-    ranked = await state.translate(texts, max(state.default_beam, alternatives + 1), alternatives + 1, glossary,
-                                   request=request)
+    ranked = await run.translate(texts, max(run.default_beam, alternatives + 1), alternatives + 1, glossary,
+                                 request=request)
     return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
 
 
-async def translate_html(state: ServiceState, documents: list[str], glossary: Glossary | None = None) -> list[str]:
+async def translate_html(run: ServedRun, documents: list[str], glossary: Glossary | None = None) -> list[str]:
     """Each document with its text nodes translated (the documents' door, format html), all nodes of all
     documents in one batcher job."""
     try:                                  # parsing is CPU work: off the event loop
-        parsed = await run_in_threadpool(lambda: [open_document(document.encode("utf-8"), "html", "html")
-                                                  for document in documents])
+        parsed = await run_in_threadpool(lambda: [open_document(document.encode("utf-8"), "html", "html",
+                                                                direction=run.direction) for document in documents])
     except ValueError as exc:
         raise invalid(f"Invalid request: {exc}") from None
-    translate = state.blocking_translator(asyncio.get_running_loop(), glossary)
-    translated = await run_in_threadpool(translate_documents, translate, parsed)
+    translate = run.blocking_translator(asyncio.get_running_loop(), glossary)
+    translated = await run_in_threadpool(lambda: translate_documents(translate, parsed, direction=run.direction))
     return [document.decode("utf-8") for document in translated]
 
 
-translate_router = APIRouter(tags=["LibreTranslate"])
-info_router = APIRouter(tags=["LibreTranslate"])
+async def routed(state: ServiceState, fields: dict[str, Any],
+                 texts: list[str]) -> tuple[dict[Direction, list[int]], list[dict[str, Any]] | None]:
+    """Which run translates which texts: ({direction: indices of its texts}, detectedLanguage of each text or
+    None). With a source, every text goes to the run of (source, target); with auto, each to the run from its
+    detected language (`ServiceState.auto`)."""
+    if fields["source"] != "auto":
+        return {state.pick(fields["source"], fields["target"]).direction: list(range(len(texts)))}, None
+    groups: dict[Direction, list[int]] = {}
+    detected = []
+    for index, (run, language, confidence) in enumerate(await state.auto(texts, fields["target"])):
+        groups.setdefault(run.direction, []).append(index)
+        detected.append({"confidence": confidence, "language": language})
+    return groups, detected
 
 
-@translate_router.post("/translate", responses={**TRANSLATED, **ERRORS}, openapi_extra=request_body(),
-                       dependencies=[Depends(rate_limited)])
-async def translate(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
-    """LibreTranslate's translate: `{"translatedText": ...}`, a string for a string and a list for a list,
-    with `alternatives` (up to N, from the beam; none for html) and `detectedLanguage` (source `auto`)."""
-    fields, is_json = await read_fields(request)
-    check_key(state, request, fields)
-    texts = requested_texts(state, fields, is_json)
-    alternatives = requested_alternatives(state, fields)
-    text_format = check_languages(fields)
-    glossary = requested_glossary(state, fields, is_json)
-    if text_format == "html":
-        translated, others = await translate_html(state, texts, glossary), [[] for _ in texts]
-    else:
-        translated, others = await translate_texts(state, texts, alternatives, glossary, request)
-    one = isinstance(fields["q"], str)
-    result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
-    if fields["source"] == "auto":                  # detected for real; the model still reads each text as English
-        detected = [{"confidence": ranked[0][1], "language": ranked[0][0]} for ranked in await state.detect(texts)]
-        result["detectedLanguage"] = detected[0] if one else detected
-    if alternatives:
-        result["alternatives"] = others[0] if one else others
-    return result
+def translate_router(state: ServiceState) -> APIRouter:
+    """`POST /translate`, its OpenAPI document listing the codes `state`'s runs serve."""
+    router = APIRouter(tags=["LibreTranslate"])
+
+    @router.post("/translate", responses={**TRANSLATED, **errors(state)},
+                 openapi_extra=request_body(sources=state.sources, targets=state.targets),
+                 dependencies=[Depends(rate_limited)])
+    async def translate(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """LibreTranslate's translate: `{"translatedText": ...}`, a string for a string and a list for a list,
+        with `alternatives` (up to N, from the beam; none for html) and `detectedLanguage` (source `auto`). The
+        pair (source, target) picks the run; a pair not served is a 400 naming the served pairs."""
+        fields, is_json = await read_fields(request)
+        check_key(state, request, fields)
+        texts = requested_texts(state, fields, is_json)
+        alternatives = requested_alternatives(state, fields)
+        text_format = check_languages(state, fields)
+        groups, detected = await routed(state, fields, texts)
+        work = []
+        for direction, indices in groups.items():          # every check before any work
+            run = state.runs[direction]
+            check_alternatives(run, alternatives)
+            work.append((run, indices, requested_glossary(state, fields, is_json, direction)))
+        translated: list[str] = [""] * len(texts)
+        others: list[list[str]] = [[] for _ in texts]
+        for run, indices, glossary in work:
+            part = [texts[index] for index in indices]
+            if text_format == "html":
+                outputs, alternates = await translate_html(run, part, glossary), [[] for _ in part]
+            else:
+                outputs, alternates = await translate_texts(run, part, alternatives, glossary, request)
+            for index, output, alternate in zip(indices, outputs, alternates):
+                translated[index], others[index] = output, alternate
+        one = isinstance(fields["q"], str)
+        result: dict[str, Any] = {"translatedText": translated[0] if one else translated}
+        if detected is not None:
+            result["detectedLanguage"] = detected[0] if one else detected
+        if alternatives:
+            result["alternatives"] = others[0] if one else others
+        return result
+
+    return router
 
 
-@info_router.post("/detect", responses={**DETECTED_LIST, **ERRORS}, openapi_extra=request_body(detect=True),
-                    dependencies=[Depends(rate_limited)])
-async def detect(request: Request, state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
-    """LibreTranslate's detect: the languages this service serves, most likely first, each with its confidence
-    (0-100; low for a text in another language or with no letters). `pipeline.language`: lingua, compared with
-    English's and Italian's neighbours too."""
-    fields, _ = await read_fields(request)
-    check_key(state, request, fields)
-    if not fields.get("q"):
-        raise invalid("Invalid request: missing q parameter")
-    check_q(fields["q"])
-    text = fields["q"] if isinstance(fields["q"], str) else " ".join(map(str, fields["q"]))
-    [ranked] = await state.detect([gate_text(text)])
-    return [{"confidence": confidence, "language": language} for language, confidence in ranked]
+def info_router(state: ServiceState) -> APIRouter:
+    """`POST /detect`, `GET /languages` and `GET /frontend/settings`, for the languages `state`'s runs serve."""
+    router = APIRouter(tags=["LibreTranslate"])
+    served = ", ".join(f"{direction.source} -> {direction.target}" for direction in state.directions)
 
+    @router.post("/detect", responses={**DETECTED_LIST, **errors(state)},
+                 openapi_extra=request_body(detect=True, sources=state.sources, targets=state.targets),
+                 dependencies=[Depends(rate_limited)])
+    async def detect(request: Request, state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
+        """LibreTranslate's detect: the languages this service's runs read or write, most likely first, each with
+        its confidence (0-100; low for a text in another language or with no letters). `pipeline.language`:
+        lingua, compared with their neighbours too."""
+        fields, _ = await read_fields(request)
+        check_key(state, request, fields)
+        if not fields.get("q"):
+            raise invalid("Invalid request: missing q parameter")
+        check_q(fields["q"])
+        text = fields["q"] if isinstance(fields["q"], str) else " ".join(map(str, fields["q"]))
+        [ranked] = await state.detect([gate_text(text)])
+        return [{"confidence": confidence, "language": language} for language, confidence in ranked]
 
-@info_router.get("/languages")
-async def languages() -> list[dict[str, Any]]:
-    """LibreTranslate's languages: English, translated into Italian (public, as in LibreTranslate)."""
-    return [{**SOURCE, "targets": [TARGET["code"]]}, {**TARGET, "targets": []}]
+    @router.get("/languages", description=f"LibreTranslate's languages: every language the runs read or write, "
+                                          f"each with the targets it is translated into (here {served}); public, as "
+                                          "in LibreTranslate.")
+    async def languages(state: ServiceState = Depends(service_state)) -> list[dict[str, Any]]:
+        return [{**language_entry(code), "targets": [d.target for d in state.directions if d.source == code]}
+                for code in state.languages]
 
+    def code(side: str, codes: tuple[str, ...]) -> Any:
+        return Query(None, description=f"the pair's {side} language (default: the first pair served)",
+                     json_schema_extra={"enum": list(codes)})
 
-@info_router.get("/frontend/settings")
-async def frontend_settings(state: ServiceState = Depends(service_state)) -> dict[str, Any]:
-    """LibreTranslate's settings for its web page and clients: limits, key, the language pair."""
-    keyed = state.settings.api_key is not None
-    return {"charLimit": state.settings.max_chars, "frontendTimeout": int(state.settings.timeout_s * 1000),
-            "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": True,
-            "supportedFilesFormat": list(suffixes()), "language": {"source": SOURCE, "target": TARGET}}
+    @router.get("/frontend/settings", responses={400: errors(state)[400]})
+    async def frontend_settings(source: str | None = code("source", state.sources),
+                                target: str | None = code("target", state.targets),
+                                state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """LibreTranslate's settings for its web page and clients: limits, key, and the language pair in `language`
+        (the one `source` and `target` name, else the first served; a pair not served is a 400). Our extension:
+        `pairs`, every pair served."""
+        for name, value in (("source", source), ("target", target)):
+            if value == "":
+                raise invalid(f"Invalid request: {name} must be a language code (GET /languages)")
+        run = state.pick(source, target) if source is not None or target is not None else state.default
+        keyed = state.settings.api_key is not None
+        return {"charLimit": state.settings.max_chars, "frontendTimeout": int(state.settings.timeout_s * 1000),
+                "apiKeys": keyed, "keyRequired": keyed, "suggestions": False, "filesTranslation": True,
+                "supportedFilesFormat": list(suffixes()),
+                "language": {"source": language_entry(run.direction.source),
+                             "target": language_entry(run.direction.target)},
+                "pairs": [{"source": language_entry(d.source), "target": language_entry(d.target)}
+                          for d in state.directions]}
+
+    return router

@@ -13,7 +13,7 @@ import time
 import warnings
 from http import HTTPStatus
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from pipeline.extras import require
 
@@ -174,10 +174,30 @@ def StoppingServer(config: Any, shutting_down: Any) -> Any:   # noqa: N802 - mak
     return Stopping(config)
 
 
-def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which: str = "best",
-          engine: str = "keras", host: str = "127.0.0.1", port: int = 8000, api_key_env: str | None = None,
-          log_level: str = "info") -> None:
-    """Serve `run_dir` on host:port with `open_translator(run_dir, which, engine)`.
+def open_runs(run_dirs: Sequence[str | Path], which: str = "best", engine: str = "keras",
+              **options: Any) -> list[Engine]:
+    """`open_translator(run_dir, which, engine)` for each run, each serving its own direction: a second run with a
+    direction already served is a ValueError (one line naming both), raised before any further run is loaded."""
+    from pipeline.translate import open_translator
+
+    translators: list[Engine] = []
+    seen: dict[Any, str | Path] = {}
+    for run_dir in run_dirs:
+        translator = open_translator(run_dir, which, engine, **options)
+        direction = translator.direction
+        if direction in seen:
+            raise ValueError(f"--run {run_dir}: translates {direction.label} ({direction.code}), as --run "
+                             f"{seen[direction]} does; serve one run per direction")
+        seen[direction] = run_dir
+        translators.append(translator)
+    return translators
+
+
+def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings | None = None, *,
+          which: str = "best", engine: str = "keras", host: str = "127.0.0.1", port: int = 8000,
+          api_key_env: str | None = None, log_level: str = "info") -> None:
+    """Serve `run_dir` (one run directory, or several: one per direction) on host:port, each with
+    `open_translator(run_dir, which, engine)` and its own batcher; requests pick theirs by source and target.
 
     SIGTERM stops taking connections, finishes the requests in flight, then exits.
     """
@@ -185,8 +205,8 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     require("fastapi", "serve")
     from pipeline.service.app import create_app
     from pipeline.service.settings import ServiceSettings
-    from pipeline.translate import open_translator
 
+    run_dirs = [run_dir] if isinstance(run_dir, (str, os.PathLike)) else list(run_dir)
     settings = settings or ServiceSettings()
     key = api_key_from_env(api_key_env)
     if key is not None:
@@ -197,13 +217,17 @@ def serve(run_dir: str | Path, settings: ServiceSettings | None = None, *, which
     # Keras on TensorFlow serves in graph mode: one trace serves every batch size that dynamic batching
     # makes, where XLA would compile each batch shape (seconds) on its first request
     options = {"jit_compile": False} if engine == "keras" else {}
-    translator = open_translator(run_dir, which, engine, **options)
-    app = create_app(translator, settings, {"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine})
+    translators = open_runs(run_dirs, which, engine, **options)
+    app = create_app(translators, settings, [{"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine}
+                                             for run_dir in run_dirs])
     app.state.service.glossaries.check()           # a database that cannot be opened stops here, not per request
-    if engine == "keras":                      # CTranslate2 compiles nothing per shape: nothing to warm up
-        beams = sorted({1, app.state.service.default_beam})
-        print(f"compiling the decoder for beam {' and '.join(map(str, beams))} ...", file=sys.stderr, flush=True)
-        print(f"compiled in {warm_up(translator, beams):.1f} s", file=sys.stderr, flush=True)
+    for run in app.state.service.runs.values():
+        if engine == "keras":                  # CTranslate2 compiles nothing per shape: nothing to warm up
+            beams = sorted({1, run.default_beam})
+            print(f"{run.direction.code}: compiling the decoder for beam {' and '.join(map(str, beams))} ...",
+                  file=sys.stderr, flush=True)
+            print(f"compiled in {warm_up(run.translator, beams):.1f} s", file=sys.stderr, flush=True)
+    print(f"serving {app.state.service.served}", file=sys.stderr, flush=True)
     config = uvicorn_config(app, settings, host=host, port=port, log_level=log_level)
     # uvicorn shuts down gracefully on SIGTERM or Ctrl-C, then raises the signal again for the handler it found:
     # these make that a plain exit (0 after SIGTERM, 130 after Ctrl-C), not a death by signal or a traceback

@@ -1,4 +1,10 @@
-"""What every route shares: the settings, the translator behind its batcher, and the request limits."""
+"""What every route shares: the settings, the runs served (each translator behind its own batcher), the request
+limits, the glossaries and the files.
+
+A service serves one run per direction (`Direction`: en -> it, it -> en); a request picks its run by source and
+target language (`ServiceState.pick`, `ServiceState.auto`), and every route answers a pair it does not serve with a
+400 naming the pairs it does. Each run has its own batcher, so the fair queues (strings before documents) are per
+engine, and a busy run never delays another."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +17,7 @@ from typing import Any, Callable, Sequence
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
+from pipeline.language import Direction, language_name
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.service.errors import ServiceError
 from pipeline.service.file_store import FileStore
@@ -21,7 +28,7 @@ from pipeline.text import gate_texts
 from pipeline.rundir import run_path
 
 
-LANGUAGES = ("en", "it")         # what this service reads and writes (the model translates en -> it)
+REFUSE_CONFIDENCE = 50.0       # source auto: a text this sure to be in a language with no run to its target is a 400
 
 
 class ClientGone(ServiceError):
@@ -37,22 +44,41 @@ async def disconnected(request: Request, every_s: float = 0.05) -> None:
         await asyncio.sleep(every_s)
 
 
-class ServiceState:
-    """The translator (an `Engine`, or any object with `translate(texts, beam=, batch_size=)` and `config`;
-    `n_best` and `backend` are optional) and its batcher."""
+def direction_of(translator: Any) -> Direction:
+    """The direction a translator serves: its `direction` (every `Engine`), else its config's `data.direction`,
+    else English -> Italian (a stand-in with neither)."""
+    direction = getattr(translator, "direction", None)
+    if direction is None:
+        direction = getattr(getattr(getattr(translator, "config", None), "data", None), "direction", None)
+    return Direction(*direction) if direction is not None else Direction()
 
-    def __init__(self, translator: Any, settings: ServiceSettings, model_info: dict[str, Any] | None = None):
+
+def pair(direction: Direction) -> str:
+    """ "en -> it": how messages name a served pair."""
+    return f"{direction.source} -> {direction.target}"
+
+
+def title(directions: Sequence[Direction]) -> str:
+    """ "English → Italian", or "English → Italian, Italian → English" for several runs: the page's and the API's
+    title."""
+    return ", ".join(direction.label.replace(" -> ", " → ") for direction in directions)
+
+
+class ServedRun:
+    """One run the service serves: its translator (an `Engine`, or any object with `translate(texts, beam=,
+    batch_size=)` and `config`; `n_best`, `split`, `backend` and `direction` are optional), its direction, its
+    default beam and its own batcher. `shutting_down` is the service's: set, no new work is taken."""
+
+    def __init__(self, translator: Any, settings: ServiceSettings, model_info: dict[str, Any] | None = None,
+                 shutting_down: threading.Event | None = None):
         self.translator, self.settings = translator, settings
+        self.direction = direction_of(translator)
         self.default_beam = settings.beam or min(translator.config.decode.resolve().beam, MAX_BEAM)
         self.model_info = dict(model_info or {})
         n_best = self._n_best_batch if hasattr(translator, "n_best") else None
         self.batcher = Batcher(self._translate_batch, settings.max_batch, settings.max_wait_ms, n_best)
-        self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
+        self.shutting_down = shutting_down or threading.Event()
         self.waiting = 0          # requests waiting for their translations (touched on the event loop only)
-        self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
-        self.files = FileStore(settings.files_dir, settings.file_ttl_s)
-        self.shutting_down = threading.Event()   # set when the server begins to stop: documents stop between jobs
-        self._detector, self._detector_lock = None, threading.Lock()     # made on the first /detect or auto
 
     def _translate_batch(self, sentences: list[str], beam: int, glossaries: list | None = None) -> list[str]:
         extra = {"glossary": glossaries} if glossaries is not None else {}
@@ -66,21 +92,6 @@ class ServiceState:
     def has_n_best(self) -> bool:
         """Whether the translator gives n-best lists (`translator.n_best`)."""
         return self.batcher.n_best is not None
-
-    def admit(self, sentences: Sequence[str]) -> list[str]:
-        """The texts of a request through the gate (`text.gate_text`), after the limits (413s)."""
-        self.check_limits(sentences)
-        return gate_texts(sentences)
-
-    def check_limits(self, sentences: Sequence[str]) -> None:
-        """413 for too many sentences or one too long."""
-        limits = self.settings
-        if len(sentences) > limits.max_sentences:
-            raise ServiceError(413, f"{len(sentences)} sentences in one request; the limit is {limits.max_sentences}")
-        for index, sentence in enumerate(sentences):
-            if len(sentence) > limits.max_chars:
-                raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
-                                        f"the limit is {limits.max_chars}")
 
     async def translate(self, sentences: Sequence[str], beam: int, n_best: int = 1, glossary: Any = None,
                         timeout_s: float | None = None, request: Request | None = None,
@@ -153,30 +164,198 @@ class ServiceState:
 
         return translate
 
-    async def detect(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
-        """Each text's languages among those served (`pipeline.language`), most likely first, with confidences."""
-        def run() -> list[list[tuple[str, float]]]:
-            with self._detector_lock:
-                if self._detector is None:
-                    from pipeline.language import LanguageDetector
-
-                    self._detector = LanguageDetector(LANGUAGES)
-            return [self._detector.detect(text) for text in texts]
-        return await run_in_threadpool(run)
-
     def health(self) -> dict[str, Any]:
+        """This run's model, config name, backend, default beam, input limit and batching counters."""
         config = self.translator.config
         model = {"run": str(run_path(config)), **self.model_info, "translator": type(self.translator).__name__}
         network = getattr(self.translator, "model", None)
         if network is not None and hasattr(network, "count_params"):
             model.setdefault("parameters", int(network.count_params()))
-        return {"status": "ok", "model": model, "config": Path(config.workdir).name,
+        return {"direction": self.direction.code, "model": model, "config": Path(config.workdir).name,
                 "backend": getattr(self.translator, "backend", None), "default_beam": self.default_beam,
                 "max_input_tokens": getattr(self.translator, "max_input_length", None),
+                "batching": self.batcher.stats()}
+
+
+class ServiceState:
+    """The runs served (`ServedRun`s, one per direction, in the order given), and what they share: the settings,
+    the rate limit, the glossaries, the translated files and the language detector.
+
+    `translators`: one translator or several, each serving its own direction (a bidirectional run's engine serves
+    both, through `Engine.towards`); two with the same direction are a ValueError (one line). `model_info`: a dict
+    for one translator, or one dict per translator.
+    """
+
+    def __init__(self, translators: Any, settings: ServiceSettings,
+                 model_info: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None):
+        translators = list(translators) if isinstance(translators, (list, tuple)) else [translators]
+        if not translators:
+            raise ValueError("a service needs at least one run")
+        infos = list(model_info) if isinstance(model_info, (list, tuple)) else [model_info] * len(translators)
+        if len(infos) != len(translators):
+            raise ValueError(f"model_info: one per translator, got {len(infos)} for {len(translators)}")
+        both_ways = [(view, info) for translator, info in zip(translators, infos)     # a bidirectional run serves
+                     for view in [translator, *(translator.towards(d.target)               # both of its directions
+                                               for d in getattr(translator, "directions", ())[1:])]]
+        translators, infos = [view for view, _ in both_ways], [info for _, info in both_ways]
+        self.settings = settings
+        self.shutting_down = threading.Event()   # set when the server begins to stop: documents stop between jobs
+        self.runs: dict[Direction, ServedRun] = {}
+        for translator, info in zip(translators, infos):
+            run = ServedRun(translator, settings, info, self.shutting_down)
+            if run.direction in self.runs:
+                first = self.runs[run.direction].model_info.get("run")
+                both = f"runs {first} and {run.model_info['run']}" if first and run.model_info.get("run") else \
+                    "two translators"
+                raise ValueError(f"{both} both translate {run.direction.label} ({run.direction.code}): serve one run "
+                                 "per direction")
+            self.runs[run.direction] = run
+        self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
+        self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
+        self.files = FileStore(settings.files_dir, settings.file_ttl_s)
+        self._detector, self._detector_lock = None, threading.Lock()     # made on the first /detect or auto
+
+    # -- the runs and their languages --------------------------------------------------------------------------
+    @property
+    def directions(self) -> tuple[Direction, ...]:
+        """The pairs served, in the order the runs were given."""
+        return tuple(self.runs)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(direction.source for direction in self.runs))
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(direction.target for direction in self.runs))
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every language the runs read or write, sources first: what `/languages` lists and `/detect` ranks."""
+        return tuple(dict.fromkeys([*self.sources, *self.targets]))
+
+    @property
+    def served(self) -> str:
+        """ "en -> it, it -> en": the pairs, as messages name them."""
+        return ", ".join(pair(direction) for direction in self.runs)
+
+    def unsupported(self, source: str | None, target: str | None) -> ServiceError:
+        """The 400 for a pair not served, LibreTranslate's wording ("de is not supported") and the served pairs."""
+        if source is not None and source not in self.sources:
+            what = source
+        elif target is not None and target not in self.targets:
+            what = target
+        else:
+            what = f"{source or '?'} -> {target or '?'}"
+        return ServiceError(400, f"{what} is not supported; served pairs: {self.served}")
+
+    def pick(self, source: str | None = None, target: str | None = None) -> ServedRun:
+        """The run a request names by its `source` and `target` languages; either may be left out where the other
+        (or the service's only run) tells. A pair not served is a 400 naming the served ones; with several runs
+        and nothing that tells them apart, a 400 asking for both."""
+        matches = [run for direction, run in self.runs.items()
+                   if source in (None, direction.source) and target in (None, direction.target)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise self.unsupported(source, target)
+        raise ServiceError(400, f"give 'source' and 'target': this service serves several pairs ({self.served})")
+
+    async def auto(self, texts: Sequence[str], target: str) -> list[tuple[ServedRun, str, float]]:
+        """`source: "auto"`: each text's (run, detected language, confidence). A text's language is detected among
+        every served language (`detect`); the most likely one that has a run into `target` is taken, unless a
+        language without one is more likely and at least `REFUSE_CONFIDENCE`% sure: such a text (an Italian text,
+        target it) is a 400 saying so. So a text nothing tells (no letters, another language) still goes to a
+        run, as LibreTranslate would send it."""
+        if target not in self.targets:
+            raise self.unsupported(None, target)
+        candidates = {direction.source for direction in self.runs if direction.target == target}
+        chosen = []
+        for index, ranked in enumerate(await self.detect(texts)):
+            language, confidence = min(ranked, key=lambda item: (-item[1], item[0] not in candidates))
+            if language not in candidates and confidence < REFUSE_CONFIDENCE:
+                language, confidence = min((item for item in ranked if item[0] in candidates),
+                                           key=lambda item: -item[1])
+            if language not in candidates:
+                which = f"text {index}" if len(texts) > 1 else "the text"
+                raise ServiceError(400, f"{which} is detected as {language_name(language)} ({language}, "
+                                        f"{confidence:g}%), and there is no {language} -> {target} run; served "
+                                        f"pairs: {self.served}")
+            chosen.append((self.runs[Direction(language, target)], language, confidence))
+        return chosen
+
+    # -- what one run stands for: the first given, for a service of one run ------------------------------------
+    @property
+    def default(self) -> ServedRun:
+        """The first run given: the only one of a one-run service."""
+        return next(iter(self.runs.values()))
+
+    @property
+    def translator(self) -> Any:
+        return self.default.translator
+
+    @property
+    def batcher(self) -> Batcher:
+        return self.default.batcher
+
+    @property
+    def default_beam(self) -> int:
+        return self.default.default_beam
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for their translations, every run's."""
+        return sum(run.waiting for run in self.runs.values())
+
+    def start(self) -> None:
+        """Start every run's batcher."""
+        for run in self.runs.values():
+            run.batcher.start()
+
+    def close(self) -> None:
+        """Finish every run's queued work and stop its batcher."""
+        for run in self.runs.values():
+            run.batcher.close()
+
+    # -- requests ------------------------------------------------------------------------------------------------
+    def admit(self, sentences: Sequence[str]) -> list[str]:
+        """The texts of a request through the gate (`text.gate_text`), after the limits (413s)."""
+        self.check_limits(sentences)
+        return gate_texts(sentences)
+
+    def check_limits(self, sentences: Sequence[str]) -> None:
+        """413 for too many sentences or one too long."""
+        limits = self.settings
+        if len(sentences) > limits.max_sentences:
+            raise ServiceError(413, f"{len(sentences)} sentences in one request; the limit is {limits.max_sentences}")
+        for index, sentence in enumerate(sentences):
+            if len(sentence) > limits.max_chars:
+                raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
+                                        f"the limit is {limits.max_chars}")
+
+    async def detect(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
+        """Each text's languages among those the runs serve (`languages`; `pipeline.language`), most likely first,
+        with confidences."""
+        def run() -> list[list[tuple[str, float]]]:
+            with self._detector_lock:
+                if self._detector is None:
+                    from pipeline.language import LanguageDetector
+
+                    self._detector = LanguageDetector(self.languages)
+            return [self._detector.detect(text) for text in texts]
+        return await run_in_threadpool(run)
+
+    def health(self) -> dict[str, Any]:
+        """The first run's model, config, backend and batching at the top (as for one run), every run's under
+        `runs`, and the limits."""
+        first = self.default.health()
+        return {"status": "ok", **{name: first[name] for name in ("model", "config", "backend", "default_beam",
+                                                                   "max_input_tokens")},
+                "directions": [direction.code for direction in self.runs],
                 "limits": {name: getattr(self.settings, name)
                            for name in ("max_sentences", "max_chars", "timeout_s", "max_body_bytes")},
                 "auth": self.settings.api_key is not None, "waiting_requests": self.waiting,
-                "batching": self.batcher.stats()}
+                "batching": first["batching"], "runs": [run.health() for run in self.runs.values()]}
 
 
 def service_state(request: Request) -> ServiceState:

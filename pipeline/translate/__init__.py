@@ -1,4 +1,4 @@
-"""Translation: texts in, Italian out, over one trained run and the engine chosen here.
+"""Translation: texts in, translations out, in one trained run's direction, with the engine chosen here.
 
     from pipeline.translate import open_translator
     translator = open_translator("runs/cpu60/run")                      # our Keras decoder, any backend
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 ENGINE_OPTIONS = {"keras": ("jit_compile",), "ctranslate2": ("compute_type", "threads", "device")}
 
 
-def open_translator(run_dir: str | Path, which: str = "best", engine: str = "keras", **options: Any) -> Engine:
-    """The engine for a training run's `<which>.keras` (or, for `ctranslate2`, also a CTranslate2 export directory).
+def open_translator(run_dir: str | Path, which: str = "best", engine: str = "keras", target: str | None = None,
+                    **options: Any) -> Engine:
+    """The engine for a training run's `<which>.keras` (or, for `ctranslate2`, also a CTranslate2 export directory),
+    translating into `target` (default: the run's direction; a bidirectional run translates either way).
 
     `options`: the Keras engine takes `jit_compile` (default: the run's `decode.jit_compile`); CTranslate2 takes
     `compute_type`, `threads` and `device`, and converts a training run once, on first use.
@@ -38,7 +40,9 @@ def open_translator(run_dir: str | Path, which: str = "best", engine: str = "ker
     if engine == "ctranslate2":
         from pipeline.translate.ct2_engine import CTranslate2Engine
 
-        return CTranslate2Engine.from_run(run_dir, which, **options)
-    from pipeline.translate.keras_engine import KerasEngine
+        opened = CTranslate2Engine.from_run(run_dir, which, **options)
+    else:
+        from pipeline.translate.keras_engine import KerasEngine
 
-    return KerasEngine.from_run(run_dir, which, **options)
+        opened = KerasEngine.from_run(run_dir, which, **options)
+    return opened.towards(target) if target else opened

@@ -24,15 +24,16 @@ from typing import Sequence
 
 import numpy as np
 
-from pipeline.export.ctranslate2 import EXTRA, export_is_current, read_export_settings
+from pipeline.export.ctranslate2 import EXTRA, CTranslate2ExportError, export_is_current, read_export_settings
 from pipeline.extras import require
 from pipeline.io_utils import exclusive_lock
-from pipeline.rundir import RunDir
+from pipeline.language import Direction
+from pipeline.rundir import CT2_SETTINGS_FILE, VECTORIZERS_FILE, RunDir
 from pipeline.translate.engine import Batches, Engine
 
 
 class CTranslate2Engine(Engine):
-    """English -> Italian with a CTranslate2 export; the same `translate` (texts of any length), `n_best`
+    """A CTranslate2 export, in its run's direction; the same `translate` (texts of any length), `n_best`
     and `translate_sentences` as `KerasEngine`, no sampling."""
 
     engine = backend = "ctranslate2"
@@ -49,7 +50,11 @@ class CTranslate2Engine(Engine):
         self.settings = read_export_settings(export.path)
         self.config = export.load_config()
         self.vectorizers = export.load_vectorizers()
-        target = self.vectorizers.italian
+        recorded = Direction.of(self.settings)        # exports written before directions were recorded: none
+        if "source_language" in self.settings and recorded != self.vectorizers.direction:
+            raise CTranslate2ExportError(f"CTranslate2 export {export.path}: {CT2_SETTINGS_FILE} says "
+                                         f"{recorded.label}, its {VECTORIZERS_FILE} {self.vectorizers.direction.label}")
+        target = self.vectorizers.target
         self.vocabulary = target.vocabulary
         self.end_id = target.end_id
         self.target_index = {token: i for i, token in enumerate(target.vocabulary)}
@@ -123,7 +128,7 @@ class CTranslate2Engine(Engine):
         """(rows, source tokens, CTranslate2 results) per group of sentences that share a length limit > 1, so
         that each sentence gets its own limit exactly (CTranslate2's `max_decoding_length` is per call). Every
         group is queued before the first is awaited, so that all workers stay busy."""
-        source_vocabulary = self.vectorizers.english.vocabulary
+        source_vocabulary = self.vectorizers.source.vocabulary
         groups = []
         for limit in np.unique(limits[limits > 1]):
             rows = np.flatnonzero(limits == limit)
@@ -199,7 +204,7 @@ class CTranslate2Engine(Engine):
     def _end_cut_hypotheses(self, tokens: list[list[str]], candidates: list[tuple], batch_size: int) -> list[tuple]:
         """Our decoder forces [end] at the length limit, where CTranslate2 cuts a hypothesis: add
         log p([end] | hypothesis) to each cut one (renormalised without [UNK] when it is banned)."""
-        end, unk = self.vocabulary[self.vectorizers.italian.end_id], self.vocabulary[self.vectorizers.italian.unk_id]
+        end, unk = self.vocabulary[self.vectorizers.target.end_id], self.vocabulary[self.vectorizers.target.unk_id]
         cut = [i for i, (_, h, _, _) in enumerate(candidates) if not h or h[-1] != end]
         if not cut:
             return candidates
@@ -220,4 +225,4 @@ class CTranslate2Engine(Engine):
 
     def _detokenize(self, tokens: Sequence[str]) -> str:
         """The project's own decode: skip [start], stop at [end] or padding, detokenise."""
-        return self.vectorizers.italian.decode([self.target_index[t] for t in tokens])
+        return self.vectorizers.target.decode([self.target_index[t] for t in tokens])

@@ -14,6 +14,7 @@ TensorFlow.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -23,6 +24,7 @@ from tqdm.auto import tqdm
 from pipeline.config import Config, DecodeSettings
 from pipeline.text import clean_side, gate_texts, nonblank
 from pipeline.glossary import GlossaryLike, default_style
+from pipeline.language import Direction, language_name
 from pipeline.options import OPTIONS, check_engine_options, check_ranges
 from pipeline.translate import glossing
 from pipeline.translate.splitting import LINE_BREAK, SplitText, split_text
@@ -38,17 +40,46 @@ def one_line(translation: str) -> str:
 
 
 class Engine:
-    """English -> Italian over one trained run; a subclass brings the decoder (`translate_ids`) and its batch loops."""
+    """One trained run's direction (English -> Italian, or Italian -> English: `direction`); a subclass brings the
+    decoder (`translate_ids`) and its batch loops."""
 
     config: Config
     vectorizers: Vectorizers
     engine: str                  # its name in `pipeline.translate.ENGINES`: which options it supports
     backend: str                 # what decodes: a Keras backend's name, or "ctranslate2"
 
+    _direction: Direction | None = None
+
+    @property
+    def direction(self) -> Direction:
+        """Which way this engine translates: its run's direction (its vectorizers record it), or for a bidirectional
+        run the one `towards` chose."""
+        return self._direction or self.vectorizers.direction
+
+    @property
+    def directions(self) -> tuple[Direction, ...]:
+        """Every direction the run translates (two for a bidirectional run)."""
+        return self.vectorizers.directions
+
+    def towards(self, target: str) -> "Engine":
+        """This engine translating into `target` (an ISO 639-1 code): itself when that is its direction, else, for
+        a bidirectional run, a view sharing its model and compiled decoders; a ValueError for a direction the run
+        does not translate."""
+        if target == self.direction.target:
+            return self
+        matching = [d for d in self.directions if d.target == target]
+        if not matching:
+            raise ValueError(f"this run translates {', '.join(d.label for d in self.directions)}; "
+                             f"it has no direction into {language_name(target)}")
+        view = copy.copy(self)
+        view._direction = matching[0]
+        return view
+
     @property
     def max_input_length(self) -> int:
-        """Most source tokens one sentence may have (the run's `data.max_length`)."""
-        return self.vectorizers.max_length
+        """Most source tokens one sentence may have (the run's `data.max_length`; one less in a bidirectional run,
+        whose language tag takes the first)."""
+        return self.vectorizers.max_length - self.vectorizers.bidirectional
 
     # -- decoding defaults -------------------------------------------------------------------------------------
     def decode_settings(self, beam: int | None = None, length_penalty: float | None = None,
@@ -57,13 +88,14 @@ class Engine:
         A beam wider than the target vocabulary (where a beam search has nothing left to keep) is a ValueError."""
         check_ranges({"batch_size": batch_size})
         settings = self.config.decode.resolve(beam, length_penalty, batch_size, sample)
-        OPTIONS["beam"].check(settings.beam, maximum=len(self.vectorizers.italian.vocabulary))
+        OPTIONS["beam"].check(settings.beam, maximum=len(self.vectorizers.target.vocabulary))
         return settings
 
     # -- ids ------------------------------------------------------------------------------------------------
     def source_ids(self, sentences: Sequence[str]) -> np.ndarray:
-        """(sentences, max_input_length) source ids, 0-padded; longer sentences are truncated, with one warning."""
-        ids = self.vectorizers.english.encode(list(sentences), self.max_input_length + 1)
+        """(sentences, data.max_length) source ids, 0-padded (a bidirectional run's first is the target's tag);
+        longer sentences are truncated, with one warning."""
+        ids = self.vectorizers.source_rows(sentences, self.vectorizers.max_length + 1, self.direction.target)
         too_long = int((ids[:, -1] != 0).sum())
         if too_long:
             warnings.warn(f"{too_long} input sentence(s) longer than the model's maximum of "
@@ -85,7 +117,7 @@ class Engine:
 
     def source_tokens(self, text: str) -> int:
         """How many source tokens the model sees for `text` (cleaned as the engines clean it)."""
-        return len(self.vectorizers.english.token_ids(clean_side(text)))
+        return len(self.vectorizers.source.token_ids(clean_side(text)))
 
     # -- sentences ------------------------------------------------------------------------------------------
     def translate_sentences(self, sentences: Iterable[str], beam: int | None = None, max_length: int | None = None,
@@ -93,7 +125,7 @@ class Engine:
                             progress: bool = False, sample: bool = False, temperature: float | None = None,
                             top_k: int | None = None, top_p: float | None = None,
                             seed: int | None = None) -> list[str]:
-        """Translate English sentences, each as one model input (longer ones are truncated with a warning:
+        """Translate source-language sentences, each as one model input (longer ones are truncated with a warning:
         `translate` cuts them instead); empty input gives an empty line. `progress` shows a bar.
 
         `sample=True` draws each translation from the model instead of searching for the most likely
@@ -154,7 +186,8 @@ class Engine:
     def split(self, texts: Iterable[str]) -> list[SplitText]:
         """Each text through the gate (`text.gate_text`: a lone surrogate becomes U+FFFD), then cut into pieces of
         at most `max_input_length` source tokens (`splitting.split_text`)."""
-        return [split_text(text, self.source_tokens, self.max_input_length) for text in gate_texts(texts)]
+        return [split_text(text, self.source_tokens, self.max_input_length, self.direction.source)
+                for text in gate_texts(texts)]
 
     @property
     def glossary_style(self) -> str:
@@ -177,7 +210,7 @@ class Engine:
 
     def translate(self, texts: Iterable[str], glossary: GlossaryLike | list[GlossaryLike] = None,
                   glossary_style: str | None = None, **options: Any) -> list[str]:
-        """Translate English texts: a sentence, a paragraph or a whole document each, one output per input.
+        """Translate source-language texts: a sentence, a paragraph or a whole document each, one output per input.
 
         Each text passes the gate (`text.gate_text`: a code point UTF-8 cannot encode becomes U+FFFD), is split
         into sentences (and over-long sentences into pieces within the model's limit),
@@ -185,7 +218,7 @@ class Engine:
         A blank text gives "". `options` are `translate_sentences`'s: beam, max_length (per piece),
         batch_size, length_penalty, progress (a bar over pieces), and sampling's.
 
-        `glossary`: a `Glossary`, a dict english -> italian or a .tsv/.csv/.tbx path, for every text; or a list of
+        `glossary`: a `Glossary`, a dict source -> target or a .tsv/.csv/.tbx path, for every text; or a list of
         them (None allowed), one per text. A piece with a term is tried with `glossary_methods` in turn until its
         translation holds every term (`glossing.translate_glossed`), and a do-not-translate term comes out verbatim by
         construction (`glossing.cut_around_kept_terms`); a piece without a term is translated exactly as without a
@@ -196,8 +229,8 @@ class Engine:
             raise TypeError("translate takes a list of texts, got one str: pass [text]")
         layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        translations = glossing.translate_pieces(self, pieces, glossing.per_piece(glossary, layouts), glossary_style,
-                                                 options)
+        translations = glossing.translate_pieces(self, pieces, glossing.per_piece(glossary, layouts, self.direction),
+                                                 glossary_style, options)
         done = iter(translations)
         return [layout.join(done) for layout in layouts]
 
@@ -210,6 +243,6 @@ class Engine:
             raise TypeError("n_best takes a list of texts, got one str: pass [text]")
         layouts = self.split(texts)
         pieces = [p for layout in layouts for p in layout.to_translate]
-        ranked = iter(glossing.n_best_pieces(self, pieces, glossing.per_piece(glossary, layouts), glossary_style, n,
-                                             options))
+        ranked = iter(glossing.n_best_pieces(self, pieces, glossing.per_piece(glossary, layouts, self.direction),
+                                             glossary_style, n, options))
         return [layout.join_ranked([next(ranked) for _ in layout.to_translate]) for layout in layouts]

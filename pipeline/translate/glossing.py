@@ -14,6 +14,7 @@ from typing import Any, Protocol, Sequence
 
 from pipeline.glossary import (METHODS, STYLES, Glossary, GlossaryLike, Masked, lacks_verbatim, terms_missing,
                                unmask)
+from pipeline.language import Direction
 from pipeline.text import clean_side
 from pipeline.translate.splitting import SplitText, needs_translation, translate_between
 
@@ -44,15 +45,16 @@ def default_methods(style: str) -> tuple[str, ...]:
     return METHODS[style]
 
 
-def per_piece(glossary: GlossaryLike | list[GlossaryLike], layouts: list[SplitText]) -> list[Glossary | None]:
-    """The glossary of each piece: one for every text, or (a list) one per text."""
+def per_piece(glossary: GlossaryLike | list[GlossaryLike], layouts: list[SplitText],
+              direction: Direction = Direction()) -> list[Glossary | None]:
+    """The glossary of each piece: one for every text, or (a list) one per text; files are read for `direction`."""
     if isinstance(glossary, list):
         if len(glossary) != len(layouts):
             raise ValueError(f"glossary: a list gives one glossary per text; got {len(glossary)} for "
                              f"{len(layouts)} texts")
-        per_text = [Glossary.coerce(g) for g in glossary]
+        per_text = [Glossary.coerce(g, direction) for g in glossary]
     else:
-        per_text = [Glossary.coerce(glossary)] * len(layouts)
+        per_text = [Glossary.coerce(glossary, direction)] * len(layouts)
     return [g for layout, g in zip(layouts, per_text) for _ in layout.to_translate]
 
 

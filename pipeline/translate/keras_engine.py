@@ -23,7 +23,7 @@ class CrossAttention(NamedTuple):
 
 
 class KerasEngine(Engine):
-    """English -> Italian with a trained model and its vectorizers; no training code runs.
+    """A trained run's model and vectorizers, in the run's direction (`direction`); no training code runs.
 
     `translate` takes texts of any length (paragraphs, documents: see `pipeline.translate.splitting`);
     `translate_sentences` takes one sentence per input, truncated past `max_input_length` tokens.
@@ -39,7 +39,7 @@ class KerasEngine(Engine):
 
         enable_persistent_cache()                          # the decoding programs of earlier processes are reused
         self.model, self.vectorizers, self.config = model, vectorizers, config
-        target = vectorizers.italian
+        target = vectorizers.target
         self.vocabulary = target.vocabulary
         self.start_id, self.end_id = target.start_id, target.end_id
         self.banned_id = target.unk_id if config.decode.ban_unk else None
@@ -71,7 +71,7 @@ class KerasEngine(Engine):
             width = max(int(lengths[rows].max()), 1)
             result = self.translate_ids(ids[rows, :width], limits[rows], beam, alpha,
                                         seed=None if seed is None else (seed, start), **sampling)
-            yield rows, [self.vectorizers.decode_italian(target) for target in result]
+            yield rows, [self.vectorizers.decode_target(target) for target in result]
 
     def n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
         """In input order, `batch_size` sentences per decoder call."""
@@ -80,7 +80,7 @@ class KerasEngine(Engine):
             ranked = self.translate_ids(ids[rows, :max(int(lengths[rows].max()), 1)], limits[rows], beam, alpha,
                                         n_best=n)
             ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
-            yield rows, [[self.vectorizers.decode_italian(h) for h in hypotheses] for hypotheses in ranked]
+            yield rows, [[self.vectorizers.decode_target(h) for h in hypotheses] for hypotheses in ranked]
 
     def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
         """Translate one sentence and return its cross-attention with the tokens on both sides."""
@@ -96,6 +96,6 @@ class KerasEngine(Engine):
         decoder_inputs = np.array([[self.start_id] + output[:-1]], dtype=np.int32)
         from keras import ops
         weights = ops.convert_to_numpy(self.model.cross_attention(source, decoder_inputs))[:, 0]
-        english = self.vectorizers.english.vocabulary
-        return CrossAttention([english[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
-                              self.vectorizers.decode_italian(output))
+        source_vocabulary = self.vectorizers.source.vocabulary
+        return CrossAttention([source_vocabulary[i] for i in source[0]], [self.vocabulary[i] for i in output], weights,
+                              self.vectorizers.decode_target(output))

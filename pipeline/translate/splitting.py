@@ -4,8 +4,8 @@
 tokens, and keeps every character between them, so that `SplitText.join` restores the layout exactly:
 
 1. every line break ends a piece (a paragraph, a blank line or a list keeps its lines);
-2. each line is split into sentences by `sentence-splitter` (Koehn and Schroeder's Moses splitter with its
-   English non-breaking prefixes: "Mr. Smith", "e.g.", "U.S.", "3.5" and quotes stay whole);
+2. each line is split into sentences by `sentence-splitter` (Koehn and Schroeder's Moses splitter with the
+   source language's non-breaking prefixes: "Mr. Smith", "e.g.", "U.S.", "sig. Rossi", "3.5" stay whole);
 3. a sentence longer than `max_tokens` is cut after clause punctuation (, ; : ) — – and the like) when the
    piece keeps at least half of the limit, else after the last word that fits, else (one very long
    "word") after the last character that fits. No character is ever dropped.
@@ -23,7 +23,6 @@ from typing import Callable, Iterable, Sequence
 
 import regex
 
-SPLITTER_LANGUAGE = "en"
 MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
 MAX_CHARS_PER_TOKEN = 32        # twice SentencePiece's longest piece (16): longer prefixes never fit
 # What str.splitlines() breaks at: each ends a piece, and is kept in the layout.
@@ -109,17 +108,17 @@ def with_spacing(text: str, translation: str) -> str:
     return text[:start] + translation + text[start + len(stripped):]
 
 
-@functools.lru_cache(maxsize=1)
-def _splitter():
+@functools.lru_cache(maxsize=4)
+def _splitter(language: str):
     from sentence_splitter import SentenceSplitter
 
-    return SentenceSplitter(language=SPLITTER_LANGUAGE)
+    return SentenceSplitter(language=language)
 
 
-def sentence_spans(line: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of one line, without the whitespace around it."""
+def sentence_spans(line: str, language: str = "en") -> list[tuple[int, int]]:
+    """(start, end) of each sentence of one line in `language` (ISO 639-1), without the whitespace around it."""
     spaced = SPACE.sub(" ", line)           # the splitter breaks at ASCII spaces only (not tabs, no-break spaces)
-    sentences = [s for s in _splitter().split(spaced) if s.strip()]
+    sentences = [s for s in _splitter(language).split(spaced) if s.strip()]
     spans = _align(line, sentences)
     if spans is None:          # the splitter changed more than whitespace: keep the line whole
         start, end = len(line) - len(line.lstrip()), len(line.rstrip())
@@ -203,15 +202,16 @@ def _last_fitting(cuts: Sequence[int], first: int, fits: Callable[[int], bool]) 
     return good
 
 
-def split_text(text: str, count_tokens: CountTokens, max_tokens: int) -> SplitText:
-    """Cut `text` into lines, sentences and, where a sentence is longer than `max_tokens`, shorter pieces."""
+def split_text(text: str, count_tokens: CountTokens, max_tokens: int, language: str = "en") -> SplitText:
+    """Cut `text` (in `language`, the source's) into lines, sentences and, where a sentence is longer than
+    `max_tokens`, shorter pieces."""
     text = text.strip()
     spans = []
     line_start = 0
     for line_end, next_start in [*((m.start(), m.end()) for m in LINE_BREAK.finditer(text)),
                                  (len(text), len(text))]:
         line = text[line_start:line_end]
-        for start, end in sentence_spans(line):
+        for start, end in sentence_spans(line, language):
             spans.extend(cut_sentence(text, line_start + start, line_start + end, count_tokens, max_tokens))
         line_start = next_start
     pieces = [text[start:end] for start, end in spans]
