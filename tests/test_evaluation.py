@@ -111,4 +111,4 @@ def test_evaluate_cli_errors_in_one_line(trained_tiny, tmp_path):
     result = evaluate_cli("--run", str(tmp_path / "nowhere"), "--split", "test")
     assert result.returncode == 2
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: split file {tmp_path / 'prepared' / 'test.tsv'}: not found"), last
+    assert last.startswith(f"error: run directory {tmp_path / 'nowhere'}: not found"), last

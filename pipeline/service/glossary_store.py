@@ -31,7 +31,7 @@ from pipeline.glossary import Glossary, GlossaryError
 from pipeline.language import Direction
 
 ID = re.compile(r"[0-9a-f]{32}")
-NAME = re.compile(r"[^\x00-\x1f\x7f\ud800-\udfff]{1,100}")
+NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,100}")     # no C0/C1 controls, no surrogates
 MAX_ENTRIES = 20_000            # per glossary
 MAX_GLOSSARIES = 1_000          # per service
 CACHED = 16                     # glossaries kept built in memory
@@ -45,7 +45,7 @@ ADDED_COLUMNS = {"source": "ALTER TABLE glossaries ADD COLUMN source TEXT NOT NU
 
 
 def check_name(name: Any) -> str:
-    if not isinstance(name, str) or not NAME.fullmatch(name.strip() or ""):
+    if not isinstance(name, str) or len(name) > 100 or not NAME.fullmatch(name.strip() or ""):   # as the schema says
         raise ServiceError(422, "'name' must be 1 to 100 characters without control characters or surrogates")
     return name.strip()
 
