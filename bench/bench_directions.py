@@ -13,9 +13,9 @@ The A/B in the README (equal budget in optimizer steps, so the CPU's load cannot
     python scripts/prepare.py --config configs/broad60.yaml       --workdir runs/ab/en-it
     python scripts/prepare.py --config configs/broad60-it-en.yaml --workdir runs/ab/it-en
     python scripts/prepare.py --config configs/broad60-bidi.yaml  --workdir runs/ab/bidi
-    python scripts/train.py --config configs/broad60-bidi.yaml --workdir runs/ab/bidi \\
-        --set train.max_minutes=0 --set train.max_steps=4000 --set train.final_bleu_sentences=0
-    (and configs/broad60.yaml, configs/broad60-it-en.yaml with train.max_steps=2000 each)
+    python scripts/train.py --config configs/broad60-bidi.yaml --workdir runs/ab/bidi --set train.max_minutes=0 \\
+        --set train.max_steps=2000 --set train.warmup_steps=500 --set train.final_bleu_sentences=0
+    (and configs/broad60.yaml, configs/broad60-it-en.yaml with train.max_steps=1000 each, in their own workdirs)
 """
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def main() -> int:
     for one_way, target in ((args.en_it, "it"), (args.it_en, "en")):
         for arm, run in (("one-way", one_way), ("bidirectional", args.bidi)):
             translator = open_translator(run, engine=args.engine, target=target)
-            steps = json.loads(RunDir(run).summary_file.read_text())["total_steps"]
+            summary = RunDir(run).summary_file
+            steps = json.loads(summary.read_text())["total_steps"] if summary.is_file() else None
             scores = score_corpora(translator, prepared_beside(one_way), "valid", args.sentences)
             for corpus, score in scores.items():
                 row = {"direction": translator.direction.code, "corpus": corpus, "arm": arm, "steps": steps,
