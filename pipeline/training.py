@@ -366,6 +366,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     if data.describe_corpora():
         print(data.describe_corpora())
     checkpointer = Checkpointer(run_dir, config, state, data.epoch_steps)
+    checkpointer.set_model(model)          # fit sets it too, but a resume whose budget is spent never fits
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
     callbacks = ([precompile] + _callbacks(config, run_dir, checkpointer, per_corpus)

@@ -275,3 +275,15 @@ def test_train_with_token_batches_and_accumulation_counts_updates_and_shapes(pre
     state = json.loads((run_path(config) / "checkpoint" / "state.json").read_text())
     optimizer_steps = keras.saving.load_model(run_path(config) / "checkpoint" / "model.keras").optimizer.iterations
     assert state["global_step"] == 10 and int(optimizer_steps) == 5
+
+
+def test_resuming_a_run_whose_budget_is_spent_just_writes_its_final_model(prepared_tiny, tmp_path):
+    from pipeline.training import train
+
+    config = small_config(prepared_tiny, tmp_path, "train.max_steps=3", "train.checkpoint_every_steps=3",
+                          "train.final_bleu_sentences=0")
+    train(config, verbose=0)
+    (run_path(config) / "model.keras").unlink()
+    summary = train(config, resume=True, verbose=0)        # was: AttributeError, the checkpointer had no model
+    assert summary["total_steps"] == 3 and summary["steps"] == 0
+    assert (run_path(config) / "model.keras").is_file()
