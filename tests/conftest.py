@@ -106,6 +106,7 @@ def prepared_tiny_word(tmp_path_factory):
                                                          "model.share_embeddings=false"])
 
 
+BRIEFLY = ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"]   # how the trained runs train
 SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
                "model.decoder_layers=1", "train.batch_size=32", "train.warmup_steps=50", "train.jit_compile=false",
                "model.share_embeddings=false", "train.final_bleu_sentences=0"]
@@ -115,7 +116,7 @@ SMALL_MODEL = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "mode
 def trained_tiny(tmp_path_factory, prepared_tiny):
     """A small model trained briefly on the prepared sample: its Config (run in run_path(config))."""
     return trained_once(tmp_path_factory, "trained", prepared_tiny[0],
-                        SMALL_MODEL + ["train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
+                        SMALL_MODEL + BRIEFLY)
 
 
 @pytest.fixture(scope="session")
@@ -164,8 +165,7 @@ def prepared_tiny_it_en(tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained_tiny_it_en(tmp_path_factory, prepared_tiny_it_en):
     """`trained_tiny`'s recipe, Italian -> English: its Config (run in run_path(config))."""
-    return trained_once(tmp_path_factory, "trained_it_en", prepared_tiny_it_en[0], IT_EN + SMALL_MODEL + [
-        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
+    return trained_once(tmp_path_factory, "trained_it_en", prepared_tiny_it_en[0], IT_EN + SMALL_MODEL + BRIEFLY)
 
 
 @pytest.fixture(scope="session")
@@ -198,8 +198,7 @@ def prepared_tiny_sp(tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained_tiny_sp(tmp_path_factory, prepared_tiny_sp):
     """Like `trained_tiny`, with SentencePiece vocabularies: its Config (run in run_path(config))."""
-    return trained_once(tmp_path_factory, "trained_sp", prepared_tiny_sp[0], SENTENCEPIECE + SMALL_MODEL + [
-        "train.epochs=2", "train.max_steps=250", "train.learning_rate_scale=1.0"])
+    return trained_once(tmp_path_factory, "trained_sp", prepared_tiny_sp[0], SENTENCEPIECE + SMALL_MODEL + BRIEFLY)
 
 
 def random_weights_run(config, prepared_dir: Path):
