@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 import keras
@@ -70,7 +71,10 @@ def _cudnn_attention_device() -> int:
 
 def cudnn_attention_applies(query) -> bool:
     """Whether `fused_attention` sends `query` (batch, q, heads, dk) to cuDNN's flash attention: JAX on a CUDA
-    GPU of Ampere or later with cuDNN, float16/bfloat16 (mixed precision), head dimension a multiple of 8."""
+    GPU of Ampere or later with cuDNN, float16/bfloat16 (mixed precision), head dimension a multiple of 8.
+    `NMT_ATTENTION=xla` in the environment turns it off (XLA's kernel with full-size masks everywhere)."""
+    if os.environ.get("NMT_ATTENTION", "auto") == "xla":
+        return False
     head_dim = query.shape[-1]
     return (str(query.dtype) in ("bfloat16", "float16") and head_dim % 8 == 0
             and head_dim <= _cudnn_attention_device())
@@ -79,6 +83,11 @@ def cudnn_attention_applies(query) -> bool:
 def key_lengths(mask):
     """(batch, 1, k) key mask, padding at the end -> (batch,) int32 numbers of real keys, at least 1."""
     return ops.maximum(ops.sum(ops.cast(mask[:, 0, :], "int32"), axis=-1), 1)
+
+
+def _pad_to_even(x):
+    """(batch, length, heads, dk) with one zero position appended where the length is odd."""
+    return ops.pad(x, [[0, 0], [0, 1], [0, 0], [0, 0]]) if x.shape[1] % 2 else x
 
 
 def fused_attention(query, key, value, mask, scale: float, causal: bool = False, implementation: str | None = None):
@@ -98,9 +107,16 @@ def fused_attention(query, key, value, mask, scale: float, causal: bool = False,
     if mask.shape[1] == 1 and (implementation or cudnn_attention_applies(query)):
         import jax
 
-        return jax.nn.dot_product_attention(query, key, value, scale=scale, is_causal=causal,
-                                            key_value_seq_lengths=key_lengths(mask),
-                                            implementation=implementation or "cudnn")
+        # cuDNN trains masked patterns on even lengths only ("Unsupported sequence length Q 101, KV 101" on an
+        # H100, JAX 0.11.2): an odd length gets one more position at the end, outside the key lengths (so no
+        # real query sees it) and cut from the output (so nothing downstream sees its query)
+        q_len, k_len = query.shape[1], key.shape[1]
+        query = _pad_to_even(query)
+        key, value = _pad_to_even(key), _pad_to_even(value)
+        out = jax.nn.dot_product_attention(query, key, value, scale=scale, is_causal=causal,
+                                           key_value_seq_lengths=key_lengths(mask),
+                                           implementation=implementation or "cudnn")
+        return out[:, :q_len] if q_len % 2 else out
     batch, q_len, k_len = ops.shape(query)[0], ops.shape(query)[1], ops.shape(key)[1]
     full_mask = ops.broadcast_to(ops.expand_dims(mask, 1), (batch, 1, q_len, k_len))     # (batch, 1, q, k)
     flash = False if keras.backend.backend() == "jax" else None
