@@ -69,7 +69,11 @@ def enable_persistent_cache(backend: str | None = None) -> Path | None:
         import jax
         jax.config.update("jax_compilation_cache_dir", str(folder))
         # JAX's default minimum compile time (1 s) stays: a small program compiles faster than it loads
-        jax.config.update("jax_compilation_cache_max_size", MAX_CACHE_BYTES)   # least recently used go first
+        try:        # JAX bounds its cache only with filelock; asked to without it, it fails every read and write
+            import filelock  # noqa: F401
+            jax.config.update("jax_compilation_cache_max_size", MAX_CACHE_BYTES)   # least recently used go first
+        except ImportError:
+            prune_least_recent(folder.glob("*"))                                  # bounded here, at each start
     elif folder is not None:
         set_tensorflow_cache_flag()
         if "tf_xla_persistent_cache_directory" not in os.environ.get("TF_XLA_FLAGS", ""):
@@ -277,13 +281,18 @@ class ProgramStore:
 
     def prune(self, limit: int = MAX_CACHE_BYTES) -> None:
         """Delete the least recently used programs while the store holds more than `limit` bytes."""
-        files = sorted(self.folder.glob("*.program"), key=lambda p: p.stat().st_mtime)
-        total = sum(p.stat().st_size for p in files)
-        for old in files:
-            if total <= limit:
-                break
-            total -= old.stat().st_size
-            old.unlink(missing_ok=True)
+        prune_least_recent(self.folder.glob("*.program"), limit)
+
+
+def prune_least_recent(paths: Iterable[Path], limit: int = MAX_CACHE_BYTES) -> None:
+    """Delete the least recently modified of these files while they hold more than `limit` bytes together."""
+    files = sorted((p for p in paths if p.is_file()), key=lambda p: p.stat().st_mtime)
+    total = sum(p.stat().st_size for p in files)
+    for old in files:
+        if total <= limit:
+            break
+        total -= old.stat().st_size
+        old.unlink(missing_ok=True)
 
 
 def signature(batch: Any) -> tuple:

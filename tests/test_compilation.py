@@ -1,13 +1,17 @@
 """pipeline.compilation and pipeline.flops: the cache's place, the compile-time count, the program store's
 restricted loading and pruning, the FLOP count and device peaks. (The whole path, a second run compiling at least
 10x less, is tested in test_jax_only.py.)"""
+import ast
 import io
 import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from pipeline.compilation import CompileLog, ExecutableUnpickler, ProgramStore, cache_root
 from pipeline.extras import choose_backend
 from pipeline.flops import bf16_peak, train_flops
@@ -81,3 +85,28 @@ def test_device_peaks_by_name():
     assert bf16_peak("NVIDIA H100 PCIe") == pytest.approx(756e12)
     assert bf16_peak("NVIDIA H200") == pytest.approx(989.4e12)
     assert bf16_peak("cpu") is None
+
+
+JAX_CACHE_WITHOUT_FILELOCK = '''
+import sys
+sys.modules["filelock"] = None                 # as on a machine without it (jax[cpu] does not pull it in)
+import jax, jax.numpy as jnp
+from pipeline.compilation import enable_persistent_cache
+folder = enable_persistent_cache("jax")
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.jit(lambda x: jnp.tanh(x) @ x.T + 1.5)(jnp.ones((8, 8))).block_until_ready()
+print(sorted(p.name for p in folder.iterdir()))
+'''
+
+
+def test_jax_persistent_cache_works_without_filelock(tmp_path):
+    """JAX bounds its cache only with filelock installed; asked to without it, every read and write fails with
+    a warning and nothing is cached. Without filelock the cache is bounded by pruning instead, and works."""
+    pytest.importorskip("jax")
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT),
+           "NMT_COMPILATION_CACHE": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", JAX_CACHE_WITHOUT_FILELOCK], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "filelock" not in result.stderr, result.stderr[-2000:]
+    assert any(name.startswith("jit_") for name in ast.literal_eval(result.stdout.strip().splitlines()[-1])), result.stdout
