@@ -34,6 +34,8 @@ def main() -> None:
     parser.add_argument("--workdir", help="where the config's data was prepared (default: its workdir)")
     parser.add_argument("--mode", choices=("before", "after"), required=True)
     parser.add_argument("--cache", help="the persistent cache's folder for --mode after")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config value (repeatable), e.g. --set train.buckets=4")
     args = parser.parse_args()
     os.environ["NMT_COMPILATION_CACHE"] = args.cache if args.mode == "after" and args.cache else "off"
 
@@ -46,7 +48,7 @@ def main() -> None:
     from pipeline.training import TrainingData, compile_model
     from pipeline.vectorizers import vocabulary_sizes
 
-    config = load_config(args.config, [], args.workdir)
+    config = load_config(args.config, args.set, args.workdir)
     enable_persistent_cache()
     if config.train.mixed_precision != "none":
         keras.mixed_precision.set_global_policy(config.train.mixed_precision)
@@ -68,7 +70,8 @@ def main() -> None:
          programs=len(train) + len(valid), compiled=log.programs - log.loaded, loaded=log.loaded,
          ready_compiled=ready.compiled if ready else None, ready_loaded=ready.loaded if ready else None,
          fit_seconds=round(wall, 1), phases={k: round(v, 1) for k, v in log.phases.items()},
-         largest=[(round(seconds, 1), name) for seconds, name in log.largest[:8]], jit_compile=bool(config.train.jit_compile) or args.mode == "after")
+         largest=[(round(seconds, 1), name) for seconds, name in log.largest[:8]], jit_compile=bool(config.train.jit_compile) or args.mode == "after",
+         overrides=args.set)
 
 
 if __name__ == "__main__":

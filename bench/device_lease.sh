@@ -8,7 +8,7 @@
 #   again   a second run of the same config and programs (the cache warm), $AGAIN_MINUTES of training
 #   bench   bench/bench_train_gpu.py --peak: steady-state step time, tokens/s, TFLOP/s, MFU
 #   bench-xla  the same with NMT_ATTENTION=xla (XLA's attention kernel instead of cuDNN's)
-#   sweep   the bench for batch_tokens,buckets in $SWEEP (default "12288,4 32768,4 12288,8 32768,8")
+#   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 32768,4 12288,8 32768,8)
 # usage: bash bench/device_lease.sh [stage ...]     (default: setup check again bench)
 # measured with it (H100, 2026-11-26): see the README, "Training on a GPU"
 # Prepare here first:  bench/device_lease.sh --carry   (downloads the wheels, copies the corpora)
@@ -88,11 +88,11 @@ keras.__version__, jax.devices())"
     sweep)        # throughput of batch sizes and bucket counts, one line each (sweep.jsonl); $SWEEP overrides
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
       for variant in ${SWEEP:-12288,4 32768,4 12288,8 32768,8}; do
-        tokens=${variant%,*} buckets=${variant#*,}
-        TAIL=1 run_stage "sweep-$tokens-$buckets" 60 python3 bench/bench_train_gpu.py --config "$CONFIG" \
+        tokens=${variant%,*} buckets=${variant#*,}; name="sweep-$tokens-$buckets"
+        TAIL=1 run_stage "$name" 60 python3 bench/bench_train_gpu.py --config "$CONFIG" \
           --set train.batch_tokens="$tokens" --set train.buckets="$buckets" --steps 30 --rounds 3 \
-          && tail -n 1 "$OUT/sweep-$tokens-$buckets.log" >> "$OUT/sweep.jsonl"
-        cat "$OUT/sweep-$tokens-$buckets.log" >> "$OUT/sweep.log"; rm -f "$OUT/sweep-$tokens-$buckets.log"
+          && tail -n 1 "$OUT/$name.log" >> "$OUT/sweep.jsonl"
+        cat "$OUT/$name.log" >> "$OUT/sweep.log"; rm -f "$OUT/$name.log"
       done ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac

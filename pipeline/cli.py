@@ -31,9 +31,16 @@ def config_parser(description: str, default_config: str = "configs/tiny.yaml") -
     return parser
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, model: bool = True, engine: bool = False) -> None:
-    """The flags naming what a script reads: --run, and --model (which weights), --engine (which decoder)."""
-    parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
+def add_run_arguments(parser: argparse.ArgumentParser, model: bool = True, engine: bool = False,
+                      several_runs: bool = False) -> None:
+    """The flags naming what a script reads: --run (repeatable with `several_runs`: a list), and --model (which
+    weights), --engine (which decoder)."""
+    if several_runs:
+        parser.add_argument("--run", action="append", required=True,
+                            help="run directory written by scripts/train.py; repeat it for several runs, one per "
+                                 "direction (--model and --engine apply to each)")
+    else:
+        parser.add_argument("--run", required=True, help="run directory written by scripts/train.py")
     if model:
         parser.add_argument("--model", choices=MODELS, default="best",
                             help="best, final or averaged weights (scripts/average.py; default: %(default)s)")

@@ -42,6 +42,11 @@ class Direction(NamedTuple):
         return f"{self.source}-{self.target}"
 
     @property
+    def pair(self) -> str:
+        """ "en -> it": how the service's messages name a served pair."""
+        return f"{self.source} -> {self.target}"
+
+    @property
     def label(self) -> str:
         """ "English -> Italian"."""
         return f"{language_name(self.source)} -> {language_name(self.target)}"

@@ -18,11 +18,8 @@ def default_glossary_db() -> str:
 
 
 def service_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, conflict_handler="resolve")   # --run: repeatable here
-    add_run_arguments(parser, engine=True)
-    parser.add_argument("--run", action="append", required=True,
-                        help="run directory written by scripts/train.py; repeat it to serve several runs, one per "
-                             "direction (--model and --engine apply to each)")
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_run_arguments(parser, engine=True, several_runs=True)
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")

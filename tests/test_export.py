@@ -25,12 +25,17 @@ if sys.argv[3] == "tf_text":
 import tensorflow as tf
 serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
 texts = json.loads(open(sys.argv[2], encoding="utf-8").read())
-out = serve(english=tf.constant(texts))["italian"].numpy()
-print(json.dumps({"out": [s.decode("utf-8") for s in out], "pipeline": "pipeline" in sys.modules}))
+(name,) = serve.structured_input_signature[1]
+(output,) = serve.structured_outputs
+out = serve(**{name: tf.constant(texts)})[output].numpy()
+print(json.dumps({"names": [name, output], "out": [s.decode("utf-8") for s in out],
+                  "pipeline": "pipeline" in sys.modules}))
 """
 
 
-def serve(saved_model, texts, tmp_path, tf_text=False):
+def serve_signature(saved_model, texts, tmp_path, tf_text=False) -> tuple[tuple[str, str], list[str]]:
+    """(input name, output name) of the SavedModel's signature and its translations, from TensorFlow alone
+    (this package never imported)."""
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps(texts), encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", SERVE, str(saved_model), str(inputs),
@@ -39,7 +44,14 @@ def serve(saved_model, texts, tmp_path, tf_text=False):
     assert result.returncode == 0, result.stderr[-2000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["pipeline"] is False
-    return served["out"]
+    return tuple(served["names"]), served["out"]
+
+
+def serve(saved_model, texts, tmp_path, tf_text=False):
+    """The translations of an English -> Italian SavedModel (`english` in, `italian` out)."""
+    names, out = serve_signature(saved_model, texts, tmp_path, tf_text)
+    assert names == ("english", "italian")
+    return out
 
 
 def test_word_level_saved_model_needs_only_tensorflow(untrained_tiny_word, tmp_path):

@@ -15,36 +15,11 @@ from pipeline.language import Direction
 from pipeline.rundir import prepared_path, run_path
 
 from conftest import ROOT, SMALL_MODEL, prepared_once, random_weights_run, run_once
+from test_export import serve_signature
 
 IT_EN = Direction("it", "en")
 SENTENCES = ["Ti amo.", "Dov'è la stazione?", "", "Il cane di Tom è qui, non è vero?", "Piove.",
              "Perché   non\u00a0vieni?"]
-
-SERVE = """
-import json, sys
-if sys.argv[3] == "tf_text":
-    import tensorflow_text  # registers the SentencePiece ops
-import tensorflow as tf
-serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-texts = json.loads(open(sys.argv[2], encoding="utf-8").read())
-(name,) = serve.structured_input_signature[1]
-(output,) = serve.structured_outputs
-out = serve(**{name: tf.constant(texts)})[output].numpy()
-print(json.dumps({"names": [name, output], "out": [s.decode("utf-8") for s in out]}))
-"""
-
-
-def serve(saved_model, texts, tmp_path, tf_text):
-    """(input name, output name) of the SavedModel's signature and its translations, from TensorFlow alone."""
-    inputs = tmp_path / "inputs.json"
-    inputs.write_text(json.dumps(texts), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-c", SERVE, str(saved_model), str(inputs),
-                             "tf_text" if tf_text else "plain"], capture_output=True, text=True, timeout=300,
-                            cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
-    return tuple(served["names"]), served["out"]
-
 
 def validation_sources(config, n):
     return load_split_set(prepared_path(config) / "valid.tsv").sources[:n]
@@ -60,7 +35,7 @@ def test_it_en_saved_model_takes_italian_and_returns_the_keras_engines_english(t
     texts = validation_sources(trained_tiny_it_en, 20) + SENTENCES
     for beam in (1, 2):
         out = export_saved_model(run_path(trained_tiny_it_en), tmp_path / f"sm{beam}", beam=beam)
-        names, served = serve(out, texts, tmp_path, tf_text=True)
+        names, served = serve_signature(out, texts, tmp_path, tf_text=True)
         assert names == ("italian", "english")
         expected = tiny_it_en_engine.translate_sentences(texts, beam=beam)
         assert served == expected
@@ -81,7 +56,7 @@ def test_it_en_word_level_saved_model_reads_italian_words(untrained_it_en_word, 
     from pipeline.translate.keras_engine import KerasEngine
 
     out = export_saved_model(run_path(untrained_it_en_word), tmp_path / "sm", beam=1)
-    names, served = serve(out, SENTENCES, tmp_path, tf_text=False)
+    names, served = serve_signature(out, SENTENCES, tmp_path, tf_text=False)
     assert names == ("italian", "english")
     assert served == KerasEngine.from_run(run_path(untrained_it_en_word)).translate_sentences(SENTENCES, beam=1)
 

@@ -53,11 +53,6 @@ def direction_of(translator: Any) -> Direction:
     return Direction(*direction) if direction is not None else Direction()
 
 
-def pair(direction: Direction) -> str:
-    """ "en -> it": how messages name a served pair."""
-    return f"{direction.source} -> {direction.target}"
-
-
 def title(directions: Sequence[Direction]) -> str:
     """ "English → Italian", or "English → Italian, Italian → English" for several runs: the page's and the API's
     title."""
@@ -237,7 +232,7 @@ class ServiceState:
     @property
     def served(self) -> str:
         """ "en -> it, it -> en": the pairs, as messages name them."""
-        return ", ".join(pair(direction) for direction in self.runs)
+        return ", ".join(direction.pair for direction in self.runs)
 
     def unsupported(self, source: str | None, target: str | None) -> ServiceError:
         """The 400 for a pair not served, LibreTranslate's wording ("de is not supported") and the served pairs."""
