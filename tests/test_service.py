@@ -292,7 +292,9 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
         with ThreadPoolExecutor(1) as pool:
             in_flight = pool.submit(httpx.post, url + "/translate", json={"text": SENTENCES[:2]}, headers=key,
                                     timeout=30)
-            while httpx.get(url + "/health", headers=key, timeout=5).json()["waiting_requests"] < 1:
+            # generous: the first translation builds the engine's graph, holding the interpreter for seconds on a
+            # busy 2-core machine
+            while httpx.get(url + "/health", headers=key, timeout=30).json()["waiting_requests"] < 1:
                 time.sleep(0.05)
             process.send_signal(signal.SIGTERM)
             response = in_flight.result(30)
