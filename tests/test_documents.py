@@ -210,20 +210,27 @@ def test_txt_keeps_paragraphs_blank_lines_and_rewraps_wrapped_prose(model):
 
 
 # -- office files, built here with their own libraries ------------------------------------------------------------
-def docx_fixture() -> bytes:
+def docx_fixture(heading: str = "Saving your work", runs: tuple[str, str, str] = ("Press ", "Ctrl+S", " to save the file."),
+                 table: tuple[tuple[str, str], ...] = (("Name", "The name of the file"), ("Size", "How big it is")),
+                 header: str | None = "User guide", footer: str | None = "Page footer text") -> bytes:
+    """A .docx built with python-docx: a heading, a paragraph whose middle run is bold, a two-column table, and
+    optionally a header and a footer."""
     import docx
 
     document = docx.Document()
-    document.add_heading("Saving your work", level=1)
-    paragraph = document.add_paragraph("Press ")
-    paragraph.add_run("Ctrl+S").bold = True
-    paragraph.add_run(" to save the file.")
-    table = document.add_table(rows=2, cols=2)
-    for row, (key, meaning) in enumerate([("Name", "The name of the file"), ("Size", "How big it is")]):
-        table.cell(row, 0).text, table.cell(row, 1).text = key, meaning
+    document.add_heading(heading, level=1)
+    before, bold, after = runs
+    paragraph = document.add_paragraph(before)
+    paragraph.add_run(bold).bold = True
+    paragraph.add_run(after)
+    cells = document.add_table(rows=len(table), cols=2)
+    for row, (key, meaning) in enumerate(table):
+        cells.cell(row, 0).text, cells.cell(row, 1).text = key, meaning
     section = document.sections[0]
-    section.header.paragraphs[0].text = "User guide"
-    section.footer.paragraphs[0].text = "Page footer text"
+    if header is not None:
+        section.header.paragraphs[0].text = header
+    if footer is not None:
+        section.footer.paragraphs[0].text = footer
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

@@ -13,6 +13,7 @@ from pipeline.documents.encoding import Encoded
 from pipeline.glossary import Glossary
 from pipeline.language import Direction
 from roundtrip import problems
+from test_documents import docx_fixture
 
 IT_EN = Direction("it", "en")
 
@@ -198,19 +199,8 @@ HTML = """<!DOCTYPE html>
 
 
 def docx_bytes() -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_heading("La stazione", level=1)
-    paragraph = document.add_paragraph("Il treno parte ")
-    paragraph.add_run("alle otto").bold = True
-    paragraph.add_run(" dalla stazione centrale.")
-    table = document.add_table(rows=1, cols=2)
-    table.cell(0, 0).text = "Il gatto dorme."
-    table.cell(0, 1).text = "La cena è pronta."
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+    return docx_fixture("La stazione", ("Il treno parte ", "alle otto", " dalla stazione centrale."),
+                        (("Il gatto dorme.", "La cena è pronta."),), header=None, footer=None)
 
 
 def docx_texts(data: bytes) -> list[str]:
