@@ -52,7 +52,7 @@ for stage in "${STAGES[@]}"; do
           .whl/*.whl || exit 1
         export PYTHONPATH=/tmp/site
       fi
-      [ -d .devdata/data ] && mkdir -p ../shared && cp -rn .devdata/data ../shared/
+      [ -d .devdata/data ] && [ ! -d ../shared/data ] && mkdir -p ../shared && cp -r .devdata/data ../shared/
       { nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
         python3 -c "import jax, keras, sys; print(sys.version.split()[0], 'jax', jax.__version__, 'keras',
 keras.__version__, jax.devices())"

@@ -110,7 +110,7 @@ def fused_attention(query, key, value, mask, scale: float, causal: bool = False,
         # cuDNN trains masked patterns on even lengths only ("Unsupported sequence length Q 101, KV 101" on an
         # H100, JAX 0.11.2): an odd length gets one more position at the end, outside the key lengths (so no
         # real query sees it) and cut from the output (so nothing downstream sees its query)
-        q_len, k_len = query.shape[1], key.shape[1]
+        q_len = query.shape[1]
         query = _pad_to_even(query)
         key, value = _pad_to_even(key), _pad_to_even(value)
         out = jax.nn.dot_product_attention(query, key, value, scale=scale, is_causal=causal,
