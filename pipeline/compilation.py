@@ -11,9 +11,11 @@ a minute each, so a short run could spend its budget compiling (issue 35: Transf
   (programs compiled with `jit_compile`). Entries are keyed by the program and the device, so one folder
   serves every config and machine kind;
 - `precompile_jax`: before the first step, every training and validation program is lowered in turn and
-  handed to XLA on a pool of threads (XLA compiles without Python's lock), so a device with many cores
-  compiles them side by side; the programs are kept (`ProgramStore`, under the cache's `programs/`), so a
-  later run of the same model loads them without tracing or lowering either;
+  handed to XLA on a pool of threads as soon as it is lowered (XLA compiles without Python's lock), so a
+  device with many cores compiles them side by side; a training step is two programs, the gradients per
+  batch shape and the optimizer's update once for all shapes (`split_train_step`), so the update is not
+  compiled again for every shape; the programs are kept (`ProgramStore`, under the cache's `programs/`), so
+  a later run of the same model loads them without tracing or lowering either;
 - `CompileLog` measures it: programs compiled, programs loaded from the cache, and seconds (tracing,
   lowering and XLA), reported in `train_summary.json` and the summary line.
 """
@@ -318,9 +320,11 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     """Give the Keras JAX trainer ready programs for these example batches (one per batch shape; structures as
     the trainer receives them), training and validation: loaded from the `ProgramStore` when a run built them
     before (no tracing, no lowering), else lowered in turn and compiled side by side on `threads` threads (XLA
-    compiles without Python's lock; default: the cores, at most one per program) and stored. The trainer's
-    step functions are then replaced by ones that run the program of each batch's shape (a shape without one
-    goes to Keras's own step, compiled as usual). Call it once the model is compiled and built (a callback's
+    compiles without Python's lock; default: the cores, at most one per program), each handed to XLA as soon
+    as it is lowered, and stored. A training step is two programs (`split_train_step`): the gradients, one
+    program per batch shape, and the optimizer's update, one program for every shape. The trainer's step
+    functions are then replaced by ones that run the programs of each batch's shape (a shape without one goes
+    to Keras's own step, compiled as usual). Call it once the model is compiled and built (a callback's
     `on_train_begin`). Needs the persistent cache's folder; without it, nothing is done."""
     import jax
 
@@ -332,41 +336,78 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     store = ProgramStore(folder / "programs")
     fingerprint = store.fingerprint(model)
     abstract = lambda tree: jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), tree)
-    states = {"train": abstract(model._get_jax_state(trainable_variables=True, non_trainable_variables=True,
-                                                      optimizer_variables=True, metrics_variables=True)),
-              "test": abstract(model._get_jax_state(trainable_variables=True, non_trainable_variables=True,
-                                                     metrics_variables=True))}
-    steps = {"train": jax.jit(model.train_step, donate_argnums=0), "test": jax.jit(model.test_step, donate_argnums=0)}
-    programs: dict[str, dict[tuple, Any]] = {"train": {}, "test": {}}
-    wanted = [(kind, signature(batch), batch) for kind, batches in (("train", train_batches), ("test", test_batches))
-              for batch in batches]
-    paths = [store.path(fingerprint, kind, (repr(jax.tree.structure(states[kind])), key)) for kind, key, _ in wanted]
+    train_state = abstract(model._get_jax_state(trainable_variables=True, non_trainable_variables=True,
+                                                optimizer_variables=True, metrics_variables=True))
+    test_state = abstract(model._get_jax_state(trainable_variables=True, non_trainable_variables=True,
+                                               metrics_variables=True))
+    gradients, update = split_train_step(model)
+    trainable, _, optimizer_variables, _ = train_state
+    # (kind, key, function, abstract arguments): the update first, then the costlier programs first
+    wanted = [("update", signature((trainable, optimizer_variables)), update, (trainable, optimizer_variables, trainable))]
+    wanted += [("gradients", signature(batch), gradients, (*train_state, abstract(batch))) for batch in train_batches]
+    wanted += [("test", signature(batch), jax.jit(model.test_step, donate_argnums=0), (test_state, abstract(batch)))
+               for batch in test_batches]
+    paths = [store.path(fingerprint, kind, (repr(jax.tree.structure(arguments[:-1])), key))
+             for kind, key, _, arguments in wanted]
+    programs: dict[str, dict[tuple, Any]] = {"update": {}, "gradients": {}, "test": {}}
     workers = max(1, min(len(wanted), threads or os.cpu_count() or 1))
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:     # loading, too, runs outside Python's lock
         stored = list(pool.map(store.load, paths))
     done = Precompiled(loaded=sum(program is not None for program in stored))
     _record(start, time.monotonic(), loaded=done.loaded)
-    to_compile = []
-    for (kind, key, batch), path, program in zip(wanted, paths, stored):
+    missing = []
+    for (kind, key, function, arguments), path, program in zip(wanted, paths, stored):
         if program is not None:
             programs[kind][key] = program
         else:
-            to_compile.append((kind, key, path, steps[kind].lower(states[kind], abstract(batch))))
-    if to_compile:
+            missing.append((kind, key, function, arguments, path))
+    if missing:
+        # each program goes to XLA as soon as it is lowered: lowering (Python) overlaps the compiles (threads)
         with _without_jax_cache(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(_compile_fresh, lowered) for *_, lowered in to_compile]
-            for (kind, key, path, _), future in zip(to_compile, futures):
+            futures = [pool.submit(_compile_fresh, function.lower(*arguments)) for _, _, function, arguments, _ in missing]
+            for (kind, key, _, _, path), future in zip(missing, futures):
                 programs[kind][key], fresh = future.result()
                 if fresh:
                     store.save(path, programs[kind][key])
-        done.compiled = len(to_compile)
+        done.compiled = len(missing)
     model.make_train_function()
     model.make_test_function()                  # validation's, made now so it can be replaced too
-    model.train_function = _dispatch(programs["train"], model.train_function)
+    (update_program,) = programs["update"].values()
+    model.train_function = _dispatch_training(programs["gradients"], update_program, model.train_function)
     model.test_function = _dispatch(programs["test"], model.test_function)
     done.seconds = time.perf_counter() - started
     return done
+
+
+def split_train_step(model: Any) -> tuple[Any, Any]:
+    """Keras's JAX `train_step` as two jitted functions, which together compute exactly what it does:
+
+    - `gradients(trainable, non_trainable, optimizer_variables, metrics_variables, batch)` ->
+      `(grads, logs, non_trainable, metrics_variables)`: the forward and backward pass and the metrics, one
+      program per batch shape;
+    - `update(trainable, optimizer_variables, grads)` -> `(trainable, optimizer_variables)`: the optimizer's
+      step (loss-scale and gradient-accumulation logic included), one program whatever the batch's shape.
+
+    The update is a few elementwise kernels per weight, so a fused step compiled it again for every batch
+    shape: on this 2-core CPU, a seventh of each training program's compile and half of its lowering."""
+    import jax
+    from keras.src.trainers.data_adapters import data_adapter_utils
+
+    def gradients(trainable, non_trainable, optimizer_variables, metrics_variables, batch):
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(batch)
+        (_, (unscaled_loss, y_pred, non_trainable, metrics_variables)), grads = jax.value_and_grad(
+            model.compute_loss_and_updates, has_aux=True)(
+            trainable, non_trainable, metrics_variables, x, y, sample_weight, training=True,
+            optimizer_variables=optimizer_variables)
+        logs, metrics_variables = model._update_metrics_variables(metrics_variables, unscaled_loss, x, y, y_pred,
+                                                                  sample_weight)
+        return grads, logs, non_trainable, metrics_variables
+
+    def update(trainable, optimizer_variables, grads):
+        return model.optimizer.stateless_apply(optimizer_variables, grads, trainable)
+
+    return jax.jit(gradients, donate_argnums=(1, 3)), jax.jit(update, donate_argnums=(0, 1, 2))
 
 
 _thread = threading.local()
@@ -408,5 +449,25 @@ def _dispatch(programs: dict[tuple, Any], fallback: Any) -> Any:
         if program is None:
             return fallback(state, iter([batch]))
         return program(state, batch)
+
+    return step
+
+
+def _dispatch_training(gradients: dict[tuple, Any], update: Any, fallback: Any) -> Any:
+    """A Keras JAX training step function (state, iterator) -> (logs, state): the gradient program of the
+    batch's shape, then the one update program (see `split_train_step`)."""
+    if not gradients or fallback is None:
+        return fallback
+
+    def step(state: Any, iterator: Any) -> Any:
+        batch = next(iterator)
+        program = gradients.get(signature(batch))
+        if program is None:
+            return fallback(state, iter([batch]))
+        trainable, non_trainable, optimizer_variables, metrics_variables = state
+        grads, logs, non_trainable, metrics_variables = program(trainable, non_trainable, optimizer_variables,
+                                                                metrics_variables, batch)
+        trainable, optimizer_variables = update(trainable, optimizer_variables, grads)
+        return logs, (trainable, non_trainable, optimizer_variables, metrics_variables)
 
     return step

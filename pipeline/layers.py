@@ -135,6 +135,36 @@ class _ConsumesMask:
 
 
 @keras.saving.register_keras_serializable(PACKAGE)
+class Dropout(keras.layers.Dropout):
+    """`keras.layers.Dropout` whose mask, on JAX, comes from XLA's own random bit generator (Philox, counter
+    based) instead of `jax.random`'s threefry, which XLA builds out of dozens of integer operations per call.
+
+    Keras's JAX dropout draws a threefry key per call; every dropout layer of a training step then adds its
+    own threefry computation to the program. Measured on this 2-core CPU (JAX 0.10.2), that was a seventh of
+    the compile time of a training step of the tiny model (3.7 -> 3.2 s), at the same step time. The layer's
+    seed generator, its seed and its rate are Keras's; only where the bits come from changes (other backends
+    and a `noise_shape` are Keras's own dropout). Inference never drops anything, so outputs are unchanged."""
+
+    def call(self, inputs, training=False):
+        if not (training and self.rate > 0) or self.noise_shape is not None or keras.backend.backend() != "jax":
+            return super().call(inputs, training=training)
+        return philox_dropout(inputs, self.rate, self.seed_generator.next())
+
+
+def philox_dropout(inputs, rate: float, seed):
+    """JAX: `inputs` with each element zeroed with probability `rate` and the rest scaled by 1/(1-rate), from
+    XLA's RngBitGenerator (Philox 4x32) keyed by the two 32-bit words of a Keras seed (a new seed per call)."""
+    import jax
+    import jax.numpy as jnp
+
+    key = jnp.concatenate([jnp.asarray(seed, jnp.uint32).reshape(2), jnp.zeros((2,), jnp.uint32)])
+    _, bits = jax.lax.rng_bit_generator(key, inputs.shape, dtype=jnp.uint32,
+                                        algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
+    keep = bits >= jnp.uint32(min(int(rate * 2.0 ** 32), 2 ** 32 - 1))     # P(keep) = 1 - rate (to 2^-32)
+    return jnp.where(keep, inputs / jnp.asarray(1.0 - rate, inputs.dtype), jnp.zeros((), inputs.dtype))
+
+
+@keras.saving.register_keras_serializable(PACKAGE)
 class PositionalEmbedding(keras.layers.Layer):
     """Token embedding (id 0 = padding, masked) plus fixed sinusoidal or learned positions."""
 
@@ -150,7 +180,7 @@ class PositionalEmbedding(keras.layers.Layer):
         self.token_embedding = keras.layers.Embedding(vocab_size, embed_dim, mask_zero=True, name="token_embedding")
         self.position_embedding = (keras.layers.Embedding(sequence_length, embed_dim, name="position_embedding")
                                    if positional == "learned" else None)
-        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.dropout_layer = Dropout(dropout)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -209,7 +239,7 @@ class MultiHeadAttention(_ConsumesMask, keras.layers.Layer):
         self.key_dense = keras.layers.Dense(width, name="key")
         self.value_dense = keras.layers.Dense(width, name="value")
         self.output_dense = keras.layers.Dense(width, name="attention_output")
-        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.dropout_layer = Dropout(dropout)
 
     def build(self, query_shape, key_shape=None):
         key_shape = key_shape or query_shape
@@ -310,7 +340,7 @@ class FeedForward(_ConsumesMask, keras.layers.Layer):
         self.d_model, self.ff_dim, self.dropout = d_model, ff_dim, dropout
         self.inner = keras.layers.Dense(ff_dim, activation="relu", name="inner")
         self.outer = keras.layers.Dense(d_model, name="outer")
-        self.dropout_layer = keras.layers.Dropout(dropout)
+        self.dropout_layer = Dropout(dropout)
 
     def build(self, input_shape):
         self.inner.build(input_shape)
@@ -335,7 +365,7 @@ class _Residual(_ConsumesMask):
         self.dropout, self.norm_first = dropout, norm_first
         self.feed_forward = FeedForward(d_model, ff_dim, dropout, name="feed_forward")
         self.ff_norm = keras.layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
-        self.residual_dropout = keras.layers.Dropout(dropout)
+        self.residual_dropout = Dropout(dropout)
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,

@@ -110,3 +110,78 @@ def test_jax_persistent_cache_works_without_filelock(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "filelock" not in result.stderr, result.stderr[-2000:]
     assert any(name.startswith("jit_") for name in ast.literal_eval(result.stdout.strip().splitlines()[-1])), result.stdout
+
+
+SPLIT_STEP = '''
+import json, sys
+import numpy as np
+import jax
+import keras
+from pipeline.compilation import split_train_step
+from pipeline.config import load_config
+from pipeline.datasets import format_dataset
+from pipeline.layers import Dropout
+from pipeline.model import build_model
+from pipeline.training import compile_model
+
+keras.utils.set_random_seed(7)
+report = {}
+rng = np.random.default_rng(0)
+for accumulate in (1, 2):
+    config = load_config(sys.argv[1], [*sys.argv[2:], f"train.accumulate_steps={accumulate}"], None)
+    model = compile_model(build_model(config, 300, 300), config)
+    ids = lambda length: np.where(np.arange(length) < rng.integers(3, length, (8, 1)), rng.integers(3, 300, (8, length)), 0)
+    batches = []
+    for _ in range(3):
+        inputs, targets = format_dataset(ids(11).astype("int32"), ids(9).astype("int32"))
+        batches.append((inputs, targets) + ((rng.uniform(0.5, 1.5, (8, 1)).astype("float32"),) if accumulate > 1 else ()))
+    model._symbolic_build(data_batch=batches[0])
+    state = model._get_jax_state(trainable_variables=True, non_trainable_variables=True, optimizer_variables=True,
+                                 metrics_variables=True)
+    copy = lambda tree: jax.tree.map(lambda x: np.array(x), tree)
+    fused, split = copy(state), copy(state)
+    train_step = jax.jit(model.train_step)
+    gradients, update = split_train_step(model)
+    for batch in batches:
+        fused_logs, fused = train_step(fused, batch)
+        trainable, non_trainable, optimizer_variables, metrics = split
+        grads, split_logs, non_trainable, metrics = gradients(trainable, non_trainable, optimizer_variables, metrics, batch)
+        trainable, optimizer_variables = update(trainable, optimizer_variables, grads)
+        split = (trainable, non_trainable, optimizer_variables, metrics)
+    pairs = list(zip(jax.tree.leaves((fused_logs, fused)), jax.tree.leaves((split_logs, split))))
+    report[accumulate] = {"leaves": len(pairs), "worst": max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) for a, b in pairs),
+                          "moved": float(np.max(np.abs(np.asarray(fused[0][1]) - np.asarray(state[0][1])))),
+                          "iterations": [int(np.asarray(v)) for v, var in zip(fused[2], model.optimizer.variables) if var.name == "iteration"]}
+layer = Dropout(0.25, seed=3)
+x = np.ones((64, 512), "float32")
+first, second = np.asarray(layer(x, training=True)), np.asarray(layer(x, training=True))
+again = np.asarray(Dropout(0.25, seed=3)(x, training=True))
+report["dropout"] = {"zeros": float(np.mean(first == 0)), "kept": sorted(set(first[first != 0].tolist())),
+                     "differs": bool(np.any(first != second)), "repeatable": bool(np.array_equal(first, again)),
+                     "inference": bool(np.array_equal(np.asarray(layer(x, training=False)), x))}
+print(json.dumps(report))
+'''
+
+
+def test_split_training_step_equals_keras_step_and_dropout_draws_philox_masks(tiny_config_path):
+    """The precompiled training step is two programs (gradients per batch shape, one optimizer update): three
+    steps of it give the same logs, weights, optimizer and seed states as Keras's own fused `train_step`, with
+    and without gradient accumulation (loss weights). JAX dropout (Philox bits) drops `rate` of the elements,
+    scales the rest by 1/(1-rate), draws a new mask per call, repeats for a seed, and is off at inference."""
+    pytest.importorskip("jax")
+    small = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
+             "model.decoder_layers=1", "data.max_length=12", "train.warmup_steps=2"]
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT),
+           "NMT_COMPILATION_CACHE": "off"}
+    result = subprocess.run([sys.executable, "-c", SPLIT_STEP, str(tiny_config_path), *small], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    import json
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for accumulate in ("1", "2"):
+        assert report[accumulate]["leaves"] > 20 and report[accumulate]["moved"] > 1e-4, report
+        assert report[accumulate]["worst"] < 1e-5, report
+        assert report[accumulate]["iterations"] == [3], report
+    dropout = report["dropout"]
+    assert abs(dropout["zeros"] - 0.25) < 0.01 and dropout["kept"] == [pytest.approx(1 / 0.75)], dropout
+    assert dropout["differs"] and dropout["repeatable"] and dropout["inference"], dropout
