@@ -441,3 +441,79 @@ def test_a_formatted_run_keeps_its_formatting_where_its_translation_alone_is_in_
     out = docx.Document(io.BytesIO(translate_document(None, data.getvalue(), "docx", translate=model)))
     assert [(run.text, run.bold, run.italic) for run in out.paragraphs[0].runs] == [
         ("Scegliete ", None, None), ("File - Stampa", True, None), (" ora e ", None, None), ("aspettate", None, True)]
+
+
+# -- language tags follow the run ---------------------------------------------------------------------------------
+def parts_matching(data: bytes, pattern: str) -> dict[str, list[str]]:
+    """Every match of `pattern` in each XML part of an office package, by part name."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        found = {name: re.findall(pattern, package.read(name).decode("utf-8")) for name in package.namelist()
+                 if name.endswith(".xml")}
+    return {name: matches for name, matches in found.items() if matches}
+
+
+def test_office_language_tags_that_name_the_source_name_the_target():
+    """English -> Italian: every tag naming English (any region) names Italian (it-IT; ODF it/IT), in every part
+    (styles, their copies, the body, masters, layouts, the package's dc:language); tags naming another language,
+    and Word's East Asian and bidirectional ones, stay as written; the files still open."""
+    import docx
+    import pptx
+    from docx.oxml import parse_xml
+    from odf import dc
+    from odf.opendocument import OpenDocumentText, load
+    from odf.style import Style, TextProperties
+    from odf.text import P, Span
+    from pptx.enum.lang import MSO_LANGUAGE_ID
+
+    word = docx.Document(io.BytesIO(docx_fixture()))
+    runs = word.paragraphs[1].runs
+    for run, tag in ((runs[0], "en-GB"), (runs[2], "fr-FR")):
+        run._r.get_or_add_rPr().append(parse_xml(
+            f'<w:lang xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:val="{tag}"/>'))
+    word.core_properties.language = "en-US"
+    data = io.BytesIO()
+    word.save(data)
+    source = data.getvalue()
+    assert parts_matching(source, r'w:val="en-US"') and "word/stylesWithEffects.xml" in parts_matching(source, r"en-US")
+    out = translate_document(None, source, name="guide.docx", translate=faithful)
+    assert parts_matching(out, r'w:val="en-[A-Z]+"') == {}
+    assert parts_matching(out, r'<w:lang [^>]*>')["word/styles.xml"] == [
+        '<w:lang w:val="it-IT" w:eastAsia="en-US" w:bidi="ar-SA"/>']
+    assert set(parts_matching(out, r'w:lang w:val="[a-zA-Z-]+"')["word/document.xml"]) == {
+        'w:lang w:val="it-IT"', 'w:lang w:val="fr-FR"'}
+    assert docx.Document(io.BytesIO(out)).core_properties.language == "it-IT"
+    assert docx.Document(io.BytesIO(out)).paragraphs[1].text == "Press-it Ctrl+S to save-it the-it file-it."
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Quarterly results"
+    slide.shapes.title.text_frame.paragraphs[0].runs[0].font.language_id = MSO_LANGUAGE_ID.ENGLISH_UK
+    slide.placeholders[1].text = "Ventes"
+    slide.placeholders[1].text_frame.paragraphs[0].runs[0].font.language_id = MSO_LANGUAGE_ID.FRENCH
+    data = io.BytesIO()
+    deck.save(data)
+    out = translate_document(None, data.getvalue(), name="talk.pptx", translate=faithful)
+    assert parts_matching(out, r'[lL]ang="en-[A-Z]+"') == {}
+    assert len(parts_matching(out, r'lang="it-IT"')) >= 12                 # presentation, master, 11 layouts, slide
+    assert parts_matching(out, r'lang="[a-zA-Z-]+"')["ppt/slides/slide1.xml"] == ['lang="it-IT"', 'lang="fr-FR"']
+    assert pptx.Presentation(io.BytesIO(out)).slides[0].shapes.title.text == "Quarterly-it results-it"
+
+    text = OpenDocumentText()
+    for name, language, country in (("English", "en", "GB"), ("French", "fr", "FR")):
+        style = Style(name=name, family="text")
+        style.addElement(TextProperties(language=language, country=country))
+        text.automaticstyles.addElement(style)
+    paragraph = P(text="Open the ")
+    paragraph.addElement(Span(stylename="English", text="settings"))
+    paragraph.addElement(Span(stylename="French", text=" (paramètres)"))
+    text.text.addElement(paragraph)
+    text.meta.addElement(dc.Language(text="en-US"))
+    data = io.BytesIO()
+    text.write(data)
+    out = translate_document(None, data.getvalue(), name="guide.odt", translate=faithful)
+    assert parts_matching(out, r'fo:language="\w+" fo:country="\w+"')["content.xml"] == [
+        'fo:language="it" fo:country="IT"', 'fo:language="fr" fo:country="FR"']
+    assert parts_matching(out, r"<dc:language>[^<]*</dc:language>") == {"meta.xml": ["<dc:language>it-IT</dc:language>"]}
+    assert load(io.BytesIO(out)).getElementsByType(P)

@@ -322,3 +322,28 @@ def test_a_header_naming_the_columns_the_other_way_swaps_them(copying, tmp_path,
         {"binario": "platform", "Zorblax": "Zorblax"} if header == "target\tsource"
         else {"platform": "binario", "Zorblax": "Zorblax"})
     assert engine.translate(["Il treno è sul binario tre."], glossary=path) == ["Il treno è sul platform tre."]
+
+
+def test_office_language_tags_follow_the_italian_english_run():
+    """Italian -> English: a Word document's Italian tags name English (en-US) and its English ones, now the
+    target's, stay; the same document through English -> Italian is the other way round."""
+    import re
+    import zipfile
+
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document(io.BytesIO(docx_bytes()))
+    for run, tag in zip(document.paragraphs[1].runs, ("it-IT", "it-CH", "en-GB")):
+        run._r.get_or_add_rPr().append(parse_xml(
+            f'<w:lang xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:val="{tag}"/>'))
+    data = io.BytesIO()
+    document.save(data)
+
+    def tags(out: bytes) -> list[str]:
+        with zipfile.ZipFile(io.BytesIO(out)) as package:
+            return re.findall(r'<w:lang w:val="([\w-]+)"', package.read("word/document.xml").decode())
+
+    assert tags(data.getvalue()) == ["it-IT", "it-CH", "en-GB"]
+    assert tags(translate_document(upper, data.getvalue(), name="a.docx", direction=IT_EN)) == ["en-US", "en-US", "en-GB"]
+    assert tags(translate_document(upper, data.getvalue(), name="a.docx")) == ["it-IT", "it-CH", "it-IT"]

@@ -19,7 +19,8 @@ A format only reads and writes segments; what the model reads and how pieces are
 `translate_document` (and `translate_documents`, several at once) is the one door, used by the CLI, the service's
 file routes and its LibreTranslate HTML path alike. A run translates one way (`Direction`): the door takes it from
 an engine's `.direction`, else from `direction=` (English -> Italian by default), and gives it to the formats whose
-output depends on it (gettext's catalog language and msgid check, HTML's root `lang`).
+output depends on it (gettext's catalog language and msgid check, HTML's root `lang`, office files' language
+tags).
 """
 from __future__ import annotations
 

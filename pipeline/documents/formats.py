@@ -7,7 +7,7 @@ A format is a module whose reader takes `(data, name)` and gives a `Document` (i
 the file again), plus one `register(Format(...))` line below. `binary`: the file is a package of parts (office
 files), written only to a file, never to a terminal. `detect`: recognises the format from its first bytes when no
 extension tells (tried in registration order). `options`: the reader's keyword options (gettext: `overwrite`;
-gettext and HTML: `direction`, the run's, which their output depends on). A document whose output depends on the
+gettext, HTML and office files: `direction`, the run's, which their output depends on). A document whose output depends on the
 direction also has `direct(direction)`: the door calls it with the run's before translating, so a document opened
 without one (or for another run) follows the run that translates it.
 """
@@ -94,8 +94,8 @@ register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument,
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
-                DocxDocument, lambda data: package_kind(data) == "docx", options=("max_xml_bytes",)))
+                DocxDocument, lambda data: package_kind(data) == "docx", options=("max_xml_bytes", "direction")))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-                True, PptxDocument, lambda data: package_kind(data) == "pptx", options=("max_xml_bytes",)))
+                True, PptxDocument, lambda data: package_kind(data) == "pptx", options=("max_xml_bytes", "direction")))
 register(Format("odt", (".odt",), "application/vnd.oasis.opendocument.text", True, OdtDocument,
-                lambda data: package_kind(data) == "odt", options=("max_xml_bytes",)))
+                lambda data: package_kind(data) == "odt", options=("max_xml_bytes", "direction")))

@@ -11,7 +11,9 @@ paths come back verbatim. Runs (`.odt`: spans) carry a chunk's formatting (`_Lay
 its main run, and a run formatted otherwise (a bold word, a code font) keeps its formatting where its text, or
 its text translated alone (in the same batch), occurs in the chunk's translation (a menu path, a name, a term);
 where one does not, the chunk is translated piece by piece between such runs, each run getting its own
-translation in its place, so no formatted run is dropped.
+translation in its place, so no formatted run is dropped. The language tags that name the run's source language
+(Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name its target in
+the translation (`relabelled`), so that it is spell-checked in its own language.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment, protected_spans
+from pipeline.language import Direction
 from pipeline.translate.splitting import needs_translation, with_spacing
 from pipeline.extras import require
 
@@ -368,21 +371,29 @@ class _OoxmlParagraphs:
 
 
 class _OoxmlDocument:
-    """What a Word document and a presentation share: their paragraphs, written back, then the package saved."""
+    """What a Word document and a presentation share: their paragraphs, written back, then the package saved with
+    its language tags naming the run's target (`relabelled`)."""
     _package: Any
     _paragraphs: _OoxmlParagraphs
+    direction: Direction | None = None
+
+    def direct(self, direction: Direction) -> None:
+        """The run's direction, which the document's language tags follow."""
+        self.direction = Direction(*direction)
 
     def render(self) -> bytes:
         self._paragraphs.apply()
         out = io.BytesIO()
         self._package.save(out)
-        return out.getvalue()
+        return relabelled(out.getvalue(), self.direction or Direction())
 
 
 class DocxDocument(_OoxmlDocument):
     """A Word document: `segments` of the body, tables, headers, footers and text boxes; `render()`."""
 
-    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
+                 direction: Direction | None = None):
+        self.direction = direction
         docx = require("docx", "documents")
         _open_zip(data, name, ".docx", max_xml_bytes)
         try:
@@ -399,7 +410,9 @@ class PptxDocument(_OoxmlDocument):
     """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, its notes, and its
     charts (`_ChartLabels`)."""
 
-    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
+                 direction: Direction | None = None):
+        self.direction = direction
         pptx = require("pptx", "documents")
         _open_zip(data, name, ".pptx", max_xml_bytes)
         try:
@@ -497,7 +510,9 @@ class OdtDocument:
     leader and page number, stay as they are. `render()` writes odfpy's `content.xml` and `styles.xml` into the
     original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
 
-    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None):
+    def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
+                 direction: Direction | None = None):
+        self.direction = direction
         opendocument = require("odf.opendocument", "documents")
         text_ns = require("odf.namespaces", "documents").TEXTNS
         _open_zip(data, name, ".odt", max_xml_bytes)
@@ -756,11 +771,76 @@ class OdtDocument:
             node, depth = node.parentNode, depth + 1
         return depth
 
+    def direct(self, direction: Direction) -> None:
+        """The run's direction, which the document's language tags follow."""
+        self.direction = Direction(*direction)
+
     def render(self) -> bytes:
         for chunk, container, layout in self._chunks:
             self._write(chunk, container, layout)
-        return _repacked(self._data, {"content.xml": self._document.contentxml(),
-                                      "styles.xml": self._document.stylesxml().encode("utf-8")})
+        return relabelled(_repacked(self._data, {"content.xml": self._document.contentxml(),
+                                                 "styles.xml": self._document.stylesxml().encode("utf-8")}),
+                          self.direction or Direction())
+
+
+# -- the document's own language tags follow the run ---------------------------------------------------------------
+LOCALES = {"en": ("en", "US"), "it": ("it", "IT")}     # the region a tag gets where the language changes
+OOXML_LANG = {W + "lang": (W + "val",), W + "themeFontLang": (W + "val",)}     # Word: proofing, theme fonts
+DRAWING_LANG = ("lang", "altLang")                     # DrawingML runs (a:rPr, a:endParaRPr, a:defRPr): slides, charts
+DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"      # docProps/core.xml, meta.xml
+FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
+
+
+def _names_language(tag: str | None, language: str) -> bool:
+    """Whether a language tag (`en`, `en-US`, `en_GB`) is of `language`."""
+    return bool(tag) and regex.fullmatch(rf"\s*{language}(?:[-_][\w-]*)?\s*", tag, regex.I) is not None
+
+
+def relabelled(data: bytes, direction: Direction) -> bytes:
+    """The office package `data` with every language tag that names the run's source language naming its target
+    (`en-US` -> `it-IT` on an English -> Italian run): Word's proofing and theme-font languages (`w:lang`,
+    `w:themeFontLang`), DrawingML's run languages (`lang`, `altLang`: slides, notes, masters, charts),
+    OpenDocument's `fo:language`/`fo:country` (styles and automatic styles) and the package's `dc:language`, so
+    that the translation is spell-checked, hyphenated and read aloud in its own language. Tags naming any other
+    language are left as written; so is every part that names none."""
+    from lxml import etree
+
+    source, target = direction.source, direction.target
+    language, country = LOCALES[target]
+    locale = f"{language}-{country}"
+    replaced = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        for item in package.infolist():
+            if not item.filename.endswith(".xml"):
+                continue
+            raw = package.read(item)
+            if b"lang" not in raw and b"Lang" not in raw:           # names no language: left as it is
+                continue
+            parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=False)
+            try:
+                root = etree.fromstring(raw, parser)
+            except etree.XMLSyntaxError:
+                continue                       # a part the libraries left alone is left alone here too
+            changed = False
+            for element in root.iter():
+                if not isinstance(element.tag, str):
+                    continue
+                names = OOXML_LANG.get(element.tag, DRAWING_LANG if element.tag.startswith(A) else ())
+                for name in names:
+                    if _names_language(element.get(name), source):
+                        element.set(name, locale)
+                        changed = True
+                if element.tag == DC_LANGUAGE and _names_language(element.text, source):
+                    element.text, changed = locale, True
+                if _names_language(element.get(FO + "language"), source):
+                    element.set(FO + "language", language)
+                    element.set(FO + "country", country)
+                    changed = True
+            if changed:                        # the part's own XML declaration and what follows it, kept
+                head = raw[:raw.index(b"<", raw.index(b"?>"))] if raw.startswith(b"<?xml") else b""
+                replaced[item.filename] = head + etree.tostring(root.getroottree(), encoding="UTF-8",
+                                                                xml_declaration=False)
+    return _repacked(data, replaced) if replaced else data
 
 
 def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
