@@ -517,3 +517,17 @@ def test_office_language_tags_that_name_the_source_name_the_target():
         'fo:language="it" fo:country="IT"', 'fo:language="fr" fo:country="FR"']
     assert parts_matching(out, r"<dc:language>[^<]*</dc:language>") == {"meta.xml": ["<dc:language>it-IT</dc:language>"]}
     assert load(io.BytesIO(out)).getElementsByType(P)
+
+
+def test_markdown_front_matter_language_follows_the_run():
+    """The front matter's top-level lang/language/locale naming English name Italian, in their own form; nested
+    keys, other languages, other keys and the body's text about languages are left as written."""
+    source = ("---\ntitle: Notes\nlang: en-US\nlanguage: \"en\"  # the page's\nlocale: en_GB\nauthor:\n  lang: en\n"
+              "alt: fr\n---\n\nThe lang: en key sets the language.\n")
+    out = translate_document(None, source.encode(), name="notes.md", translate=faithful).decode()
+    front, body = out.split("\n---\n", 1)
+    assert front == ("---\ntitle: Notes\nlang: it-IT\nlanguage: \"it\"  # the page's\nlocale: it_IT\nauthor:\n  lang: en\n"
+                     "alt: fr")
+    assert body == "The-it lang-it: en key-it sets-it the-it language-it.\n"
+    toml = translate_document(None, b'+++\nlang = "en"\n+++\n\nHello there.\n', name="a.md", translate=faithful)
+    assert toml.startswith(b'+++\nlang = "it"\n+++\n')

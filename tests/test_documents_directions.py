@@ -347,3 +347,8 @@ def test_office_language_tags_follow_the_italian_english_run():
     assert tags(data.getvalue()) == ["it-IT", "it-CH", "en-GB"]
     assert tags(translate_document(upper, data.getvalue(), name="a.docx", direction=IT_EN)) == ["en-US", "en-US", "en-GB"]
     assert tags(translate_document(upper, data.getvalue(), name="a.docx")) == ["it-IT", "it-CH", "it-IT"]
+
+
+def test_markdown_front_matter_language_follows_the_italian_english_run():
+    out = translate_document(upper, b"---\nlang: it-IT\n---\n\nCiao.\n", name="a.md", direction=IT_EN)
+    assert out == b"---\nlang: en-US\n---\nCIAO.\n"

@@ -7,7 +7,7 @@ A format is a module whose reader takes `(data, name)` and gives a `Document` (i
 the file again), plus one `register(Format(...))` line below. `binary`: the file is a package of parts (office
 files), written only to a file, never to a terminal. `detect`: recognises the format from its first bytes when no
 extension tells (tried in registration order). `options`: the reader's keyword options (gettext: `overwrite`;
-gettext, HTML and office files: `direction`, the run's, which their output depends on). A document whose output depends on the
+gettext, HTML, Markdown and office files: `direction`, the run's, which their output depends on). A document whose output depends on the
 direction also has `direct(direction)`: the door calls it with the run's before translating, so a document opened
 without one (or for another run) follows the run that translates it.
 """
@@ -87,7 +87,8 @@ def detected(data: bytes) -> Format | None:
 
 
 register(Format("txt", (".txt", ".text"), "text/plain; charset=utf-8", False, TextDocument))
-register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument))
+register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument,
+                options=("direction",)))
 register(Format("html", (".html", ".htm"), "text/html", False, HtmlDocument, looks_like_html, options=("direction",)))
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt))

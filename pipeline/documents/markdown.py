@@ -9,7 +9,9 @@ the translation is parsed again and kept only if it has the same code spans, lin
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
 and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
 mdformat's: list markers, heading style and a paragraph's line breaks are normalized (a paragraph comes back on
-one line), which changes nothing a Markdown renderer shows.
+one line), which changes nothing a Markdown renderer shows. The front matter's top-level `lang`, `language` or
+`locale` (YAML or TOML; Pandoc, Jekyll and Hugo read them) naming the run's source language names its target, in the
+same form (`en` -> `it`, `en-US` -> `it-IT`, `en_GB` -> `it_IT`); everything else in it is kept as written.
 """
 from __future__ import annotations
 
@@ -22,9 +24,13 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
+from pipeline.language import Direction
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
                             r"[ \t]*(?:\r?\n|\Z)", regex.S)
+FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))([a-z]{2})([-_][a-z0-9]+)?(?=\2[ \t]*(?:#.*)?\r?$)""",
+                               regex.M | regex.I)      # a top-level key, its value, a region, what ends it
+REGIONS = {"en": "US", "it": "IT"}                    # the region a language code with one gets
 STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
@@ -168,7 +174,8 @@ def _cut_at(text: str, spans: list[str]) -> list[str]:
 class MarkdownDocument:
     """A Markdown file: `segments`, and `render()` its bytes."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
+        self.direction = direction
         markdown_it = require("markdown_it", "documents")
         plugins = require("mdformat.plugins", "documents")
         self._renderer = require("mdformat.renderer", "documents").MDRenderer()
@@ -195,10 +202,26 @@ class MarkdownDocument:
     def _render_inline(self, token: Any) -> str:
         return self._renderer.render([token], self._options, self._env, finalize=False)
 
+    def direct(self, direction: Direction) -> None:
+        """The run's direction, which the front matter's language follows."""
+        self.direction = Direction(*direction)
+
     def render(self) -> bytes:
         for segment in self.segments:
             segment.apply()
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
-        return self._encoded.encode(self._front + body)
+        return self._encoded.encode(front_matter_relabelled(self._front, self.direction or Direction()) + body)
+
+
+def front_matter_relabelled(front: str, direction: Direction) -> str:
+    """Front matter whose top-level `lang`/`language`/`locale` naming `direction`'s source names its target."""
+    def relabel(match: regex.Match) -> str:
+        if match.group(3).lower() != direction.source:
+            return match.group(0)
+        region = match.group(4)
+        target = direction.target.upper() if match.group(3).isupper() else direction.target
+        return match.group(1) + target + (region[0] + REGIONS[direction.target] if region else "")
+
+    return FRONT_LANGUAGE.sub(relabel, front)
