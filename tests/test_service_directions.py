@@ -174,6 +174,14 @@ def test_a_glossary_belongs_to_the_pair_it_was_uploaded_for(client, tiny_it_en_e
     assert client.get(f"/glossaries/{tsv.json()['id']}").json()["terms"] == [["stazione", "station"]]
     unserved = client.post("/glossaries", json={"name": "g", "entries": {"a": "b"}, "source": "en", "target": "en"})
     assert unserved.status_code == 400 and unserved.json() == {"error": f"en -> en is not supported; {SERVED}"}
+    english = client.post("/glossaries", json={"name": "en", "entries": {"car": "auto"}, "source": "en", "target": "it"})
+    pairs = lambda **query: {(g["source"], g["target"]) for g in client.get("/glossaries", params=query).json()["glossaries"]}
+    assert pairs() == {("it", "en"), ("en", "it")}
+    assert pairs(source="it", target="en") == pairs(source="it") == pairs(target="en") == {("it", "en")}
+    assert pairs(source="en") == {("en", "it")} and pairs(source="de") == set()
+    bad = client.get("/glossaries", params={"source": "Italian"})
+    assert bad.status_code == 422 and "source" in bad.json()["error"]
+    client.delete(f"/glossaries/{english.json()['id']}")
 
 
 def test_the_page_offers_the_served_pairs(client):

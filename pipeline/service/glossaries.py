@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from starlette.datastructures import UploadFile
 
 from pipeline.service.auth import UNAUTHORIZED_RESPONSE
@@ -19,6 +19,8 @@ from pipeline.service.state import ServiceState, service_state
 from pipeline.language import Direction
 
 GlossaryId = Annotated[str, Path(pattern=f"^{ID.pattern}$", description="a glossary's id (POST /glossaries)")]
+LanguageFilter = Annotated[str | None, Query(pattern="^[a-z]{2}$", description="only glossaries of this language "
+                                                                                "(a code, GET /languages)")]
 
 
 def direction(state: ServiceState, fields: Any) -> Direction:
@@ -115,9 +117,12 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
     @router.get("/glossaries", responses={200: {"description": "every stored glossary", "content": {
         "application/json": {"schema": {"type": "object", "required": ["glossaries"], "properties": {
             "glossaries": {"type": "array", "items": summary_schema}}}}}}, **errors})
-    async def list_all(state: ServiceState = Depends(service_state)) -> dict[str, Any]:
-        """The stored glossaries, oldest first (without their entries)."""
-        return {"glossaries": state.glossaries.list()}
+    async def list_all(source: LanguageFilter = None, target: LanguageFilter = None,
+                       state: ServiceState = Depends(service_state)) -> dict[str, Any]:
+        """The stored glossaries, oldest first (without their entries); `source` and `target` keep those of one
+        pair (or of one side), as a client picking a glossary for a request asks."""
+        return {"glossaries": [summary for summary in state.glossaries.list()
+                               if source in (None, summary["source"]) and target in (None, summary["target"])]}
 
     terms = {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string"}}}
     full_schema = {**summary_schema, "required": [*summary_schema["required"], "terms"],
