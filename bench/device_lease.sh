@@ -8,7 +8,7 @@
 #   again   a second run of the same config and programs (the cache warm), $AGAIN_MINUTES of training
 #   bench   bench/bench_train_gpu.py --peak: steady-state step time, tokens/s, TFLOP/s, MFU
 #   bench-xla  the same with NMT_ATTENTION=xla (XLA's attention kernel instead of cuDNN's)
-#   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 32768,4 12288,8 32768,8)
+#   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 12288,6 32768,4 32768,6)
 # usage: bash bench/device_lease.sh [stage ...]     (default: setup check again bench)
 # measured with it (H100, 2026-11-26): see the README, "Training on a GPU"
 # Prepare here first:  bench/device_lease.sh --carry   (downloads the wheels, copies the corpora)
@@ -87,7 +87,7 @@ keras.__version__, jax.devices())"
         ${BENCH_ARGS:---steps 30 --rounds 3} ;;
     sweep)        # throughput of batch sizes and bucket counts, one line each (sweep.jsonl); $SWEEP overrides
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
-      for variant in ${SWEEP:-12288,4 32768,4 12288,8 32768,8}; do
+      for variant in ${SWEEP:-12288,4 12288,6 32768,4 32768,6}; do
         tokens=${variant%,*} buckets=${variant#*,}; name="sweep-$tokens-$buckets"
         TAIL=1 run_stage "$name" 60 python3 bench/bench_train_gpu.py --config "$CONFIG" \
           --set train.batch_tokens="$tokens" --set train.buckets="$buckets" --steps 30 --rounds 3 \
