@@ -470,7 +470,7 @@ def test_office_language_tags_that_name_the_source_name_the_target():
     word = docx.Document(io.BytesIO(docx_fixture()))
     runs = word.paragraphs[1].runs
     for run, tag in ((runs[0], "en-GB"), (runs[2], "fr-FR")):
-        run._r.get_or_add_rPr().append(parse_xml(
+        run.element.get_or_add_rPr().append(parse_xml(
             f'<w:lang xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:val="{tag}"/>'))
     word.core_properties.language = "en-US"
     data = io.BytesIO()

@@ -335,7 +335,7 @@ def test_office_language_tags_follow_the_italian_english_run():
 
     document = docx.Document(io.BytesIO(docx_bytes()))
     for run, tag in zip(document.paragraphs[1].runs, ("it-IT", "it-CH", "en-GB")):
-        run._r.get_or_add_rPr().append(parse_xml(
+        run.element.get_or_add_rPr().append(parse_xml(
             f'<w:lang xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" w:val="{tag}"/>'))
     data = io.BytesIO()
     document.save(data)
