@@ -342,8 +342,10 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
                                                metrics_variables=True))
     gradients, update = split_train_step(model)
     trainable, _, optimizer_variables, _ = train_state
+    train_batches = list(train_batches)
     # (kind, key, function, abstract arguments): the update first, then the costlier programs first
-    wanted = [("update", signature((trainable, optimizer_variables)), update, (trainable, optimizer_variables, trainable))]
+    wanted = [("update", signature((trainable, optimizer_variables)), update,
+               (trainable, optimizer_variables, trainable))] if train_batches else []
     wanted += [("gradients", signature(batch), gradients, (*train_state, abstract(batch))) for batch in train_batches]
     wanted += [("test", signature(batch), jax.jit(model.test_step, donate_argnums=0), (test_state, abstract(batch)))
                for batch in test_batches]
@@ -373,7 +375,7 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
         done.compiled = len(missing)
     model.make_train_function()
     model.make_test_function()                  # validation's, made now so it can be replaced too
-    (update_program,) = programs["update"].values()
+    update_program = next(iter(programs["update"].values()), None)
     model.train_function = _dispatch_training(programs["gradients"], update_program, model.train_function)
     model.test_function = _dispatch(programs["test"], model.test_function)
     done.seconds = time.perf_counter() - started
@@ -381,7 +383,7 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
 
 
 def split_train_step(model: Any) -> tuple[Any, Any]:
-    """Keras's JAX `train_step` as two jitted functions, which together compute exactly what it does:
+    """Keras's JAX `train_step` as two jitted functions, which together compute what it does:
 
     - `gradients(trainable, non_trainable, optimizer_variables, metrics_variables, batch)` ->
       `(grads, logs, non_trainable, metrics_variables)`: the forward and backward pass and the metrics, one

@@ -529,5 +529,8 @@ def test_markdown_front_matter_language_follows_the_run():
     assert front == ("---\ntitle: Notes\nlang: it-IT\nlanguage: \"it\"  # the page's\nlocale: it_IT\nauthor:\n  lang: en\n"
                      "alt: fr")
     assert body == "The-it lang-it: en key-it sets-it the-it language-it.\n"
-    toml = translate_document(None, b'+++\nlang = "en"\n+++\n\nHello there.\n', name="a.md", translate=faithful)
-    assert toml.startswith(b'+++\nlang = "it"\n+++\n')
+    toml = translate_document(None, b'+++\nlang = "en"\n[params]\nlang = "en"\n+++\n\nHello there.\n', name="a.md",
+                              translate=faithful)
+    assert toml.startswith(b'+++\nlang = "it"\n[params]\nlang = "en"\n+++\n')           # a table's key is not top-level
+    other_keys = b"---\nLang: en\nlang: en#not-a-comment\n---\nHello there.\n"
+    assert translate_document(None, other_keys, name="a.md", translate=faithful).startswith(other_keys[:40])

@@ -28,8 +28,9 @@ from pipeline.language import Direction
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
                             r"[ \t]*(?:\r?\n|\Z)", regex.S)
-FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))([a-z]{2})([-_][a-z0-9]+)?(?=\2[ \t]*(?:#.*)?\r?$)""",
-                               regex.M | regex.I)      # a top-level key, its value, a region, what ends it
+FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))((?i)[a-z]{2})((?i)[-_][a-z0-9]+)?"""
+                               r"""(?=\2(?:[ \t]+#.*)?[ \t]*\r?$)""", regex.M)   # a top-level key, its code, region, end
+TOML_TABLE = regex.compile(r"^\[", regex.M)          # where a TOML front matter's top level ends
 REGIONS = {"en": "US", "it": "IT"}                    # the region a language code with one gets
 STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
@@ -224,4 +225,6 @@ def front_matter_relabelled(front: str, direction: Direction) -> str:
         target = direction.target.upper() if match.group(3).isupper() else direction.target
         return match.group(1) + target + (region[0] + REGIONS[direction.target] if region else "")
 
-    return FRONT_LANGUAGE.sub(relabel, front)
+    table = TOML_TABLE.search(front) if front.startswith("+++") else None
+    top = table.start() if table else len(front)
+    return FRONT_LANGUAGE.sub(relabel, front[:top]) + front[top:]

@@ -13,7 +13,7 @@ its text translated alone (in the same batch), occurs in the chunk's translation
 where one does not, the chunk is translated piece by piece between such runs, each run getting its own
 translation in its place, so no formatted run is dropped. The language tags that name the run's source language
 (Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name its target in
-the translation (`relabelled`), so that it is spell-checked in its own language.
+the translation (`relabel_ooxml`, `relabel_odf`), so that it is spell-checked in its own language.
 """
 from __future__ import annotations
 
@@ -372,7 +372,7 @@ class _OoxmlParagraphs:
 
 class _OoxmlDocument:
     """What a Word document and a presentation share: their paragraphs, written back, then the package saved with
-    its language tags naming the run's target (`relabelled`)."""
+    its language tags naming the run's target (`relabel_ooxml`)."""
     _package: Any
     _paragraphs: _OoxmlParagraphs
     direction: Direction | None = None
@@ -383,9 +383,10 @@ class _OoxmlDocument:
 
     def render(self) -> bytes:
         self._paragraphs.apply()
+        relabel_ooxml(self._package.part.package, self.direction or Direction())
         out = io.BytesIO()
         self._package.save(out)
-        return relabelled(out.getvalue(), self.direction or Direction())
+        return out.getvalue()
 
 
 class DocxDocument(_OoxmlDocument):
@@ -778,17 +779,21 @@ class OdtDocument:
     def render(self) -> bytes:
         for chunk, container, layout in self._chunks:
             self._write(chunk, container, layout)
-        return relabelled(_repacked(self._data, {"content.xml": self._document.contentxml(),
-                                                 "styles.xml": self._document.stylesxml().encode("utf-8")}),
-                          self.direction or Direction())
+        direction = self.direction or Direction()
+        relabel_odf(self._document, direction)
+        return _repacked(self._data, {"content.xml": self._document.contentxml(),
+                                      "styles.xml": self._document.stylesxml().encode("utf-8"),
+                                      **relabelled_meta(self._data, direction)})
 
 
 # -- the document's own language tags follow the run ---------------------------------------------------------------
 LOCALES = {"en": ("en", "US"), "it": ("it", "IT")}     # the region a tag gets where the language changes
-OOXML_LANG = {W + "lang": (W + "val",), W + "themeFontLang": (W + "val",)}     # Word: proofing, theme fonts
+OOXML_LANG = {W + "lang": (W + "val",), W + "themeFontLang": (W + "val",),     # Word: proofing, theme fonts
+              C + "lang": (C + "val",)}                                          # a chart's language
 DRAWING_LANG = ("lang", "altLang")                     # DrawingML runs (a:rPr, a:endParaRPr, a:defRPr): slides, charts
 DC_LANGUAGE = "{http://purl.org/dc/elements/1.1/}language"      # docProps/core.xml, meta.xml
-FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
+FO_NS = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+STYLE_NS = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 
 
 def _names_language(tag: str | None, language: str) -> bool:
@@ -796,51 +801,85 @@ def _names_language(tag: str | None, language: str) -> bool:
     return bool(tag) and regex.fullmatch(rf"\s*{language}(?:[-_][\w-]*)?\s*", tag, regex.I) is not None
 
 
-def relabelled(data: bytes, direction: Direction) -> bytes:
-    """The office package `data` with every language tag that names the run's source language naming its target
+def _relabel_xml(root: Any, direction: Direction) -> bool:
+    """In an lxml tree: the OOXML language tags and `dc:language` naming `direction`'s source name its target's
+    locale (`it-IT`); whether any did."""
+    locale = "-".join(LOCALES[direction.target])
+    changed = False
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        for name in OOXML_LANG.get(element.tag, DRAWING_LANG if element.tag.startswith(A) else ()):
+            if _names_language(element.get(name), direction.source):
+                element.set(name, locale)
+                changed = True
+        if element.tag == DC_LANGUAGE and _names_language(element.text, direction.source):
+            element.text, changed = locale, True
+    return changed
+
+
+def relabel_ooxml(package: Any, direction: Direction) -> None:
+    """A python-docx or python-pptx package's language tags that name the run's source language name its target
     (`en-US` -> `it-IT` on an English -> Italian run): Word's proofing and theme-font languages (`w:lang`,
-    `w:themeFontLang`), DrawingML's run languages (`lang`, `altLang`: slides, notes, masters, charts),
-    OpenDocument's `fo:language`/`fo:country` (styles and automatic styles) and the package's `dc:language`, so
-    that the translation is spell-checked, hyphenated and read aloud in its own language. Tags naming any other
-    language are left as written; so is every part that names none."""
+    `w:themeFontLang`), DrawingML's run languages (`lang`, `altLang`: slides, notes, masters, layouts, charts), a
+    chart's `c:lang` and the package's `dc:language`, so that the translation is spell-checked, hyphenated and
+    read aloud in its own language. In the trees the library holds (nothing parsed twice); a part it keeps as
+    bytes (`stylesWithEffects.xml`) is parsed alone, and written back, with its own declaration, only if a tag
+    changed. Tags naming any other language are left as written."""
     from lxml import etree
 
-    source, target = direction.source, direction.target
-    language, country = LOCALES[target]
-    locale = f"{language}-{country}"
-    replaced = {}
+    for part in package.iter_parts():
+        element = getattr(part, "_element", None)
+        if element is not None:
+            _relabel_xml(element, direction)
+            continue
+        blob = getattr(part, "_blob", None)
+        if not blob or not str(part.content_type).endswith("xml") or (b"lang" not in blob and b"Lang" not in blob):
+            continue
+        try:
+            root = etree.fromstring(blob, etree.XMLParser(resolve_entities=False, no_network=True))
+        except etree.XMLSyntaxError:
+            continue                           # a part the library left alone is left alone here too
+        if _relabel_xml(root, direction):
+            info = root.getroottree().docinfo
+            part._blob = etree.tostring(root.getroottree(), xml_declaration=True, encoding=info.encoding or "UTF-8",
+                                        standalone=info.standalone)
+
+
+def relabel_odf(document: Any, direction: Direction) -> None:
+    """An odfpy document's `fo:language`/`fo:country` and `style:rfc-language-tag` (styles, automatic styles,
+    default styles) naming the run's source language name its target (`it`/`IT`), in odfpy's own tree."""
+    language, country = LOCALES[direction.target]
+    stack = [document.topnode]
+    while stack:
+        node = stack.pop()
+        attributes = getattr(node, "attributes", None)
+        if attributes:
+            if _names_language(attributes.get((FO_NS, "language")), direction.source):
+                attributes[(FO_NS, "language")], attributes[(FO_NS, "country")] = language, country
+            if _names_language(attributes.get((STYLE_NS, "rfc-language-tag")), direction.source):
+                attributes[(STYLE_NS, "rfc-language-tag")] = f"{language}-{country}"
+        stack.extend(getattr(node, "childNodes", ()))
+
+
+def relabelled_meta(data: bytes, direction: Direction) -> dict[str, bytes]:
+    """`{"meta.xml": its bytes}` with a `dc:language` naming the run's source naming its target, else `{}` (an
+    OpenDocument's metadata, which odfpy would otherwise rewrite whole)."""
+    from lxml import etree
+
     with zipfile.ZipFile(io.BytesIO(data)) as package:
-        for item in package.infolist():
-            if not item.filename.endswith(".xml"):
-                continue
-            raw = package.read(item)
-            if b"lang" not in raw and b"Lang" not in raw:           # names no language: left as it is
-                continue
-            parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=False)
-            try:
-                root = etree.fromstring(raw, parser)
-            except etree.XMLSyntaxError:
-                continue                       # a part the libraries left alone is left alone here too
-            changed = False
-            for element in root.iter():
-                if not isinstance(element.tag, str):
-                    continue
-                names = OOXML_LANG.get(element.tag, DRAWING_LANG if element.tag.startswith(A) else ())
-                for name in names:
-                    if _names_language(element.get(name), source):
-                        element.set(name, locale)
-                        changed = True
-                if element.tag == DC_LANGUAGE and _names_language(element.text, source):
-                    element.text, changed = locale, True
-                if _names_language(element.get(FO + "language"), source):
-                    element.set(FO + "language", language)
-                    element.set(FO + "country", country)
-                    changed = True
-            if changed:                        # the part's own XML declaration and what follows it, kept
-                head = raw[:raw.index(b"<", raw.index(b"?>"))] if raw.startswith(b"<?xml") else b""
-                replaced[item.filename] = head + etree.tostring(root.getroottree(), encoding="UTF-8",
-                                                                xml_declaration=False)
-    return _repacked(data, replaced) if replaced else data
+        if "meta.xml" not in package.namelist():
+            return {}
+        raw = package.read("meta.xml")
+    try:
+        root = etree.fromstring(raw, etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError:
+        return {}
+    if not _relabel_xml(root, direction):
+        return {}
+    info = root.getroottree().docinfo
+    return {"meta.xml": etree.tostring(root.getroottree(), xml_declaration=True, encoding=info.encoding or "UTF-8",
+                                       standalone=info.standalone)}
 
 
 def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
