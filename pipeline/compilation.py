@@ -376,7 +376,8 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     model.make_train_function()
     model.make_test_function()                  # validation's, made now so it can be replaced too
     update_program = next(iter(programs["update"].values()), None)
-    model.train_function = _dispatch_training(programs["gradients"], update_program, model.train_function)
+    training = {key: _training_step(program, update_program) for key, program in programs["gradients"].items()}
+    model.train_function = _dispatch(training, model.train_function)
     model.test_function = _dispatch(programs["test"], model.test_function)
     done.seconds = time.perf_counter() - started
     return done
@@ -441,7 +442,8 @@ def _compile_fresh(lowered: Any) -> tuple[Any, bool]:
 
 
 def _dispatch(programs: dict[tuple, Any], fallback: Any) -> Any:
-    """A Keras JAX step function (state, iterator) -> (logs, state) that runs the program of the batch's shape."""
+    """A Keras JAX step function (state, iterator) -> (logs, state) that runs the program (or `_training_step`) of
+    the batch's shape; a shape without one goes to `fallback`, Keras's own step."""
     if not programs or fallback is None:
         return fallback
 
@@ -455,20 +457,13 @@ def _dispatch(programs: dict[tuple, Any], fallback: Any) -> Any:
     return step
 
 
-def _dispatch_training(gradients: dict[tuple, Any], update: Any, fallback: Any) -> Any:
-    """A Keras JAX training step function (state, iterator) -> (logs, state): the gradient program of the
-    batch's shape, then the one update program (see `split_train_step`)."""
-    if not gradients or fallback is None:
-        return fallback
-
-    def step(state: Any, iterator: Any) -> Any:
-        batch = next(iterator)
-        program = gradients.get(signature(batch))
-        if program is None:
-            return fallback(state, iter([batch]))
+def _training_step(gradients: Any, update: Any) -> Any:
+    """One batch shape's training step (state, batch) -> (logs, state), as Keras's: its gradient program, then
+    the one update program (see `split_train_step`)."""
+    def step(state: Any, batch: Any) -> Any:
         trainable, non_trainable, optimizer_variables, metrics_variables = state
-        grads, logs, non_trainable, metrics_variables = program(trainable, non_trainable, optimizer_variables,
-                                                                metrics_variables, batch)
+        grads, logs, non_trainable, metrics_variables = gradients(trainable, non_trainable, optimizer_variables,
+                                                                  metrics_variables, batch)
         trainable, optimizer_variables = update(trainable, optimizer_variables, grads)
         return logs, (trainable, non_trainable, optimizer_variables, metrics_variables)
 

@@ -21,6 +21,7 @@ from pipeline.extras import require
 OTHERS = ("de", "fr", "es", "pt")     # compared with, never answered
 LANGUAGE_NAMES = {"en": "English", "it": "Italian"}     # the languages the corpora hold, by ISO 639-1 code
 LANGUAGE_TAGS = {code: f"<2{code}>" for code in LANGUAGE_NAMES}   # a bidirectional run's source-side target tags
+REGIONS = {"en": "US", "it": "IT"}     # the region a document's language tag gets where a run changes it (it-IT)
 
 
 def language_name(code: str) -> str:

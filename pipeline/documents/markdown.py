@@ -24,14 +24,13 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
-from pipeline.language import Direction
+from pipeline.language import REGIONS, Direction
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
                             r"[ \t]*(?:\r?\n|\Z)", regex.S)
 FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))((?i)[a-z]{2})((?i)[-_][a-z0-9]+)?"""
                                r"""(?=\2(?:[ \t]+#.*)?[ \t]*\r?$)""", regex.M)   # a top-level key, its code, region, end
 TOML_TABLE = regex.compile(r"^\[", regex.M)          # where a TOML front matter's top level ends
-REGIONS = {"en": "US", "it": "IT"}                    # the region a language code with one gets
 STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")

@@ -26,7 +26,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment, protected_spans
-from pipeline.language import Direction
+from pipeline.language import REGIONS, Direction
 from pipeline.translate.splitting import needs_translation, with_spacing
 from pipeline.extras import require
 
@@ -787,7 +787,6 @@ class OdtDocument:
 
 
 # -- the document's own language tags follow the run ---------------------------------------------------------------
-LOCALES = {"en": ("en", "US"), "it": ("it", "IT")}     # the region a tag gets where the language changes
 OOXML_LANG = {W + "lang": (W + "val",), W + "themeFontLang": (W + "val",),     # Word: proofing, theme fonts
               C + "lang": (C + "val",)}                                          # a chart's language
 DRAWING_LANG = ("lang", "altLang")                     # DrawingML runs (a:rPr, a:endParaRPr, a:defRPr): slides, charts
@@ -804,7 +803,7 @@ def _names_language(tag: str | None, language: str) -> bool:
 def _relabel_xml(root: Any, direction: Direction) -> bool:
     """In an lxml tree: the OOXML language tags and `dc:language` naming `direction`'s source name its target's
     locale (`it-IT`); whether any did."""
-    locale = "-".join(LOCALES[direction.target])
+    locale = f"{direction.target}-{REGIONS[direction.target]}"
     changed = False
     for element in root.iter():
         if not isinstance(element.tag, str):
@@ -826,30 +825,20 @@ def relabel_ooxml(package: Any, direction: Direction) -> None:
     read aloud in its own language. In the trees the library holds (nothing parsed twice); a part it keeps as
     bytes (`stylesWithEffects.xml`) is parsed alone, and written back, with its own declaration, only if a tag
     changed. Tags naming any other language are left as written."""
-    from lxml import etree
-
     for part in package.iter_parts():
         element = getattr(part, "_element", None)
         if element is not None:
             _relabel_xml(element, direction)
             continue
         blob = getattr(part, "_blob", None)
-        if not blob or not str(part.content_type).endswith("xml") or (b"lang" not in blob and b"Lang" not in blob):
-            continue
-        try:
-            root = etree.fromstring(blob, etree.XMLParser(resolve_entities=False, no_network=True))
-        except etree.XMLSyntaxError:
-            continue                           # a part the library left alone is left alone here too
-        if _relabel_xml(root, direction):
-            info = root.getroottree().docinfo
-            part._blob = etree.tostring(root.getroottree(), xml_declaration=True, encoding=info.encoding or "UTF-8",
-                                        standalone=info.standalone)
+        if blob and str(part.content_type).endswith("xml"):
+            part._blob = _relabelled_part(blob, direction) or blob
 
 
 def relabel_odf(document: Any, direction: Direction) -> None:
     """An odfpy document's `fo:language`/`fo:country` and `style:rfc-language-tag` (styles, automatic styles,
     default styles) naming the run's source language name its target (`it`/`IT`), in odfpy's own tree."""
-    language, country = LOCALES[direction.target]
+    language, country = direction.target, REGIONS[direction.target]
     stack = [document.topnode]
     while stack:
         node = stack.pop()
@@ -865,21 +854,30 @@ def relabel_odf(document: Any, direction: Direction) -> None:
 def relabelled_meta(data: bytes, direction: Direction) -> dict[str, bytes]:
     """`{"meta.xml": its bytes}` with a `dc:language` naming the run's source naming its target, else `{}` (an
     OpenDocument's metadata, which odfpy would otherwise rewrite whole)."""
-    from lxml import etree
-
     with zipfile.ZipFile(io.BytesIO(data)) as package:
         if "meta.xml" not in package.namelist():
             return {}
-        raw = package.read("meta.xml")
+        meta = _relabelled_part(package.read("meta.xml"), direction)
+    return {"meta.xml": meta} if meta is not None else {}
+
+
+def _relabelled_part(raw: bytes, direction: Direction) -> bytes | None:
+    """An XML part kept as bytes, parsed alone and written back with its own declaration, where a language tag in
+    it changed (`_relabel_xml`); else None (it names no language, no tag changed, or it does not parse: a part
+    the libraries left alone is left alone here too)."""
+    from lxml import etree
+
+    if b"lang" not in raw and b"Lang" not in raw:
+        return None
     try:
         root = etree.fromstring(raw, etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError:
-        return {}
+        return None
     if not _relabel_xml(root, direction):
-        return {}
+        return None
     info = root.getroottree().docinfo
-    return {"meta.xml": etree.tostring(root.getroottree(), xml_declaration=True, encoding=info.encoding or "UTF-8",
-                                       standalone=info.standalone)}
+    return etree.tostring(root.getroottree(), xml_declaration=True, encoding=info.encoding or "UTF-8",
+                          standalone=info.standalone)
 
 
 def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
