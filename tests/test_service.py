@@ -275,13 +275,21 @@ def wait_until_healthy(url: str, process: subprocess.Popen, headers: dict, secon
     raise AssertionError("serve.py did not become healthy")
 
 
+def server_output(process: subprocess.Popen) -> str:
+    """The last lines serve.py printed (stopping it first, so that reading its pipe cannot block)."""
+    if process.poll() is None:
+        process.kill()
+    return process.communicate(timeout=30)[0][-3000:]
+
+
 def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engine):
-    """serve.py with an API key; a request sits in a 3 s batching window when SIGTERM arrives."""
+    """serve.py with an API key; SIGTERM arrives while a request is being translated: it is answered, then the
+    server exits 0 and stops listening."""
     port, key = free_port(), {"Authorization": "Bearer k3y"}
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
         [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--run", str(run_path(trained_tiny)), "--port",
-         str(port), "--beam", "1", "--max-wait-ms", "3000", "--api-key-env", "TEST_SERVICE_KEY"],
+         str(port), "--beam", "1", "--api-key-env", "TEST_SERVICE_KEY"],
         env={**os.environ, "TEST_SERVICE_KEY": "k3y"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_until_healthy(url, process, key)
@@ -289,18 +297,33 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
         # run as a user runs it, scripts/ first on sys.path: translate-toolkit (TBX) is not shadowed by translate.py
         tbx = httpx.post(url + "/glossaries", headers=key, files={"file": ("terms.tbx", TBX.encode())}, timeout=30)
         assert tbx.status_code == 201, tbx.text
+        # a request long enough to be seen in flight (64 sentences); one that ends before the poll
+        # sees it is sent again, so the test never races the translation
+        sentences = (SENTENCES * 6)[:64]
         with ThreadPoolExecutor(1) as pool:
-            in_flight = pool.submit(httpx.post, url + "/translate", json={"text": SENTENCES[:2]}, headers=key,
-                                    timeout=30)
-            # generous: the first translation builds the engine's graph, holding the interpreter for seconds on a
-            # busy 2-core machine
-            while httpx.get(url + "/health", headers=key, timeout=30).json()["waiting_requests"] < 1:
-                time.sleep(0.05)
+            for _ in range(5):
+                in_flight = pool.submit(httpx.post, url + "/translate", json={"text": sentences},
+                                        headers=key, timeout=120)
+                while not in_flight.done():
+                    try:
+                        waiting = httpx.get(url + "/health", headers=key, timeout=30).json()["waiting_requests"]
+                    except httpx.TransportError as exc:
+                        raise AssertionError(f"/health did not answer ({exc!r}); serve.py printed:\n"
+                                             f"{server_output(process)}") from None
+                    if waiting >= 1:
+                        break
+                    time.sleep(0.02)
+                if not in_flight.done():
+                    break
+                assert in_flight.result().status_code == 200
+            else:
+                raise AssertionError("five requests ended before /health saw one in flight")
             process.send_signal(signal.SIGTERM)
-            response = in_flight.result(30)
-        assert response.status_code == 200
-        assert response.json()["translations"] == tiny_engine.translate(SENTENCES[:2], beam=1)
-        assert process.wait(30) == 0                     # a graceful stop is a plain exit
+            response = in_flight.result(120)
+        assert response.status_code == 200, response.text
+        assert response.json()["translations"][:2] == tiny_engine.translate(SENTENCES[:2], beam=1)
+        assert len(response.json()["translations"]) == len(sentences)
+        assert process.wait(30) == 0, server_output(process)          # a graceful stop is a plain exit
         output = process.stdout.read()
         assert "Waiting for application shutdown" in output and "Finished server process" in output
         with pytest.raises(httpx.TransportError):
