@@ -121,17 +121,30 @@ class Sampling(Strategy):
     def next_token(self, logits, index):
         logits = ops.where(logits > NEG_INF, logits / self.temperature, NEG_INF)   # masked stays masked
         vocab = ops.shape(logits)[-1]
+        if (self.top_k == 0 or self.top_k >= vocab) and self.top_p >= 1.0:
+            return self._draw(logits, None, index)          # no cut: draw in vocabulary order, no sort
         top_logits, top_ids = ops.top_k(logits, k=min(self.top_k or vocab, vocab))   # (rows, k), best first
-        weights = ops.exp(top_logits - top_logits[:, :1])                            # unnormalised probabilities
+        return self._draw(top_logits, top_ids, index)
+
+    def _draw(self, logits, ids, index):
+        """The token whose cumulative weight passes this step's uniform, over `logits` (rows, k) in the order
+        given; `ids` maps their columns to token ids (None: the columns are the ids). With a `top_p` cut, the
+        columns are sorted best first."""
+        weights = ops.exp(logits - ops.max(logits, axis=-1, keepdims=True))         # unnormalised probabilities
         cumulative = ops.cumsum(weights, axis=-1)                                    # (rows, k)
         if self.top_p < 1.0:        # keep a token while the tokens before it hold less than top_p
             weights = ops.where(cumulative - weights < self.top_p * cumulative[:, -1:], weights, 0.0)
             cumulative = ops.cumsum(weights, axis=-1)
         threshold = ops.take(self.uniforms, index, axis=1)[:, None] * cumulative[:, -1:]
+        # the first column past the threshold has a weight: never a zero-probability token (cut, banned, past
+        # the limit), except where rounding puts the threshold at the total; then the last column with a weight
         pick = ops.sum(ops.cast(cumulative <= threshold, "int32"), axis=-1)
-        # zero-probability tokens (cut, banned, or past the limit) sort last: never pick one
-        pick = ops.minimum(pick, ops.sum(ops.cast(weights > 0, "int32"), axis=-1) - 1)
-        return ops.take_along_axis(top_ids, pick[:, None], axis=1)[:, 0]
+        positive = ops.cast(weights > 0, "int32")
+        if ids is None:                  # in vocabulary order, zero weights lie anywhere
+            last = ops.shape(weights)[-1] - 1 - ops.cast(ops.argmax(ops.flip(positive, axis=-1), axis=-1), "int32")
+            return ops.minimum(pick, last)
+        pick = ops.minimum(pick, ops.sum(positive, axis=-1) - 1)          # sorted: zero weights come last
+        return ops.take_along_axis(ids, pick[:, None], axis=1)[:, 0]
 
 
 class BeamSearch(Strategy):
@@ -281,17 +294,19 @@ def decode_loop(model, source_ids, max_steps, strategy: Strategy, start_id: int,
     return strategy.best(tokens, finished, state)
 
 def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_steps: int,
-                          banned_id: int | None = None) -> np.ndarray:
+                          banned_id: int | None = None, pad_to: int = 1) -> np.ndarray:
     """The tutorials' slow loop: re-run the whole decoder on the prefix at every step (test reference).
 
     Like `decode_loop`, the last allowed token is [end], and padding, [start] and `banned_id` are never output.
+    `pad_to` > 1 pads the prefix to a multiple of it: the causal mask hides the padding from the positions
+    before it, and a backend that compiles each op per shape (JAX eagerly) sees a few shapes, not one per step.
     """
     batch = source_ids.shape[0]
-    tokens = np.zeros((batch, max_steps + 1), dtype="int32")
+    tokens = np.zeros((batch, _round_up(max_steps + 1, pad_to)), dtype="int32")
     tokens[:, 0] = start_id
     done = np.zeros(batch, dtype=bool)
     for t in range(max_steps):
-        inputs = {"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :t + 1]}
+        inputs = {"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :_round_up(t + 1, pad_to)]}
         logits = np.array(ops.convert_to_numpy(model(inputs, training=False)))
         logits[..., [0, start_id] + ([] if banned_id is None else [banned_id])] = -np.inf
         nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)
@@ -299,7 +314,7 @@ def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_ste
         done |= nxt == end_id
         if done.all():
             break
-    return tokens[:, 1:]
+    return tokens[:, 1:max_steps + 1]
 
 
 # -- numpy in, numpy out, compiled -----------------------------------------------------------------

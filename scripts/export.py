@@ -36,17 +36,16 @@ def main() -> int:
     options = {"savedmodel": {"beam": args.beam}, "ctranslate2": {"quantization": args.quantization},
                "argos": {"quantization": args.quantization, "package_version": args.package_version}}[args.format]
     out = export_run(args.run, args.out, args.format, which=args.model, **options)
-    direction = RunDir(args.run).load_vectorizers().direction
+    vectorizers = RunDir(args.run).load_vectorizers()
     if args.format == "savedmodel":
-        from pipeline.export.savedmodel import signature_names
+        from pipeline.export.savedmodel import serving_hint
 
-        source, target = signature_names(direction)
-        how = f"; serve with tf.saved_model.load('{out}').signatures['serving_default']({source}=...)['{target}']"
+        how = f"; {serving_hint(out, vectorizers.directions)}"
     elif args.format == "ctranslate2":
         how = f" ({args.quantization}); translate with scripts/translate.py --engine ctranslate2 --run {out}"
     else:
         how = f" ({args.quantization}); install with argostranslate.package.install_from_path('{out}')"
-    print(f"exported {args.run} ({direction.label}) to {out}{how}")
+    print(f"exported {args.run} ({' and '.join(d.label for d in vectorizers.directions)}) to {out}{how}")
     return 0
 
 

@@ -48,7 +48,7 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
         return np.concatenate([decode(s[None, :max(1, int((s != 0).sum()))], limits[:1], **options) for s in few])
 
     out = {"greedy": decode(source, limits),
-           "full_recompute": full_recompute_greedy(model, source, start, end, STEPS, unk),
+           "full_recompute": full_recompute_greedy(model, source, start, end, STEPS, unk, pad_to=8),
            "beam_1": ops.convert_to_numpy(decode_loop(model, source, limits, BeamSearch(1, 0.6), start, end,
                                                       STEPS + 1, unk)),
            "greedy_alone": alone(), "beam_4": decode(few, limits[:FEW], beams=4, alpha=0.6),
@@ -90,6 +90,34 @@ def test_top_k_by_chunks_equals_top_k_ties_included(vocab, k):
     assert np.array_equal(values, want_values)
     assert np.array_equal(ids, want_ids)
     assert ids.dtype == np.int32 and list(ids[1]) == list(range(k))
+
+
+def test_sampling_without_a_cut_draws_in_vocabulary_order_from_the_right_distribution():
+    """No top-k or top-p cut: no sort; draws follow the softmax, and masked tokens, wherever they lie in the
+    vocabulary, are never drawn, even by a uniform that rounds to the total weight."""
+    from keras import ops
+
+    from pipeline.decoding import NEG_INF, Sampling
+
+    rng = np.random.default_rng(3)
+    vocab, rows = 12, 20000
+    logits = rng.normal(size=vocab).astype("float32")
+    masked = [0, 4, 5, 11]                                       # padding, banned... interspersed, and the last
+    logits[masked] = NEG_INF
+    uniforms = rng.random((rows, 1), dtype=np.float32)
+    uniforms[:3, 0] = [0.0, np.nextafter(np.float32(1), np.float32(0)), 0.5]
+    tiled = ops.convert_to_tensor(np.tile(logits, (rows, 1)))
+    for strategy in (Sampling(ops.convert_to_tensor(uniforms)),                         # vocabulary order
+                     Sampling(ops.convert_to_tensor(uniforms), top_p=0.999999)):          # sorted, best first
+        draws = np.asarray(ops.convert_to_numpy(strategy.next_token(tiled, 0)))
+        assert draws.dtype == np.int32 and not np.isin(draws, masked).any()
+        probabilities = np.exp(logits - logits.max())
+        probabilities[masked] = 0
+        probabilities /= probabilities.sum()
+        frequencies = np.bincount(draws, minlength=vocab) / rows
+        assert np.abs(frequencies - probabilities).max() < 0.015, (frequencies, probabilities)
+    unsorted = np.asarray(ops.convert_to_numpy(Sampling(ops.convert_to_tensor(uniforms)).next_token(tiled, 0)))
+    assert unsorted[0] == 1 and unsorted[1] == 10                # the first and the last token with a weight
 
 
 @pytest.fixture(scope="module")

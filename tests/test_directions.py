@@ -181,6 +181,34 @@ def test_a_bidirectional_engine_translates_either_way_with_the_right_tag(bidirec
         engine.towards("de")
 
 
+def test_a_bidirectional_saved_model_translates_either_way_as_the_engine(bidirectional_run, tmp_path):
+    """One signature per direction, each adding its own tag in the graph: both equal the Keras engine's way."""
+    pytest.importorskip("tensorflow_text")
+    import tensorflow as tf
+
+    from pipeline.export.savedmodel import export_saved_model, load_saved_model, signature_key
+    from pipeline.translate import open_translator
+
+    english = ["I love you.", "Where is the station?", "", "Tom is reading a book in the garden."]
+    italian = ["Ti amo.", "Dov'è la stazione?", "Tom legge un libro in giardino."]
+    engine = open_translator(run_path(bidirectional_run), target="it", jit_compile=False)
+    loaded = load_saved_model(export_saved_model(run_path(bidirectional_run), tmp_path / "bidi", beam=2))
+    assert set(loaded.signatures) == {"serving_default", "translate_en_it", "translate_it_en"}
+    assert [signature_key(d) for d in engine.directions] == ["translate_en_it", "translate_it_en"]
+
+    def run(signature: str, name: str, texts: list[str], out: str) -> list[str]:
+        return [t.decode() for t in loaded.signatures[signature](**{name: tf.constant(texts)})[out].numpy()]
+
+    to_italian = run("translate_en_it", "english", english, "italian")
+    assert to_italian == engine.translate_sentences(english, beam=2) == run("serving_default", "english", english,
+                                                                            "italian")
+    assert to_italian[2] == ""
+    assert run("translate_it_en", "italian", italian, "english") == engine.towards("en").translate_sentences(
+        italian, beam=2)
+    # the tag decides the way: the same text asked into the other language is decoded differently
+    assert run("translate_it_en", "italian", english, "english") != to_italian
+
+
 def test_a_bidirectional_run_is_served_both_ways(bidirectional_run):
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient

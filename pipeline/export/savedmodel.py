@@ -3,11 +3,13 @@ out, all in the graph.
 
 The `serving_default` signature names its input and output after the run's languages (`signature_names`):
 `english` in and `italian` out for an English -> Italian run, `italian` in and `english` out for Italian ->
-English. It cleans the input as `text.clean_side` does (NFC, whitespace), tokenises with the run's own
-tokenizer (the word rules as TF string ops, or the SentencePiece model through `tensorflow-text`), decodes
-with the cached beam search and detokenises, so the SavedModel and the Python API's `translate_sentences`
-give the same output (one sentence per input: the SavedModel does not split paragraphs or cut long sentences
-as an engine's `translate` does). A SentencePiece export needs `import tensorflow_text` before
+English. A bidirectional run's export translates both ways: one signature per direction (`signature_key`:
+`translate_en_it`, `translate_it_en`), each adding its target language's tag in the graph as the engines do, and
+`serving_default` is its default direction's. It cleans the input as `text.clean_side` does (NFC, whitespace),
+tokenises with the run's own tokenizer (the word rules as TF string ops, or the SentencePiece model through
+`tensorflow-text`), decodes with the cached beam search and detokenises, so the SavedModel and the Python API's
+`translate_sentences` give the same output (one sentence per input: the SavedModel does not split paragraphs or
+cut long sentences as an engine's `translate` does). A SentencePiece export needs `import tensorflow_text` before
 `tf.saved_model.load`: use `load_saved_model`, which does that and says so when it is missing.
 """
 from __future__ import annotations
@@ -46,6 +48,22 @@ def signature_names(direction: Direction) -> tuple[str, str]:
     """The `serving_default` signature's input and output names: the source and target languages' names in lower
     case, ("english", "italian") for English -> Italian."""
     return language_name(direction.source).lower(), language_name(direction.target).lower()
+
+
+def signature_key(direction: Direction) -> str:
+    """The signature of one direction in a bidirectional run's export: `translate_en_it` for English -> Italian."""
+    return f"translate_{direction.source}_{direction.target}"
+
+
+def serving_hint(out: str | Path, directions: tuple[Direction, ...]) -> str:
+    """How to call an export of a run translating `directions` (two: a bidirectional run), for the export script."""
+    def call(signature: str, direction: Direction) -> str:
+        source, target = signature_names(direction)
+        return f"tf.saved_model.load('{out}').signatures['{signature}']({source}=...)['{target}']"
+
+    if len(directions) == 1:
+        return f"serve with {call('serving_default', directions[0])}"
+    return "serve with " + " or ".join(call(signature_key(direction), direction) for direction in directions)
 
 
 def _word_graph(source, target, max_length: int, source_name: str):
@@ -110,8 +128,8 @@ def _piece_bytes(tokenizer) -> list[bytes]:
 def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | None = None,
                        length_penalty: float | None = None, which: str = "best") -> Path:
     """Write `out_dir` (atomically) from `RUN/<which>.keras` and return it: source-language strings in, the
-    target language out, under `signature_names(direction)`. `beam` and `length_penalty` are baked into the
-    graph (default: the run's `decode` settings)."""
+    target language out, under `signature_names(direction)`; a bidirectional run both ways (`signature_key`).
+    `beam` and `length_penalty` are baked into the graph (default: the run's `decode` settings)."""
     import keras
 
     from pipeline.io_utils import atomic_directory
@@ -123,36 +141,48 @@ def export_saved_model(run_dir: str | Path, out_dir: str | Path, beam: int | Non
     import tensorflow as tf
     run = load_run(run_dir, which)
     decode_config, model, vectorizers = run.config.decode, run.model, run.vectorizers
-    if vectorizers.bidirectional:
-        raise ValueError(f"run {run_dir}: a bidirectional run is not exported as a SavedModel (its graph reads one "
-                         "direction's text without a language tag); use --format ctranslate2, or a one-way run")
     beams, alpha, _ = decode_config.resolve(beam, length_penalty)
     source, target = vectorizers.source, vectorizers.target
-    source_name, target_name = signature_names(vectorizers.direction)
     start_id, end_id, extra = target.start_id, target.end_id, decode_config.max_extra_length
     banned_id = target.unk_id if decode_config.ban_unk else None
     subwords = source.kind == "sentencepiece"
+    # a bidirectional row is the target's tag, then at most max_length - 1 tokens (`Vectorizers.source_rows`)
+    width = vectorizers.max_length - vectorizers.bidirectional
     if subwords:
-        encode, decode, tracked = _sentencepiece_graph(source, target, vectorizers.max_length)
+        encode, decode, tracked = _sentencepiece_graph(source, target, width)
     else:
-        encode, decode, layer = _word_graph(source, target, vectorizers.max_length, source_name)
+        encode, decode, layer = _word_graph(source, target, width, signature_names(vectorizers.direction)[0])
         tracked = (layer,)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=source_name)])
-    def translate(texts):
-        ids = encode(_clean(texts, nfc=subwords))                                         # (batch, max_length)
-        lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
-        ids = ids[:, :tf.maximum(tf.reduce_max(lengths), 1)]
-        out = decode_loop(model, ids, lengths + extra, make_strategy(decode_options(beams, alpha)), start_id, end_id,
-                          banned_id=banned_id)                                 # (batch, table - 1)
-        keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
-        return {target_name: tf.where(lengths > 0, decode(out, keep), "")}
+    def endpoint(direction: Direction):
+        """The graph translating `direction`'s source strings (tagged for it in a bidirectional run)."""
+        source_name, target_name = signature_names(direction)
+        tag = vectorizers.tag_id(direction.target) if vectorizers.bidirectional else None
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=source_name)])
+        def translate(texts):
+            ids = encode(_clean(texts, nfc=subwords))                                         # (batch, width)
+            words = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
+            if tag is not None:
+                ids = tf.concat([tf.fill([tf.shape(ids)[0], 1], tf.constant(tag, tf.int32)), ids], axis=1)
+            lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)                 # the tag counts
+            ids = ids[:, :tf.maximum(tf.reduce_max(lengths), 1)]
+            out = decode_loop(model, ids, lengths + extra, make_strategy(decode_options(beams, alpha)), start_id,
+                              end_id, banned_id=banned_id)                               # (batch, table - 1)
+            keep = tf.math.cumprod(tf.cast((out != end_id) & (out != 0), tf.int32), axis=1) > 0
+            return {target_name: tf.where(words > 0, decode(out, keep), "")}
+
+        return translate
 
     archive = keras.export.ExportArchive()
     archive.track(model)
     for item in tracked:
         archive.track(item)
-    archive.add_endpoint("serving_default", translate)
+    endpoints = {direction: endpoint(direction) for direction in vectorizers.directions}
+    archive.add_endpoint("serving_default", endpoints[vectorizers.direction])
+    if vectorizers.bidirectional:
+        for direction, function in endpoints.items():
+            archive.add_endpoint(signature_key(direction), function)
     out_dir = Path(out_dir)
     with atomic_directory(out_dir) as tmp:
         archive.write_out(str(tmp), verbose=False)
