@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from pipeline.service import ServiceSettings, create_app
 from pipeline.translate import open_translator
-from test_service import ROOT, free_port, wait_until_healthy
+from test_service import ROOT, free_port, start_server, wait_until_healthy
 
 ENGLISH, ITALIAN = ["Where is the station?", "I love you."], ["Dov'è la stazione?", "Ti amo."]
 SERVED = "served pairs: en -> it, it -> en"
@@ -255,14 +255,13 @@ def test_serve_py_refuses_two_runs_with_the_same_direction_in_one_line(tiny_ct2_
 @pytest.fixture(scope="module")
 def both_served(tiny_ct2_export, tiny_it_en_ct2_export, tmp_path_factory):
     """scripts/serve.py --run <en-it> --run <it-en> --engine ctranslate2 on a free port: its base URL."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(serve_script("--run", str(tiny_ct2_export), "--run", str(tiny_it_en_ct2_export),
-                                            "--engine", "ctranslate2", "--port", str(port), "--glossary-db",
-                                            str(tmp_path_factory.mktemp("served") / "g.sqlite3")),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    port, folder = free_port(), tmp_path_factory.mktemp("served")
+    url, log = f"http://127.0.0.1:{port}", folder / "serve.log"
+    process = start_server(serve_script("--run", str(tiny_ct2_export), "--run", str(tiny_it_en_ct2_export),
+                                        "--engine", "ctranslate2", "--port", str(port), "--glossary-db",
+                                        str(folder / "g.sqlite3")), log, cwd=ROOT)
     try:
-        wait_until_healthy(url, process, {})
+        wait_until_healthy(url, process, {}, log)
         yield url
     finally:
         process.terminate()
