@@ -127,9 +127,11 @@ from pipeline.training import compile_model
 keras.utils.set_random_seed(7)
 report = {}
 rng = np.random.default_rng(0)
-for accumulate in (1, 2):
+for case, accumulate in (("1", 1), ("2", 2), ("loss_scale", 1)):
     config = load_config(sys.argv[1], [*sys.argv[2:], f"train.accumulate_steps={accumulate}"], None)
     model = compile_model(build_model(config, 300, 300), config)
+    if case == "loss_scale":    # what mixed_float16 trains with (XLA:CPU has no float16 matmul: float32 here)
+        model.optimizer = keras.optimizers.LossScaleOptimizer(model.optimizer)
     ids = lambda length: np.where(np.arange(length) < rng.integers(3, length, (8, 1)), rng.integers(3, 300, (8, length)), 0)
     batches = []
     for _ in range(3):
@@ -149,7 +151,7 @@ for accumulate in (1, 2):
         trainable, optimizer_variables = update(trainable, optimizer_variables, grads)
         split = (trainable, non_trainable, optimizer_variables, metrics)
     pairs = list(zip(jax.tree.leaves((fused_logs, fused)), jax.tree.leaves((split_logs, split))))
-    report[accumulate] = {"leaves": len(pairs), "worst": max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) for a, b in pairs),
+    report[case] = {"optimizer": type(model.optimizer).__name__, "leaves": len(pairs), "worst": max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) for a, b in pairs),
                           "moved": float(np.max(np.abs(np.asarray(fused[0][1]) - np.asarray(state[0][1])))),
                           "iterations": [int(np.asarray(v)) for v, var in zip(fused[2], model.optimizer.variables) if var.name == "iteration"]}
 layer = Dropout(0.25, seed=3)
@@ -166,7 +168,7 @@ print(json.dumps(report))
 def test_split_training_step_equals_keras_step_and_dropout_draws_philox_masks(tiny_config_path):
     """The precompiled training step is two programs (gradients per batch shape, one optimizer update): three
     steps of it give the same logs, weights, optimizer and seed states as Keras's own fused `train_step`, with
-    and without gradient accumulation (loss weights). JAX dropout (Philox bits) drops `rate` of the elements,
+    and without gradient accumulation (loss weights), and with mixed_float16's dynamic loss scaling. JAX dropout (Philox bits) drops `rate` of the elements,
     scales the rest by 1/(1-rate), draws a new mask per call, repeats for a seed, and is off at inference."""
     pytest.importorskip("jax")
     small = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
@@ -178,10 +180,12 @@ def test_split_training_step_equals_keras_step_and_dropout_draws_philox_masks(ti
     assert result.returncode == 0, result.stderr[-3000:]
     import json
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    for accumulate in ("1", "2"):
-        assert report[accumulate]["leaves"] > 20 and report[accumulate]["moved"] > 1e-4, report
-        assert report[accumulate]["worst"] < 1e-5, report
-        assert report[accumulate]["iterations"] == [3], report
+    for case in ("1", "2", "loss_scale"):
+        assert report[case]["leaves"] > 20 and report[case]["moved"] > 1e-4, report
+        assert report[case]["worst"] < 1e-5, report
+        assert max(report[case]["iterations"]) == 3, report          # Adam's (a LossScaleOptimizer's own stays 0)
+    assert report["loss_scale"]["optimizer"] == "LossScaleOptimizer", report
+    assert report["loss_scale"]["leaves"] > report["1"]["leaves"], report          # the loss scale's own state
     dropout = report["dropout"]
     assert abs(dropout["zeros"] - 0.25) < 0.01 and dropout["kept"] == [pytest.approx(1 / 0.75)], dropout
     assert dropout["differs"] and dropout["repeatable"] and dropout["inference"], dropout
