@@ -30,6 +30,7 @@ from keras import ops
 from pipeline.options import OPTIONS
 
 NEG_INF = -1e9          # a masked score: its softmax weight is exactly 0 in float32
+BISECTION_STEPS = 32    # halvings of a row's logit range for top-p's floor: float32 precision for ranges < 512
 
 
 # -- what a strategy sees -------------------------------------------------------------------------
@@ -109,7 +110,8 @@ class Greedy(Strategy):
 class Sampling(Strategy):
     """A token drawn from the model's distribution, sharpened (`temperature` < 1) or flattened (> 1),
     cut to the `top_k` most likely tokens (0: no cut) and to the smallest set of them whose
-    probability reaches `top_p` (nucleus sampling; 1.0: no cut).
+    probability reaches `top_p` (nucleus sampling; 1.0: no cut). Only top-k sorts, and only its k best; top-p
+    alone finds its nucleus by bisection (`_nucleus_floor`), and draws without a cut go in vocabulary order.
 
     Draws are inverse-CDF look-ups of `uniforms` (rows, steps), numbers in [0, 1) drawn up front
     from a seed with numpy, so one seed gives the same samples on every backend.
@@ -121,18 +123,47 @@ class Sampling(Strategy):
     def next_token(self, logits, index):
         logits = ops.where(logits > NEG_INF, logits / self.temperature, NEG_INF)   # masked stays masked
         vocab = ops.shape(logits)[-1]
-        if (self.top_k == 0 or self.top_k >= vocab) and self.top_p >= 1.0:
-            return self._draw(logits, None, index)          # no cut: draw in vocabulary order, no sort
-        top_logits, top_ids = ops.top_k(logits, k=min(self.top_k or vocab, vocab))   # (rows, k), best first
-        return self._draw(top_logits, top_ids, index)
+        if self.top_k and self.top_k < vocab:
+            top_logits, top_ids = ops.top_k(logits, k=self.top_k)                     # (rows, k), best first
+            return self._draw(top_logits, top_ids, index)
+        if self.top_p < 1.0:
+            return self._draw(logits, None, index, self._nucleus_floor(logits))
+        return self._draw(logits, None, index)              # no cut: draw in vocabulary order, no sort
 
-    def _draw(self, logits, ids, index):
+    def _nucleus_floor(self, logits):
+        """(rows, 1): the lowest logit of each row's nucleus, found without sorting the vocabulary. The tokens at
+        or above a logit t hold top_p of the weight for every t up to that floor and for none above it, so
+        bisection between the row's lowest logit (everything: enough) and its best one finds it, to float32
+        precision, in BISECTION_STEPS passes over the vocabulary; a sort of every row costs far more. The
+        nucleus is then every token at or above the floor: a sort's best-first cut, tokens tied at its edge
+        included."""
+        peak = ops.max(logits, axis=-1, keepdims=True)
+        weights = ops.exp(logits - peak)
+        goal = self.top_p * ops.sum(weights, axis=-1, keepdims=True)
+
+        def enough(floor):
+            return ops.sum(ops.where(logits >= floor, weights, 0.0), axis=-1, keepdims=True) >= goal
+
+        def halve(_, bounds):
+            low, high = bounds                              # the tokens at or above `low` hold enough
+            middle = (low + high) / 2
+            more = enough(middle)
+            return ops.where(more, middle, low), ops.where(more, high, middle)
+
+        lowest = ops.min(ops.where(logits > NEG_INF, logits, peak), axis=-1, keepdims=True)
+        low, _ = ops.fori_loop(0, BISECTION_STEPS, halve, (lowest, peak))
+        return ops.where(enough(peak), peak, low)
+
+    def _draw(self, logits, ids, index, floor=None):
         """The token whose cumulative weight passes this step's uniform, over `logits` (rows, k) in the order
-        given; `ids` maps their columns to token ids (None: the columns are the ids). With a `top_p` cut, the
-        columns are sorted best first."""
+        given; `ids` maps their columns to token ids (None: the columns are the ids). A `top_p` cut keeps the
+        tokens at or above `floor` (`_nucleus_floor`) when given, else the best-first columns (sorted) until
+        they hold top_p."""
         weights = ops.exp(logits - ops.max(logits, axis=-1, keepdims=True))         # unnormalised probabilities
+        if floor is not None:
+            weights = ops.where(logits >= floor, weights, 0.0)
         cumulative = ops.cumsum(weights, axis=-1)                                    # (rows, k)
-        if self.top_p < 1.0:        # keep a token while the tokens before it hold less than top_p
+        if self.top_p < 1.0 and floor is None:      # keep a token while the tokens before it hold less than top_p
             weights = ops.where(cumulative - weights < self.top_p * cumulative[:, -1:], weights, 0.0)
             cumulative = ops.cumsum(weights, axis=-1)
         threshold = ops.take(self.uniforms, index, axis=1)[:, None] * cumulative[:, -1:]

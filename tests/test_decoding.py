@@ -120,6 +120,38 @@ def test_sampling_without_a_cut_draws_in_vocabulary_order_from_the_right_distrib
     assert unsorted[0] == 1 and unsorted[1] == 10                # the first and the last token with a weight
 
 
+def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it():
+    """Top-p without top-k: the nucleus found by bisection is the best-first set a sort cuts (every row, peaked
+    and flat, masked tokens anywhere), and draws follow its renormalised weights."""
+    from keras import ops
+
+    from pipeline.decoding import NEG_INF, Sampling
+
+    rng = np.random.default_rng(5)
+    vocab, rows, top_p = 300, 3000, 0.9
+    logits = (rng.normal(size=(rows, vocab)) * rng.choice([0.3, 1.0, 4.0], (rows, 1))).astype("float32")
+    logits[:, [0, 7, vocab - 1]] = NEG_INF
+    logits[1] = NEG_INF
+    logits[1, 5] = 2.0                                          # one token left: the nucleus is that token
+    sampling = Sampling(ops.convert_to_tensor(rng.random((rows, 1), dtype=np.float32)), top_p=top_p)
+    floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
+    weights = np.exp(logits - logits.max(1, keepdims=True))
+    order = np.argsort(-logits, axis=1, kind="stable")
+    ranked = np.take_along_axis(weights, order, axis=1)
+    size = (np.cumsum(ranked, axis=1) - ranked < top_p * weights.sum(1, keepdims=True)).sum(1)   # a sort's cut
+    edge = np.take_along_axis(logits, order, axis=1)[np.arange(rows), size - 1]
+    assert np.array_equal(floor, edge)
+    assert size[1] == 1 and np.unique(size).size > 20                # one token, and nuclei of many sizes
+    draws = np.asarray(ops.convert_to_numpy(sampling.next_token(ops.convert_to_tensor(logits), 0)))
+    assert draws.dtype == np.int32 and (logits[np.arange(rows), draws] >= floor).all() and draws[1] == 5
+    # every row the same distribution: the draws' frequencies are the nucleus's renormalised weights
+    same = np.tile(logits[2], (20000, 1))
+    repeated = Sampling(ops.convert_to_tensor(rng.random((20000, 1), dtype=np.float32)), top_p=top_p)
+    drawn = np.asarray(ops.convert_to_numpy(repeated.next_token(ops.convert_to_tensor(same), 0)))
+    kept = np.where(logits[2] >= floor[2], weights[2], 0.0)
+    assert np.abs(np.bincount(drawn, minlength=vocab) / 20000 - kept / kept.sum()).max() < 0.01
+
+
 @pytest.fixture(scope="module")
 def valid_source(trained_tiny):
     source, _ = load_split(prepared_path(trained_tiny), "valid")
