@@ -30,7 +30,7 @@ from keras import ops
 from pipeline.options import OPTIONS
 
 NEG_INF = -1e9          # a masked score: its softmax weight is exactly 0 in float32
-BISECTION_STEPS = 32    # halvings of a row's logit range for top-p's floor: float32 precision for ranges < 512
+BISECTION_STEPS = 32    # halvings of a row's logit range for top-p's floor: to range / 2**32, absolute
 
 
 # -- what a strategy sees -------------------------------------------------------------------------
@@ -133,10 +133,10 @@ class Sampling(Strategy):
     def _nucleus_floor(self, logits):
         """(rows, 1): the lowest logit of each row's nucleus, found without sorting the vocabulary. The tokens at
         or above a logit t hold top_p of the weight for every t up to that floor and for none above it, so
-        bisection between the row's lowest logit (everything: enough) and its best one finds it, to float32
-        precision, in BISECTION_STEPS passes over the vocabulary; a sort of every row costs far more. The
-        nucleus is then every token at or above the floor: a sort's best-first cut, tokens tied at its edge
-        included."""
+        bisection between the row's lowest logit (everything: enough) and its best one finds it, to within the
+        row's logit range / 2**BISECTION_STEPS, in that many passes over the vocabulary; a sort of every row costs
+        far more. The nucleus is then every token at or above the floor: a sort's best-first cut, except that
+        every token tied with its last one is kept (a sort keeps the first of them in its order)."""
         peak = ops.max(logits, axis=-1, keepdims=True)
         weights = ops.exp(logits - peak)
         goal = self.top_p * ops.sum(weights, axis=-1, keepdims=True)
@@ -167,14 +167,17 @@ class Sampling(Strategy):
             weights = ops.where(cumulative - weights < self.top_p * cumulative[:, -1:], weights, 0.0)
             cumulative = ops.cumsum(weights, axis=-1)
         threshold = ops.take(self.uniforms, index, axis=1)[:, None] * cumulative[:, -1:]
-        # the first column past the threshold has a weight: never a zero-probability token (cut, banned, past
-        # the limit), except where rounding puts the threshold at the total; then the last column with a weight
-        pick = ops.sum(ops.cast(cumulative <= threshold, "int32"), axis=-1)
-        positive = ops.cast(weights > 0, "int32")
-        if ids is None:                  # in vocabulary order, zero weights lie anywhere
-            last = ops.shape(weights)[-1] - 1 - ops.cast(ops.argmax(ops.flip(positive, axis=-1), axis=-1), "int32")
-            return ops.minimum(pick, last)
-        pick = ops.minimum(pick, ops.sum(positive, axis=-1) - 1)          # sorted: zero weights come last
+        # the first column with a weight whose running total passes the threshold: never a zero-probability token
+        # (cut, banned, past the limit), even where XLA's parallel scan steps the total over a run of zero
+        # weights; where rounding leaves none past it, the last column with a weight
+        columns = ops.shape(weights)[-1]
+        positive = weights > 0
+        index_of = ops.arange(columns, dtype="int32")
+        pick = ops.min(ops.where((cumulative > threshold) & positive, index_of, columns), axis=-1)
+        last = ops.max(ops.where(positive, index_of, 0), axis=-1)
+        pick = ops.minimum(pick, last)
+        if ids is None:
+            return pick
         return ops.take_along_axis(ids, pick[:, None], axis=1)[:, 0]
 
 
@@ -330,14 +333,17 @@ def full_recompute_greedy(model, source_ids, start_id: int, end_id: int, max_ste
 
     Like `decode_loop`, the last allowed token is [end], and padding, [start] and `banned_id` are never output.
     `pad_to` > 1 pads the prefix to a multiple of it: the causal mask hides the padding from the positions
-    before it, and a backend that compiles each op per shape (JAX eagerly) sees a few shapes, not one per step.
+    before it, and a backend that compiles each op per shape (JAX eagerly) sees a few shapes, not one per step
+    (never wider than the model's position table).
     """
     batch = source_ids.shape[0]
     tokens = np.zeros((batch, _round_up(max_steps + 1, pad_to)), dtype="int32")
     tokens[:, 0] = start_id
     done = np.zeros(batch, dtype=bool)
+    table = model.target_embedding.sequence_length            # padding never reaches past the position table
     for t in range(max_steps):
-        inputs = {"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :_round_up(t + 1, pad_to)]}
+        width = max(t + 1, min(_round_up(t + 1, pad_to), table))
+        inputs = {"encoder_inputs": source_ids, "decoder_inputs": tokens[:, :width]}
         logits = np.array(ops.convert_to_numpy(model(inputs, training=False)))
         logits[..., [0, start_id] + ([] if banned_id is None else [banned_id])] = -np.inf
         nxt = logits[:, t].argmax(-1) if t < max_steps - 1 else np.full(batch, end_id)

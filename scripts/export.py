@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Export a trained run, in its direction: a TensorFlow SavedModel (source-language strings in, target-language
-strings out), a CTranslate2 model, or an Argos Translate package (`.argosmodel`)."""
+"""Export a trained run: a TensorFlow SavedModel (source-language strings in, target-language strings out; a
+bidirectional run's both ways), a CTranslate2 model, or an Argos Translate package (`.argosmodel`, one way)."""
 import _bootstrap  # noqa: F401
 
 import argparse
@@ -40,7 +40,7 @@ def main() -> int:
     if args.format == "savedmodel":
         from pipeline.export.savedmodel import serving_hint
 
-        how = f"; {serving_hint(out, vectorizers.directions)}"
+        how = f"; {serving_hint(out, vectorizers.directions, vectorizers.source.kind == 'sentencepiece')}"
     elif args.format == "ctranslate2":
         how = f" ({args.quantization}); translate with scripts/translate.py --engine ctranslate2 --run {out}"
     else:

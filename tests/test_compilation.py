@@ -127,11 +127,15 @@ from pipeline.training import compile_model
 keras.utils.set_random_seed(7)
 report = {}
 rng = np.random.default_rng(0)
-for case, accumulate in (("1", 1), ("2", 2), ("loss_scale", 1)):
+# mixed_float16 trains with a LossScaleOptimizer (here in float32: XLA:CPU has no float16 x float16 -> float32 dot):
+# its scale grows after 2 finite steps in "loss_scale"; in "overflow" the scale is inf, so are the gradients, and
+# every step is skipped (the scale halved: still inf)
+SCALES = {"loss_scale": dict(dynamic_growth_steps=2), "overflow": dict(initial_scale=float("inf"))}
+for case, accumulate in (("1", 1), ("2", 2), ("loss_scale", 1), ("overflow", 1)):
     config = load_config(sys.argv[1], [*sys.argv[2:], f"train.accumulate_steps={accumulate}"], None)
     model = compile_model(build_model(config, 300, 300), config)
-    if case == "loss_scale":    # what mixed_float16 trains with (XLA:CPU has no float16 matmul: float32 here)
-        model.optimizer = keras.optimizers.LossScaleOptimizer(model.optimizer)
+    if case in SCALES:
+        model.optimizer = keras.optimizers.LossScaleOptimizer(model.optimizer, **SCALES[case])
     ids = lambda length: np.where(np.arange(length) < rng.integers(3, length, (8, 1)), rng.integers(3, 300, (8, length)), 0)
     batches = []
     for _ in range(3):
@@ -153,7 +157,8 @@ for case, accumulate in (("1", 1), ("2", 2), ("loss_scale", 1)):
     pairs = list(zip(jax.tree.leaves((fused_logs, fused)), jax.tree.leaves((split_logs, split))))
     report[case] = {"optimizer": type(model.optimizer).__name__, "leaves": len(pairs), "worst": max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)))) for a, b in pairs),
                           "moved": float(np.max(np.abs(np.asarray(fused[0][1]) - np.asarray(state[0][1])))),
-                          "iterations": [int(np.asarray(v)) for v, var in zip(fused[2], model.optimizer.variables) if var.name == "iteration"]}
+                          "iterations": [int(np.asarray(v)) for v, var in zip(fused[2], model.optimizer.variables) if var.name == "iteration"],
+                          "scale": [float(np.asarray(v)) for v, var in zip(fused[2], model.optimizer.variables) if "scale" in var.name]}
 layer = Dropout(0.25, seed=3)
 x = np.ones((64, 512), "float32")
 first, second = np.asarray(layer(x, training=True)), np.asarray(layer(x, training=True))
@@ -180,12 +185,16 @@ def test_split_training_step_equals_keras_step_and_dropout_draws_philox_masks(ti
     assert result.returncode == 0, result.stderr[-3000:]
     import json
     report = json.loads(result.stdout.strip().splitlines()[-1])
+    for case in ("1", "2", "loss_scale", "overflow"):
+        assert report[case]["leaves"] > 20 and report[case]["worst"] < 1e-5, report
     for case in ("1", "2", "loss_scale"):
-        assert report[case]["leaves"] > 20 and report[case]["moved"] > 1e-4, report
-        assert report[case]["worst"] < 1e-5, report
-        assert max(report[case]["iterations"]) == 3, report          # Adam's (a LossScaleOptimizer's own stays 0)
+        assert report[case]["moved"] > 1e-4, report
+    assert report["1"]["iterations"] == report["2"]["iterations"] == [3], report
+    assert sorted(report["loss_scale"]["iterations"]) == [0, 3], report       # Adam's; the wrapper's own stays 0
     assert report["loss_scale"]["optimizer"] == "LossScaleOptimizer", report
     assert report["loss_scale"]["leaves"] > report["1"]["leaves"], report          # the loss scale's own state
+    assert report["loss_scale"]["scale"] == [2.0 ** 16], report                    # grown once, after 2 steps
+    assert report["overflow"]["moved"] == 0 and report["overflow"]["scale"] == [float("inf")], report  # skipped
     dropout = report["dropout"]
     assert abs(dropout["zeros"] - 0.25) < 0.01 and dropout["kept"] == [pytest.approx(1 / 0.75)], dropout
     assert dropout["differs"] and dropout["repeatable"] and dropout["inference"], dropout

@@ -29,10 +29,11 @@ SAMPLED = {"sample": dict(sample=True, temperature=1.5, seed=7),
            "sample_again": dict(sample=True, temperature=1.5, seed=7),
            "sample_seed_8": dict(sample=True, temperature=1.5, seed=8),
            "top_k_1": dict(sample=True, top_k=1, seed=7),
-           "nucleus": dict(sample=True, temperature=0.8, top_k=50, top_p=0.9, seed=7)}
+           "nucleus": dict(sample=True, temperature=0.8, top_k=50, top_p=0.9, seed=7),
+           "top_p": dict(sample=True, top_p=0.9, seed=7)}
 # the [UNK] ban under each strategy, with programs compiled already (the same options and shapes: weights are inputs)
 UNK_STRATEGIES = {"greedy": {}, "beam_4": dict(beams=4, alpha=0.6), "sample": SAMPLED["sample"],
-                  "nucleus": SAMPLED["nucleus"]}
+                  "nucleus": SAMPLED["nucleus"], "top_p": SAMPLED["top_p"]}
 
 
 def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
@@ -108,7 +109,7 @@ def test_sampling_without_a_cut_draws_in_vocabulary_order_from_the_right_distrib
     uniforms[:3, 0] = [0.0, np.nextafter(np.float32(1), np.float32(0)), 0.5]
     tiled = ops.convert_to_tensor(np.tile(logits, (rows, 1)))
     for strategy in (Sampling(ops.convert_to_tensor(uniforms)),                         # vocabulary order
-                     Sampling(ops.convert_to_tensor(uniforms), top_p=0.999999)):          # sorted, best first
+                     Sampling(ops.convert_to_tensor(uniforms), top_k=vocab - 1)):         # sorted, best first
         draws = np.asarray(ops.convert_to_numpy(strategy.next_token(tiled, 0)))
         assert draws.dtype == np.int32 and not np.isin(draws, masked).any()
         probabilities = np.exp(logits - logits.max())
@@ -134,13 +135,18 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     logits[1] = NEG_INF
     logits[1, 5] = 2.0                                          # one token left: the nucleus is that token
     sampling = Sampling(ops.convert_to_tensor(rng.random((rows, 1), dtype=np.float32)), top_p=top_p)
-    floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
     weights = np.exp(logits - logits.max(1, keepdims=True))
     order = np.argsort(-logits, axis=1, kind="stable")
     ranked = np.take_along_axis(weights, order, axis=1)
     size = (np.cumsum(ranked, axis=1) - ranked < top_p * weights.sum(1, keepdims=True)).sum(1)   # a sort's cut
+    sorted_cut = np.argsort(order, axis=1) < size[:, None]                      # in vocabulary order
     edge = np.take_along_axis(logits, order, axis=1)[np.arange(rows), size - 1]
-    assert np.array_equal(floor, edge)
+    # the same rows moved so that each edge lies near 0 (the bisection's precision is absolute, not relative)
+    shifted = np.where(logits > NEG_INF, logits - edge[:, None] + 1e-4, NEG_INF).astype("float32")
+    for rows_logits in (logits, shifted):
+        floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(rows_logits))))
+        assert np.array_equal(rows_logits >= floor, sorted_cut)
+    floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
     assert size[1] == 1 and np.unique(size).size > 20                # one token, and nuclei of many sizes
     draws = np.asarray(ops.convert_to_numpy(sampling.next_token(ops.convert_to_tensor(logits), 0)))
     assert draws.dtype == np.int32 and (logits[np.arange(rows), draws] >= floor).all() and draws[1] == 5
@@ -150,6 +156,37 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     drawn = np.asarray(ops.convert_to_numpy(repeated.next_token(ops.convert_to_tensor(same), 0)))
     kept = np.where(logits[2] >= floor[2], weights[2], 0.0)
     assert np.abs(np.bincount(drawn, minlength=vocab) / 20000 - kept / kept.sum()).max() < 0.01
+
+
+def test_draws_never_pick_a_zero_weight_token_even_where_the_running_total_steps_over_one(monkeypatch):
+    """XLA computes a long cumulative sum as a parallel scan, not a left-to-right running total: across a run of
+    zero weights it may step up or down by a rounding error, so "the first column past the threshold" could be
+    a masked token. Here the running total steps up at every odd column, masked or not: no draw, in
+    vocabulary order (temperature, top-p) or sorted (top-k), picks a masked token."""
+    from keras import ops
+
+    import pipeline.decoding as decoding
+
+    exact = ops.cumsum
+
+    def stepping(x, axis=-1):
+        total = exact(x, axis=axis)
+        odd = ops.cast(ops.arange(ops.shape(x)[-1]) % 2, x.dtype)
+        return total + 1e-3 * total[:, -1:] * odd
+
+    rng = np.random.default_rng(11)
+    rows, vocab = 512, 1000
+    logits = rng.normal(size=(rows, vocab)).astype("float32")
+    masked = rng.random((rows, vocab)) < 0.9
+    logits[masked] = decoding.NEG_INF
+    logits[:, 0] = 0.0                                  # every row has a token to draw
+    masked[:, 0] = False
+    uniforms = ops.convert_to_tensor(rng.random((rows, 1), dtype=np.float32))
+    monkeypatch.setattr(decoding.ops, "cumsum", stepping)
+    for options in ({}, {"top_p": 0.9}, {"top_k": 50}):
+        picks = np.asarray(ops.convert_to_numpy(decoding.Sampling(uniforms, **options).next_token(
+            ops.convert_to_tensor(logits), 0)))
+        assert not masked[np.arange(rows), picks].any(), options
 
 
 @pytest.fixture(scope="module")

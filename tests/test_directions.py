@@ -186,22 +186,29 @@ def test_a_bidirectional_saved_model_translates_either_way_as_the_engine(bidirec
     pytest.importorskip("tensorflow_text")
     import tensorflow as tf
 
-    from pipeline.export.savedmodel import export_saved_model, load_saved_model, signature_key
+    from pipeline.export.savedmodel import export_saved_model, load_saved_model, serving_hint, signature_key
     from pipeline.translate import open_translator
 
-    english = ["I love you.", "Where is the station?", "", "Tom is reading a book in the garden."]
+    long = " ".join(["Tom is reading a very long book in the garden"] * 6) + "."          # past max_length - 1
+    english = ["I love you.", "Where is the station?", "", "Tom is reading a book in the garden.", long]
     italian = ["Ti amo.", "Dov'è la stazione?", "Tom legge un libro in giardino."]
     engine = open_translator(run_path(bidirectional_run), target="it", jit_compile=False)
     loaded = load_saved_model(export_saved_model(run_path(bidirectional_run), tmp_path / "bidi", beam=2))
     assert set(loaded.signatures) == {"serving_default", "translate_en_it", "translate_it_en"}
     assert [signature_key(d) for d in engine.directions] == ["translate_en_it", "translate_it_en"]
+    assert engine.source_tokens(long) > engine.max_input_length                 # truncated in both, the same way
+    assert serving_hint("out", engine.directions, True) == (
+        "serve with pipeline.export.savedmodel.load_saved_model('out').signatures['translate_en_it'](english=...)"
+        "['italian'] or pipeline.export.savedmodel.load_saved_model('out').signatures['translate_it_en']"
+        "(italian=...)['english']")
 
     def run(signature: str, name: str, texts: list[str], out: str) -> list[str]:
         return [t.decode() for t in loaded.signatures[signature](**{name: tf.constant(texts)})[out].numpy()]
 
     to_italian = run("translate_en_it", "english", english, "italian")
-    assert to_italian == engine.translate_sentences(english, beam=2) == run("serving_default", "english", english,
-                                                                            "italian")
+    with pytest.warns(UserWarning, match="truncated"):
+        expected = engine.translate_sentences(english, beam=2)
+    assert to_italian == expected == run("serving_default", "english", english, "italian")
     assert to_italian[2] == ""
     assert run("translate_it_en", "italian", italian, "english") == engine.towards("en").translate_sentences(
         italian, beam=2)

@@ -126,4 +126,4 @@ def test_export_script_names_the_direction_and_the_signature(trained_tiny_it_en,
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == (
         f"exported {run} (Italian -> English) to {out}; serve with "
-        f"tf.saved_model.load('{out}').signatures['serving_default'](italian=...)['english']")
+        f"pipeline.export.savedmodel.load_saved_model('{out}').signatures['serving_default'](italian=...)['english']")

@@ -265,8 +265,9 @@ def free_port() -> int:
 def start_server(arguments: list[str], log: Path, **options) -> subprocess.Popen:
     """`arguments` run as a process whose output (uvicorn logs a line per request) goes to the file `log`: a pipe
     nobody reads fills after about a thousand requests, and the server then blocks on its next log line."""
+    env = {**options.pop("env", os.environ), "PYTHONUNBUFFERED": "1"}         # each line in the file as printed
     with open(log, "w") as out:
-        return subprocess.Popen(arguments, stdout=out, stderr=subprocess.STDOUT, text=True, **options)
+        return subprocess.Popen(arguments, stdout=out, stderr=subprocess.STDOUT, text=True, env=env, **options)
 
 
 def server_output(log: Path) -> str:
@@ -332,6 +333,8 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
         assert process.wait(30) == 0, server_output(log)     # a graceful stop is a plain exit
         output = log.read_text()
         assert "Waiting for application shutdown" in output and "Finished server process" in output
+        # the request was in flight: its answer was logged after the shutdown began
+        assert output.index("Shutting down") < output.rindex('"POST /translate HTTP/1.1" 200'), output[-3000:]
         with pytest.raises(httpx.TransportError):
             httpx.get(url + "/health", headers=key, timeout=2)
     finally:

@@ -55,11 +55,14 @@ def signature_key(direction: Direction) -> str:
     return f"translate_{direction.source}_{direction.target}"
 
 
-def serving_hint(out: str | Path, directions: tuple[Direction, ...]) -> str:
-    """How to call an export of a run translating `directions` (two: a bidirectional run), for the export script."""
+def serving_hint(out: str | Path, directions: tuple[Direction, ...], sentencepiece: bool = False) -> str:
+    """How to call an export of a run translating `directions` (two: a bidirectional run), for the export script;
+    a SentencePiece export is loaded with `load_saved_model`, which registers tensorflow-text's ops first."""
+    loader = "pipeline.export.savedmodel.load_saved_model" if sentencepiece else "tf.saved_model.load"
+
     def call(signature: str, direction: Direction) -> str:
         source, target = signature_names(direction)
-        return f"tf.saved_model.load('{out}').signatures['{signature}']({source}=...)['{target}']"
+        return f"{loader}('{out}').signatures['{signature}']({source}=...)['{target}']"
 
     if len(directions) == 1:
         return f"serve with {call('serving_default', directions[0])}"
