@@ -111,7 +111,7 @@ class Sampling(Strategy):
     """A token drawn from the model's distribution, sharpened (`temperature` < 1) or flattened (> 1),
     cut to the `top_k` most likely tokens (0: no cut) and to the smallest set of them whose
     probability reaches `top_p` (nucleus sampling; 1.0: no cut). Only top-k sorts, and only its k best; top-p
-    alone finds its nucleus by bisection (`_nucleus_floor`), and draws without a cut go in vocabulary order.
+    alone finds its nucleus by bisection (`nucleus_floor`), and draws without a cut go in vocabulary order.
 
     Draws are inverse-CDF look-ups of `uniforms` (rows, steps), numbers in [0, 1) drawn up front
     from a seed with numpy, so one seed gives the same samples on every backend.
@@ -127,10 +127,10 @@ class Sampling(Strategy):
             top_logits, top_ids = ops.top_k(logits, k=self.top_k)                     # (rows, k), best first
             return self._draw(top_logits, top_ids, index)
         if self.top_p < 1.0:
-            return self._draw(logits, None, index, self._nucleus_floor(logits))
+            return self._draw(logits, None, index, self.nucleus_floor(logits))
         return self._draw(logits, None, index)              # no cut: draw in vocabulary order, no sort
 
-    def _nucleus_floor(self, logits):
+    def nucleus_floor(self, logits):
         """(rows, 1): the lowest logit of each row's nucleus, found without sorting the vocabulary. The tokens at
         or above a logit t hold top_p of the weight for every t up to that floor and for none above it, so
         bisection between the row's lowest logit (everything: enough) and its best one finds it, to within the
@@ -157,7 +157,7 @@ class Sampling(Strategy):
     def _draw(self, logits, ids, index, floor=None):
         """The token whose cumulative weight passes this step's uniform, over `logits` (rows, k) in the order
         given; `ids` maps their columns to token ids (None: the columns are the ids). A `top_p` cut keeps the
-        tokens at or above `floor` (`_nucleus_floor`) when given, else the best-first columns (sorted) until
+        tokens at or above `floor` (`nucleus_floor`) when given, else the best-first columns (sorted) until
         they hold top_p."""
         weights = ops.exp(logits - ops.max(logits, axis=-1, keepdims=True))         # unnormalised probabilities
         if floor is not None:

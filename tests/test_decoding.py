@@ -144,9 +144,9 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     # the same rows moved so that each edge lies near 0 (the bisection's precision is absolute, not relative)
     shifted = np.where(logits > NEG_INF, logits - edge[:, None] + 1e-4, NEG_INF).astype("float32")
     for rows_logits in (logits, shifted):
-        floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(rows_logits))))
+        floor = np.asarray(ops.convert_to_numpy(sampling.nucleus_floor(ops.convert_to_tensor(rows_logits))))
         assert np.array_equal(rows_logits >= floor, sorted_cut)
-    floor = np.asarray(ops.convert_to_numpy(sampling._nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
+    floor = np.asarray(ops.convert_to_numpy(sampling.nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
     assert size[1] == 1 and np.unique(size).size > 20                # one token, and nuclei of many sizes
     draws = np.asarray(ops.convert_to_numpy(sampling.next_token(ops.convert_to_tensor(logits), 0)))
     assert draws.dtype == np.int32 and (logits[np.arange(rows), draws] >= floor).all() and draws[1] == 5
