@@ -40,7 +40,7 @@ def main() -> int:
     if args.format == "savedmodel":
         from pipeline.export.savedmodel import serving_hint
 
-        how = f"; {serving_hint(out, vectorizers.directions, vectorizers.source.kind == 'sentencepiece')}"
+        how = f"; {serving_hint(out, vectorizers)}"
     elif args.format == "ctranslate2":
         how = f" ({args.quantization}); translate with scripts/translate.py --engine ctranslate2 --run {out}"
     else:

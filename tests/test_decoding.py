@@ -108,13 +108,13 @@ def test_sampling_without_a_cut_draws_in_vocabulary_order_from_the_right_distrib
     uniforms = rng.random((rows, 1), dtype=np.float32)
     uniforms[:3, 0] = [0.0, np.nextafter(np.float32(1), np.float32(0)), 0.5]
     tiled = ops.convert_to_tensor(np.tile(logits, (rows, 1)))
+    probabilities = np.exp(logits - logits.max())
+    probabilities[masked] = 0
+    probabilities /= probabilities.sum()
     for strategy in (Sampling(ops.convert_to_tensor(uniforms)),                         # vocabulary order
                      Sampling(ops.convert_to_tensor(uniforms), top_k=vocab - 1)):         # sorted, best first
         draws = np.asarray(ops.convert_to_numpy(strategy.next_token(tiled, 0)))
         assert draws.dtype == np.int32 and not np.isin(draws, masked).any()
-        probabilities = np.exp(logits - logits.max())
-        probabilities[masked] = 0
-        probabilities /= probabilities.sum()
         frequencies = np.bincount(draws, minlength=vocab) / rows
         assert np.abs(frequencies - probabilities).max() < 0.015, (frequencies, probabilities)
     unsorted = np.asarray(ops.convert_to_numpy(Sampling(ops.convert_to_tensor(uniforms)).next_token(tiled, 0)))
@@ -143,10 +143,11 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     edge = np.take_along_axis(logits, order, axis=1)[np.arange(rows), size - 1]
     # the same rows moved so that each edge lies near 0 (the bisection's precision is absolute, not relative)
     shifted = np.where(logits > NEG_INF, logits - edge[:, None] + 1e-4, NEG_INF).astype("float32")
-    for rows_logits in (logits, shifted):
-        floor = np.asarray(ops.convert_to_numpy(sampling.nucleus_floor(ops.convert_to_tensor(rows_logits))))
+    floors = [np.asarray(ops.convert_to_numpy(sampling.nucleus_floor(ops.convert_to_tensor(x))))
+              for x in (logits, shifted)]
+    for rows_logits, floor in zip((logits, shifted), floors):
         assert np.array_equal(rows_logits >= floor, sorted_cut)
-    floor = np.asarray(ops.convert_to_numpy(sampling.nucleus_floor(ops.convert_to_tensor(logits))))[:, 0]
+    floor = floors[0][:, 0]
     assert size[1] == 1 and np.unique(size).size > 20                # one token, and nuclei of many sizes
     draws = np.asarray(ops.convert_to_numpy(sampling.next_token(ops.convert_to_tensor(logits), 0)))
     assert draws.dtype == np.int32 and (logits[np.arange(rows), draws] >= floor).all() and draws[1] == 5

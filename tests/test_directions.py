@@ -197,7 +197,7 @@ def test_a_bidirectional_saved_model_translates_either_way_as_the_engine(bidirec
     assert set(loaded.signatures) == {"serving_default", "translate_en_it", "translate_it_en"}
     assert [signature_key(d) for d in engine.directions] == ["translate_en_it", "translate_it_en"]
     assert engine.source_tokens(long) > engine.max_input_length                 # truncated in both, the same way
-    assert serving_hint("out", engine.directions, True) == (
+    assert serving_hint("out", engine.vectorizers) == (
         "serve with pipeline.export.savedmodel.load_saved_model('out').signatures['translate_en_it'](english=...)"
         "['italian'] or pipeline.export.savedmodel.load_saved_model('out').signatures['translate_it_en']"
         "(italian=...)['english']")

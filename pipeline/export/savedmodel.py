@@ -55,10 +55,13 @@ def signature_key(direction: Direction) -> str:
     return f"translate_{direction.source}_{direction.target}"
 
 
-def serving_hint(out: str | Path, directions: tuple[Direction, ...], sentencepiece: bool = False) -> str:
-    """How to call an export of a run translating `directions` (two: a bidirectional run), for the export script;
-    a SentencePiece export is loaded with `load_saved_model`, which registers tensorflow-text's ops first."""
-    loader = "pipeline.export.savedmodel.load_saved_model" if sentencepiece else "tf.saved_model.load"
+def serving_hint(out: str | Path, vectorizers: Any) -> str:
+    """How to call the export of a run with these `Vectorizers` (one signature per direction for a bidirectional
+    run), for the export script; a SentencePiece export is loaded with `load_saved_model`, which registers
+    tensorflow-text's ops first."""
+    directions = vectorizers.directions
+    loader = "pipeline.export.savedmodel.load_saved_model" if vectorizers.source.kind == "sentencepiece" \
+        else "tf.saved_model.load"
 
     def call(signature: str, direction: Direction) -> str:
         source, target = signature_names(direction)
