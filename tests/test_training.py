@@ -86,8 +86,8 @@ def test_tiny_model_overfits_64_pairs(prepared_tiny, tmp_path):
     en, it = en[:64], it[:64]
     keras.utils.set_random_seed(0)
     model = compile_model(build_model(config, 6000, 6000), config)
-    data = make_dataset((en, it), Batching.for_data(en, it, batch_size=32, buckets=1), seed=0, epochs=range(200))
-    model.fit(data, epochs=1, steps_per_epoch=400, verbose=0)        # the 200 epochs' batches, in one fit epoch
+    data = make_dataset((en, it), Batching.for_data(en, it, batch_size=32, buckets=1), seed=0, epochs=range(130))
+    model.fit(data, epochs=1, steps_per_epoch=260, verbose=0)        # the 130 epochs' batches, in one fit epoch
     results = model.evaluate(make_dataset((en, it), 64, shuffle=False), verbose=0, return_dict=True)
     assert results["masked_accuracy"] >= 0.95, results
 
