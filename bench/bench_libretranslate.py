@@ -28,7 +28,6 @@ import io
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import time
 from pathlib import Path
 
 from common import ROOT, emit
+from serving import free_port, log_tail, start_logged, stop_process, wait_until_ready
 
 INSTALL = r"""
 import json, sys, zipfile
@@ -50,28 +50,6 @@ import spacy
 spacy.blank("en").to_disk(folder / "spacy")
 print(json.dumps({"installed": str(folder)}))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, process: subprocess.Popen, seconds: float) -> float:
-    import httpx
-
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if process.poll() is not None:
-            raise RuntimeError(f"{url}: the server exited with {process.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return time.monotonic() - started
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url}: no answer within {seconds:.0f} s")
 
 
 def sample_docx() -> bytes:
@@ -236,10 +214,10 @@ def main() -> int:
             if args.only and not name.startswith(args.only):
                 continue
             base = f"http://127.0.0.1:{port}"
-            log = open(Path(scratch) / f"{name}.log", "w")
-            process = subprocess.Popen(command, env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+            log = Path(scratch) / f"{name}.log"
+            process = start_logged(command, log, env=server_env, cwd=ROOT)
             try:
-                startup = wait_for(base + ready, process, 600)
+                startup = wait_until_ready(base + ready, process, log, 600)
                 row = {"startup_s": round(startup, 1), "clients": client_checks(base, sentences[0]), "files": {}}
                 for document, data in documents.items():
                     saved = out / f"{name.split(',')[0].replace(' ', '-')}-{document}"
@@ -253,14 +231,9 @@ def main() -> int:
                 emit(f"peer_{name}", row["load"][args.clients[-1]]["requests_per_s"], "requests/s",
                      **{key: value for key, value in row.items()})
             finally:
-                process.terminate()
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                log.close()
+                stop_process(process, 30)
                 if name not in rows:
-                    print(Path(log.name).read_text()[-3000:], file=sys.stderr)
+                    print(log_tail(log), file=sys.stderr)
     print("\n| | " + " | ".join(rows) + " |\n| --- | " + " | ".join("---" for _ in rows) + " |", file=sys.stderr)
     for clients in args.clients:
         print(f"| {clients} client{'s' if clients > 1 else ''}: requests/s, p95 | " + " | ".join(

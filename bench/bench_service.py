@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from common import ROOT, emit  # noqa: E402
+from serving import free_port, start_logged, stop_process, wait_until_ready  # noqa: E402
 
 import numpy as np  # noqa: E402
 from pipeline.translate import ENGINES  # noqa: E402
@@ -46,41 +46,27 @@ def english_sentences(run: Path, path: str | None, limit: int = 2000) -> list[st
     return [line.split("\t")[0] for line in lines if line.strip()]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def scratch_log(prefix: str) -> Path:
+    """A new log file in the temporary folder, kept after the run (its end is in any error)."""
+    with tempfile.NamedTemporaryFile(prefix=prefix, suffix=".log", delete=False) as log:
+        return Path(log.name)
 
 
-def start_service(run: Path, max_batch: int, args, checkout: Path = ROOT, extra: Sequence[str] = (),
-                  stderr: Any = subprocess.PIPE) -> tuple[subprocess.Popen, str]:
-    """`scripts/serve.py` on a free loopback port, with `extra` flags; its stderr to `stderr` (a pipe, or a file
-    for a long run, whose log nobody reads while it runs)."""
+def start_service(run: Path, max_batch: int, args, log: Path, checkout: Path = ROOT,
+                  extra: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
+    """`scripts/serve.py` on a free loopback port, with `extra` flags, its output to the file `log`; waits until it
+    is healthy: (the process, its base URL)."""
     port = free_port()
     command = [sys.executable, str(checkout / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
                "--max-batch", str(max_batch), "--max-wait-ms", str(args.max_wait_ms), "--timeout-s", "60",
                "--log-level", "warning", "--engine", args.engine] + (["--beam", str(args.beam)] if args.beam else [])
-    process = subprocess.Popen(command + list(extra), stdout=subprocess.DEVNULL, stderr=stderr, text=True)
-    return process, f"http://127.0.0.1:{port}"
-
-
-async def wait_healthy(url: str, process: subprocess.Popen, seconds: float = 300) -> dict:
-    import httpx
-
-    deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient() as client:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                log = process.stderr.read()[-2000:] if process.stderr else "(its log is in the file it was given)"
-                raise SystemExit(f"serve.py exited with {process.returncode}: {log}")
-            try:
-                response = await client.get(url + "/health", timeout=2)
-                if response.status_code == 200:
-                    return response.json()
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.5)
-    raise SystemExit("the service did not start")
+    process, url = start_logged(command + list(extra), log), f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(url + "/health", process, log)
+    except BaseException:
+        stop_process(process)
+        raise
+    return process, url
 
 
 async def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
@@ -127,24 +113,13 @@ async def load(url: str, sentences: list[str], clients: int, seconds: float) -> 
             "backend": health["backend"], "engine": health["model"].get("engine"), "config": health["config"]}
 
 
-def stop_service(process: subprocess.Popen) -> None:
-    """SIGTERM, then a kill if it has not exited within a minute."""
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
-    process, url = start_service(run, max_batch, args)
+    process, url = start_service(run, max_batch, args, scratch_log("bench-service-"))
     try:
-        asyncio.run(wait_healthy(url, process))
         asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
         return asyncio.run(load(url, sentences, args.clients, args.seconds))
     finally:
-        stop_service(process)
+        stop_process(process)
 
 
 def tensorflow_loaded(pid: int) -> bool:
@@ -155,15 +130,15 @@ def tensorflow_loaded(pid: int) -> bool:
 def startup(run: Path, args) -> dict:
     """One cold start: seconds to a healthy /health, then the peak RSS and what is loaded."""
     started = time.perf_counter()
-    process, url = start_service(run, args.max_batch, args, Path(args.checkout).resolve())
+    process, url = start_service(run, args.max_batch, args, scratch_log("bench-startup-"),
+                                 Path(args.checkout).resolve())
     try:
-        asyncio.run(wait_healthy(url, process))
         seconds = time.perf_counter() - started
         status = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
         peak_mb = int(status["VmHWM"].split()[0]) / 1024
         return {"seconds": seconds, "peak_rss_mb": peak_mb, "tensorflow": tensorflow_loaded(process.pid)}
     finally:
-        stop_service(process)
+        stop_process(process)
 
 
 def main() -> int:

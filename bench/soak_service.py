@@ -29,12 +29,12 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from bench_service import english_sentences, start_service, stop_service, wait_healthy
+from bench_service import english_sentences, scratch_log, start_service
+from serving import stop_process
 from common import emit
 
 MAX_CHARS = 30_000            # the soaked service's --max-chars: room for the 3,000-tag HTML case
@@ -190,23 +190,22 @@ async def mixed(url: str, pid: int, sentences: list[str], clients: int, document
 
 
 def run_mixed(args, run: Path, sentences: list[str]) -> int:
-    log = tempfile.NamedTemporaryFile("w+", prefix="soak-mixed-", suffix=".log", delete=False)
-    process, url = start_service(run, 64, args, extra=["--file-timeout-s", "3600"], stderr=log)
+    log = scratch_log("soak-mixed-")
+    process, url = start_service(run, 64, args, log, extra=["--file-timeout-s", "3600"])
     try:
-        asyncio.run(wait_healthy(url, process))
         asyncio.run(mixed(url, process.pid, sentences, args.clients, args.document_clients, args.warmup_s,
                           args.document_kb))              # warm-up: first-use allocations are not growth
         result = asyncio.run(mixed(url, process.pid, sentences, args.clients, args.document_clients,
                                    args.minutes * 60, args.document_kb))
     finally:
-        stop_service(process)
+        stop_process(process)
     server_errors = sum(n for status, n in {**result["string_statuses"], **result["documents"]}.items()
                         if int(status) >= 500)
     met = (result["string_p95_ms"] <= 1000 and server_errors == 0
            and result["rss_end_mb"] <= 1.10 * result["rss_start_mb"])
     emit("soak_service_mixed", result["string_requests"], "string requests", engine=args.engine,
          clients=args.clients, document_clients=args.document_clients, minutes=args.minutes, **result,
-         server_errors=server_errors, service_log=log.name,
+         server_errors=server_errors, service_log=str(log),
          target="string p95 <= 1 s while documents run, 0 x 5xx, RSS end within 10% of start", met=met)
     print(f"mixed: {result['string_requests']:,} strings, p50/p95/p99 {result['string_p50_ms']:.0f}/"
           f"{result['string_p95_ms']:.0f}/{result['string_p99_ms']:.0f} ms while documents ran "
@@ -252,10 +251,9 @@ def main() -> int:
     sentences = english_sentences(run, None, 500)
     if args.mixed:
         return run_mixed(args, run, sentences)
-    log = tempfile.NamedTemporaryFile("w+", prefix="soak-", suffix=".log", delete=False)
-    process, url = start_service(run, 64, args, extra=["--max-chars", str(MAX_CHARS)], stderr=log)
+    log = scratch_log("soak-")
+    process, url = start_service(run, 64, args, log, extra=["--max-chars", str(MAX_CHARS)])
     try:
-        asyncio.run(wait_healthy(url, process))
         asyncio.run(soak(url, sentences, args.clients, args.warmup_s))
         rss_start = rss_mb(process.pid)
         result = asyncio.run(soak(url, sentences, args.clients, args.minutes * 60))
@@ -263,7 +261,7 @@ def main() -> int:
         shutdown = asyncio.run(burst_then_sigterm(url, process, sentences, args.burst))
     finally:
         if process.poll() is None:
-            stop_service(process)
+            stop_process(process)
     growth = rss_end / rss_start - 1
     server_errors = sum(n for status, n in result["statuses"].items() if status.isdigit() and int(status) >= 500)
     failures = sum(n for status, n in result["statuses"].items()             # dropped connections, bad bodies
@@ -273,12 +271,12 @@ def main() -> int:
     emit("soak_service", result["requests"], "requests", engine=args.engine, clients=args.clients,
          minutes=args.minutes, rss_start_mb=round(rss_start), rss_end_mb=round(rss_end),
          rss_growth_pct=round(100 * growth, 1), server_errors=server_errors, client_failures=failures,
-         service_log=log.name,
+         service_log=str(log),
          **{key: round(value, 1) if isinstance(value, float) else value for key, value in result.items()},
          shutdown=shutdown, target="RSS growth < 10%, 0 x 5xx, in-flight answered, exit 0 within 10 s", met=met)
     print(f"soak: {result['requests']:,} requests in {args.minutes:g} min, statuses {result['statuses']}, "
           f"p50/p95/p99 {result['p50_ms']:.0f}/{result['p95_ms']:.0f}/{result['p99_ms']:.0f} ms, RSS "
-          f"{rss_start:.0f} -> {rss_end:.0f} MB ({100 * growth:+.1f}%), shutdown {shutdown}, service log {log.name}; "
+          f"{rss_start:.0f} -> {rss_end:.0f} MB ({100 * growth:+.1f}%), shutdown {shutdown}, service log {log}; "
           f"{'met' if met else 'NOT met'}", file=sys.stderr)
     return 0 if met else 1
 

@@ -2,6 +2,7 @@ import atexit
 import json
 import os
 import shutil
+import sys
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -19,6 +20,7 @@ import pytest  # noqa: E402
 from pipeline.rundir import prepared_path, run_path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.append(str(ROOT / "bench"))            # `serving`: starting and stopping servers, shared with the benchmarks
 SHARED_CORPUS = ROOT.parent / "shared" / "data" / "ita-eng" / "ita.txt.gz"
 
 

@@ -1,9 +1,6 @@
 """LibreTranslate's API in the service (issue 16, points 2-3): n-best, HTML, errors, key, CORS, rate
 limit, and real clients (libretranslatepy, httpx) against a uvicorn server on 127.0.0.1."""
 import json
-import socket
-import threading
-import time
 import urllib.error
 
 import httpx
@@ -16,6 +13,7 @@ from pipeline.service.batcher import Batcher
 from pipeline.documents.html import HtmlText
 from pipeline.service.libretranslate import is_libretranslate_body
 from pipeline.rundir import run_path
+from serving import served_in_thread
 
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend."]
 ORIGIN = "https://app.example"
@@ -273,22 +271,8 @@ def test_req_limit_answers_429_slowdown_per_client_address(tiny_engine, beam):
 @pytest.fixture(scope="module")
 def server(tiny_engine):
     """The app with an API key, served by uvicorn in a thread: (base URL, key)."""
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    app = create_app(tiny_engine, ServiceSettings(api_key="k3y", max_wait_ms=5))
-    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", "k3y"
-    uvicorn_server.should_exit = True
-    thread.join(10)
+    with served_in_thread(create_app(tiny_engine, ServiceSettings(api_key="k3y", max_wait_ms=5))) as url:
+        yield url, "k3y"
 
 
 def test_libretranslatepy_translates_lists_languages_and_detects(server, tiny_engine, beam):

@@ -1,13 +1,10 @@
 """The translation service (issue 12): API, batching, limits, auth, timeouts and SIGTERM."""
 import os
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import keras
@@ -18,6 +15,7 @@ from pipeline.translate import open_translator
 from pipeline.service import ServiceSettings, api_key_from_env, create_app
 from pipeline.service.batcher import Batcher, BatcherClosed
 from pipeline.rundir import run_path
+from serving import free_port, log_tail, start_logged, wait_until_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = ["I love you.", "Where is the station?", "Tom is my friend.", "It's raining.", "We have to go now.",
@@ -256,50 +254,17 @@ TBX = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 # -- a real server: scripts/serve.py under uvicorn ---------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(arguments: list[str], log: Path, **options) -> subprocess.Popen:
-    """`arguments` run as a process whose output (uvicorn logs a line per request) goes to the file `log`: a pipe
-    nobody reads fills after about a thousand requests, and the server then blocks on its next log line."""
-    env = {**options.pop("env", os.environ), "PYTHONUNBUFFERED": "1"}         # each line in the file as printed
-    with open(log, "w") as out:
-        return subprocess.Popen(arguments, stdout=out, stderr=subprocess.STDOUT, text=True, env=env, **options)
-
-
-def server_output(log: Path) -> str:
-    """The last lines the server wrote to `log`."""
-    return log.read_text(errors="replace")[-3000:]
-
-
-def wait_until_healthy(url: str, process: subprocess.Popen, headers: dict, log: Path, seconds: float = 180) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"serve.py exited with {process.returncode}: {server_output(log)}")
-        try:
-            if httpx.get(url + "/health", headers=headers, timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"serve.py did not become healthy: {server_output(log)}")
-
-
 def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engine, tmp_path):
     """serve.py with an API key; SIGTERM arrives while a request is being translated: it is answered, then the
     server exits 0 and stops listening."""
     port, key, log = free_port(), {"Authorization": "Bearer k3y"}, tmp_path / "serve.log"
     url = f"http://127.0.0.1:{port}"
-    process = start_server(
+    process = start_logged(
         [sys.executable, os.path.join(ROOT, "scripts", "serve.py"), "--run", str(run_path(trained_tiny)), "--port",
          str(port), "--beam", "1", "--api-key-env", "TEST_SERVICE_KEY"], log,
         env={**os.environ, "TEST_SERVICE_KEY": "k3y"})
     try:
-        wait_until_healthy(url, process, key, log)
+        wait_until_ready(url + "/health", process, log, 180, key)
         assert httpx.post(url + "/translate", json={"text": "Hi."}, timeout=10).status_code == 401
         # run as a user runs it, scripts/ first on sys.path: translate-toolkit (TBX) is not shadowed by translate.py
         tbx = httpx.post(url + "/glossaries", headers=key, files={"file": ("terms.tbx", TBX.encode())}, timeout=30)
@@ -316,7 +281,7 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
                         waiting = httpx.get(url + "/health", headers=key, timeout=30).json()["waiting_requests"]
                     except httpx.TransportError as exc:
                         raise AssertionError(f"/health did not answer ({exc!r}); serve.py printed:\n"
-                                             f"{server_output(log)}") from None
+                                             f"{log_tail(log)}") from None
                     if waiting >= 1:
                         break
                     time.sleep(0.02)
@@ -330,7 +295,7 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
         assert response.status_code == 200, response.text
         assert response.json()["translations"][:2] == tiny_engine.translate(SENTENCES[:2], beam=1)
         assert len(response.json()["translations"]) == len(sentences)
-        assert process.wait(30) == 0, server_output(log)     # a graceful stop is a plain exit
+        assert process.wait(30) == 0, log_tail(log)     # a graceful stop is a plain exit
         output = log.read_text()
         assert "Waiting for application shutdown" in output and "Finished server process" in output
         # the request was in flight: its answer was logged after the shutdown began

@@ -1,14 +1,12 @@
 """The service's page in a real browser: headless Chromium (Debian's chromium + chromium-driver) via selenium."""
 import os
 import shutil
-import socket
-import threading
-import time
 
 import httpx
 import pytest
 
 from pipeline.service import ServiceSettings, create_app
+from serving import served_in_thread
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,33 +27,15 @@ def require_chromium() -> None:
 @pytest.fixture(scope="module")
 def server_url(tiny_engine):
     """The app under a real uvicorn server on 127.0.0.1, in a thread of this process."""
-    yield from served(create_app(tiny_engine, ServiceSettings()))
+    with served_in_thread(create_app(tiny_engine, ServiceSettings())) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def two_way_url(tiny_engine, tiny_it_en_engine):
     """An app serving both tiny runs, English -> Italian and Italian -> English."""
-    yield from served(create_app([tiny_engine, tiny_it_en_engine], ServiceSettings()))
-
-
-def served(app):
-    """`app` under uvicorn on 127.0.0.1 in a thread, while the generator is open: yields its base URL."""
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield url
-    server.should_exit = True
-    thread.join(30)
+    with served_in_thread(create_app([tiny_engine, tiny_it_en_engine], ServiceSettings())) as url:
+        yield url
 
 
 @pytest.fixture

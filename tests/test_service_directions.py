@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from pipeline.service import ServiceSettings, create_app
 from pipeline.translate import open_translator
-from test_service import ROOT, free_port, start_server, wait_until_healthy
+from test_service import ROOT
+from serving import free_port, start_logged, stop_process, wait_until_ready
 
 ENGLISH, ITALIAN = ["Where is the station?", "I love you."], ["Dov'è la stazione?", "Ti amo."]
 SERVED = "served pairs: en -> it, it -> en"
@@ -257,19 +258,14 @@ def both_served(tiny_ct2_export, tiny_it_en_ct2_export, tmp_path_factory):
     """scripts/serve.py --run <en-it> --run <it-en> --engine ctranslate2 on a free port: its base URL."""
     port, folder = free_port(), tmp_path_factory.mktemp("served")
     url, log = f"http://127.0.0.1:{port}", folder / "serve.log"
-    process = start_server(serve_script("--run", str(tiny_ct2_export), "--run", str(tiny_it_en_ct2_export),
+    process = start_logged(serve_script("--run", str(tiny_ct2_export), "--run", str(tiny_it_en_ct2_export),
                                         "--engine", "ctranslate2", "--port", str(port), "--glossary-db",
                                         str(folder / "g.sqlite3")), log, cwd=ROOT)
     try:
-        wait_until_healthy(url, process, {}, log)
+        wait_until_ready(url + "/health", process, log, 180)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, 30)
 
 
 def test_real_clients_translate_italian_to_english_through_serve_py(both_served, tiny_it_en_ct2_export):

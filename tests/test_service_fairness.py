@@ -2,7 +2,6 @@
 a lone request does not wait for company, a client that disconnects stops its document, and a stopping server
 answers a document in flight with the documented JSON 503. A stand-in engine that takes a millisecond per sentence
 (no model), so the timings are the scheduler's."""
-import socket
 import threading
 import time
 
@@ -16,6 +15,7 @@ from pipeline.config import Config  # noqa: E402
 from pipeline.service import ServiceSettings, create_app  # noqa: E402
 from pipeline.service.batcher import Batcher  # noqa: E402
 from pipeline.translate.splitting import split_text  # noqa: E402
+from serving import served_in_thread  # noqa: E402
 
 
 def wait_until(condition, seconds: float = 30) -> None:
@@ -99,29 +99,10 @@ def test_queued_requests_go_before_bulk_work():
     assert order == ["bulk-0", "string-1", "bulk-1", "bulk-2"]     # both strings in one batch, before any bulk
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def running(app):
-    uvicorn = pytest.importorskip("uvicorn")
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return server, thread, f"http://127.0.0.1:{port}"
-
-
 def test_a_client_that_disconnects_stops_its_document(tmp_path):
     engine = SlowEngine(0.002)
     app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
-    server, thread, url = running(app)
-    try:
+    with served_in_thread(app) as url:
         data = ("Good night. " * 2000).encode()                  # 2,000 sentences: about 4 s
         with pytest.raises(httpx.TimeoutException):
             httpx.post(url + "/translate_document", files={"file": ("l.txt", data)}, timeout=0.5)
@@ -130,16 +111,12 @@ def test_a_client_that_disconnects_stops_its_document(tmp_path):
         time.sleep(1.0)
         assert engine.sentences - after_disconnect <= 16          # at most the job that was running
         assert engine.sentences < 1000
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 def test_a_document_in_flight_when_the_server_stops_gets_a_json_503(tmp_path):
     engine = SlowEngine(0.002)
     app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
-    server, thread, url = running(app)
-    try:
+    with served_in_thread(app) as url:
         answer = {}
         client = threading.Thread(target=lambda: answer.update(response=httpx.post(
             url + "/translate_document", files={"file": ("l.txt", ("Good night. " * 2000).encode())}, timeout=30)))
@@ -151,9 +128,6 @@ def test_a_document_in_flight_when_the_server_stops_gets_a_json_503(tmp_path):
         assert response is not None
         assert response.status_code == 503 and response.json() == {"error": "the service is shutting down"}
         assert engine.sentences < 1000
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 def test_the_server_tells_the_service_when_it_begins_to_stop():
