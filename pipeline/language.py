@@ -73,6 +73,20 @@ class Direction(NamedTuple):
         return cls(str(metadata.get("source_language", "en")), str(metadata.get("target_language", "it")))
 
 
+class FollowsDirection:
+    """For a document whose output names its language (a page's root `lang`, Markdown front matter, an office
+    file's language tags): `direct(direction)` gives it the direction of the run that translates it, and
+    `output_direction` is that direction, English -> Italian until one is given."""
+    direction: Direction | None = None
+
+    def direct(self, direction: Direction) -> None:
+        self.direction = Direction(*direction)
+
+    @property
+    def output_direction(self) -> Direction:
+        return self.direction or Direction()
+
+
 class LanguageDetector:
     """Detects among `languages` (ISO 639-1 codes); `detect` ranks them with their confidence (0-100)."""
 

@@ -32,7 +32,7 @@ import regex
 
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
-from pipeline.language import Direction
+from pipeline.language import Direction, FollowsDirection
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template"})
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
@@ -187,7 +187,7 @@ class HtmlText:
                     after.extract()
 
 
-class HtmlDocument:
+class HtmlDocument(FollowsDirection):
     """An `.html` file: `segments` (a URL, e-mail address or file path in a text kept verbatim), and `render()`
     its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`; English ->
     Italian where none is given)."""
@@ -208,15 +208,11 @@ class HtmlDocument:
         self._encoding = self._encoding or self._html.encoding or "utf-8"
         self.segments = [Segment(text, protected=protected_spans(text)) for text in self._html.texts]
 
-    def direct(self, direction: Direction) -> None:
-        """The run's direction, which the page's root language follows."""
-        self.direction = Direction(*direction)
-
     def render(self) -> bytes:
         codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)
         if self._mark in (b"\xff\xfe", b"\xfe\xff"):
             codec = "utf-16-le" if self._mark == b"\xff\xfe" else "utf-16-be"
-        self._html.relabel(self.direction or Direction())
+        self._html.relabel(self.output_direction)
         text = self._html.render([segment.translation for segment in self.segments], self._encoding)
         if self._crlf:
             text = regex.sub(r"\r?\n", "\r\n", text)

@@ -24,7 +24,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
-from pipeline.language import REGIONS, Direction
+from pipeline.language import REGIONS, Direction, FollowsDirection
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
                             r"[ \t]*(?:\r?\n|\Z)", regex.S)
@@ -171,7 +171,7 @@ def _cut_at(text: str, spans: list[str]) -> list[str]:
     return out + [rest]
 
 
-class MarkdownDocument:
+class MarkdownDocument(FollowsDirection):
     """A Markdown file: `segments`, and `render()` its bytes."""
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
@@ -202,17 +202,13 @@ class MarkdownDocument:
     def _render_inline(self, token: Any) -> str:
         return self._renderer.render([token], self._options, self._env, finalize=False)
 
-    def direct(self, direction: Direction) -> None:
-        """The run's direction, which the front matter's language follows."""
-        self.direction = Direction(*direction)
-
     def render(self) -> bytes:
         for segment in self.segments:
             segment.apply()
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
-        return self._encoded.encode(front_matter_relabelled(self._front, self.direction or Direction()) + body)
+        return self._encoded.encode(front_matter_relabelled(self._front, self.output_direction) + body)
 
 
 def front_matter_relabelled(front: str, direction: Direction) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment, protected_spans
-from pipeline.language import REGIONS, Direction
+from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation, with_spacing
 from pipeline.extras import require
 
@@ -370,20 +370,15 @@ class _OoxmlParagraphs:
                     holder.getparent().remove(holder)
 
 
-class _OoxmlDocument:
+class _OoxmlDocument(FollowsDirection):
     """What a Word document and a presentation share: their paragraphs, written back, then the package saved with
     its language tags naming the run's target (`relabel_ooxml`)."""
     _package: Any
     _paragraphs: _OoxmlParagraphs
-    direction: Direction | None = None
-
-    def direct(self, direction: Direction) -> None:
-        """The run's direction, which the document's language tags follow."""
-        self.direction = Direction(*direction)
 
     def render(self) -> bytes:
         self._paragraphs.apply()
-        relabel_ooxml(self._package.part.package, self.direction or Direction())
+        relabel_ooxml(self._package.part.package, self.output_direction)
         out = io.BytesIO()
         self._package.save(out)
         return out.getvalue()
@@ -504,7 +499,7 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
     return _repacked(blob, replaced) if replaced else blob
 
 
-class OdtDocument:
+class OdtDocument(FollowsDirection):
     """An OpenDocument text: `segments` of its paragraphs and headings (body, tables, frames, headers and
     footers, index titles); spans formatted otherwise keep their formatting (`_Layout`). An index entry (a table
     of contents' line) gives only its text: its number, and the tab and what follows it (a page number), or a
@@ -772,14 +767,10 @@ class OdtDocument:
             node, depth = node.parentNode, depth + 1
         return depth
 
-    def direct(self, direction: Direction) -> None:
-        """The run's direction, which the document's language tags follow."""
-        self.direction = Direction(*direction)
-
     def render(self) -> bytes:
         for chunk, container, layout in self._chunks:
             self._write(chunk, container, layout)
-        direction = self.direction or Direction()
+        direction = self.output_direction
         relabel_odf(self._document, direction)
         return _repacked(self._data, {"content.xml": self._document.contentxml(),
                                       "styles.xml": self._document.stylesxml().encode("utf-8"),
