@@ -216,8 +216,9 @@ def main() -> int:
             base = f"http://127.0.0.1:{port}"
             log = Path(scratch) / f"{name}.log"
             process = start_logged(command, log, env=server_env, cwd=ROOT)
+            startup = None
             try:
-                startup = wait_until_ready(base + ready, process, log, 600)
+                startup = wait_until_ready(base + ready, process, log, 600)    # its error ends with the log
                 row = {"startup_s": round(startup, 1), "clients": client_checks(base, sentences[0]), "files": {}}
                 for document, data in documents.items():
                     saved = out / f"{name.split(',')[0].replace(' ', '-')}-{document}"
@@ -232,7 +233,7 @@ def main() -> int:
                      **{key: value for key, value in row.items()})
             finally:
                 stop_process(process, 30)
-                if name not in rows:
+                if startup is not None and name not in rows:
                     print(log_tail(log), file=sys.stderr)
     print("\n| | " + " | ".join(rows) + " |\n| --- | " + " | ".join("---" for _ in rows) + " |", file=sys.stderr)
     for clients in args.clients:

@@ -47,7 +47,8 @@ def english_sentences(run: Path, path: str | None, limit: int = 2000) -> list[st
 
 
 def scratch_log(prefix: str) -> Path:
-    """A new log file in the temporary folder, kept after the run (its end is in any error)."""
+    """A new log file in the temporary folder for a service (removed after a run that went well; its end is in
+    the error of one that did not)."""
     with tempfile.NamedTemporaryFile(prefix=prefix, suffix=".log", delete=False) as log:
         return Path(log.name)
 
@@ -114,12 +115,15 @@ async def load(url: str, sentences: list[str], clients: int, seconds: float) -> 
 
 
 def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
-    process, url = start_service(run, max_batch, args, scratch_log("bench-service-"))
+    log = scratch_log("bench-service-")
+    process, url = start_service(run, max_batch, args, log)
     try:
         asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
-        return asyncio.run(load(url, sentences, args.clients, args.seconds))
+        result = asyncio.run(load(url, sentences, args.clients, args.seconds))
     finally:
         stop_process(process)
+    log.unlink()                                                              # kept only when something failed
+    return result
 
 
 def tensorflow_loaded(pid: int) -> bool:
@@ -129,16 +133,18 @@ def tensorflow_loaded(pid: int) -> bool:
 
 def startup(run: Path, args) -> dict:
     """One cold start: seconds to a healthy /health, then the peak RSS and what is loaded."""
+    log = scratch_log("bench-startup-")
     started = time.perf_counter()
-    process, url = start_service(run, args.max_batch, args, scratch_log("bench-startup-"),
-                                 Path(args.checkout).resolve())
+    process, url = start_service(run, args.max_batch, args, log, Path(args.checkout).resolve())
     try:
         seconds = time.perf_counter() - started
         status = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
         peak_mb = int(status["VmHWM"].split()[0]) / 1024
-        return {"seconds": seconds, "peak_rss_mb": peak_mb, "tensorflow": tensorflow_loaded(process.pid)}
+        result = {"seconds": seconds, "peak_rss_mb": peak_mb, "tensorflow": tensorflow_loaded(process.pid)}
     finally:
         stop_process(process)
+    log.unlink()                                                              # kept only when something failed
+    return result
 
 
 def main() -> int:

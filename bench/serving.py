@@ -74,11 +74,11 @@ def served_in_thread(app, seconds: float = 30) -> Iterator[str]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + seconds
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
     try:
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True

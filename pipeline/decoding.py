@@ -110,8 +110,8 @@ class Greedy(Strategy):
 class Sampling(Strategy):
     """A token drawn from the model's distribution, sharpened (`temperature` < 1) or flattened (> 1),
     cut to the `top_k` most likely tokens (0: no cut) and to the smallest set of them whose
-    probability reaches `top_p` (nucleus sampling; 1.0: no cut). Only top-k sorts, and only its k best; top-p
-    alone finds its nucleus by bisection (`nucleus_floor`), and draws without a cut go in vocabulary order.
+    probability reaches `top_p` (nucleus sampling; 1.0: no cut). Only top-k sorts, and only its k best; the
+    nucleus is found by bisection (`nucleus_floor`), and draws without top-k go in vocabulary order.
 
     Draws are inverse-CDF look-ups of `uniforms` (rows, steps), numbers in [0, 1) drawn up front
     from a seed with numpy, so one seed gives the same samples on every backend.
@@ -122,13 +122,10 @@ class Sampling(Strategy):
 
     def next_token(self, logits, index):
         logits = ops.where(logits > NEG_INF, logits / self.temperature, NEG_INF)   # masked stays masked
-        vocab = ops.shape(logits)[-1]
-        if self.top_k and self.top_k < vocab:
-            top_logits, top_ids = ops.top_k(logits, k=self.top_k)                     # (rows, k), best first
-            return self._draw(top_logits, top_ids, index)
-        if self.top_p < 1.0:
-            return self._draw(logits, None, index, self.nucleus_floor(logits))
-        return self._draw(logits, None, index)              # no cut: draw in vocabulary order, no sort
+        ids = None                                          # no top-k: draw in vocabulary order, no sort
+        if self.top_k and self.top_k < ops.shape(logits)[-1]:
+            logits, ids = ops.top_k(logits, k=self.top_k)                              # (rows, k), best first
+        return self._draw(logits, ids, index, self.nucleus_floor(logits) if self.top_p < 1.0 else None)
 
     def nucleus_floor(self, logits):
         """(rows, 1): the lowest logit of each row's nucleus, found without sorting the vocabulary. The tokens at
@@ -156,16 +153,12 @@ class Sampling(Strategy):
 
     def _draw(self, logits, ids, index, floor=None):
         """The token whose cumulative weight passes this step's uniform, over `logits` (rows, k) in the order
-        given; `ids` maps their columns to token ids (None: the columns are the ids). A `top_p` cut keeps the
-        tokens at or above `floor` (`nucleus_floor`) when given, else the best-first columns (sorted) until
-        they hold top_p."""
+        given; `ids` maps their columns to token ids (None: the columns are the ids). Only the tokens at or above
+        `floor` (`nucleus_floor`, the top-p cut) take part when it is given."""
         weights = ops.exp(logits - ops.max(logits, axis=-1, keepdims=True))         # unnormalised probabilities
         if floor is not None:
             weights = ops.where(logits >= floor, weights, 0.0)
         cumulative = ops.cumsum(weights, axis=-1)                                    # (rows, k)
-        if self.top_p < 1.0 and floor is None:      # keep a token while the tokens before it hold less than top_p
-            weights = ops.where(cumulative - weights < self.top_p * cumulative[:, -1:], weights, 0.0)
-            cumulative = ops.cumsum(weights, axis=-1)
         threshold = ops.take(self.uniforms, index, axis=1)[:, None] * cumulative[:, -1:]
         # the first column with a weight whose running total passes the threshold: never a zero-probability token
         # (cut, banned, past the limit), even where XLA's parallel scan steps the total over a run of zero

@@ -159,6 +159,35 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     assert np.abs(np.bincount(drawn, minlength=vocab) / 20000 - kept / kept.sum()).max() < 0.01
 
 
+def test_top_k_with_top_p_draws_from_the_nucleus_of_the_k_best_as_a_sorted_cut_does():
+    """Top-k then top-p: the k best, cut by the same bisection floor as top-p alone, are the best-first set a
+    sort's running sum cuts, and each draw is the inverse-CDF pick over them (a row with fewer than k tokens left
+    included)."""
+    from keras import ops
+
+    from pipeline.decoding import NEG_INF, Sampling
+
+    rng = np.random.default_rng(8)
+    rows, vocab, k, top_p = 2000, 300, 20, 0.8
+    logits = (rng.normal(size=(rows, vocab)) * rng.choice([0.3, 1.0, 4.0], (rows, 1))).astype("float32")
+    logits[:, [3, 9]] = NEG_INF
+    logits[0, 3:] = NEG_INF                                     # three tokens left
+    uniforms = rng.random((rows, 1), dtype=np.float32)
+    draws = np.asarray(ops.convert_to_numpy(Sampling(ops.convert_to_tensor(uniforms), top_k=k, top_p=top_p)
+                                            .next_token(ops.convert_to_tensor(logits), 0)))
+    order = np.argsort(-logits, axis=1, kind="stable")[:, :k]
+    best = np.take_along_axis(logits, order, axis=1)
+    weights = np.where(best > NEG_INF, np.exp(best - best[:, :1]), 0.0)
+    kept = np.where(np.cumsum(weights, axis=1) - weights < top_p * weights.sum(1, keepdims=True), weights, 0.0)
+    running = np.cumsum(kept, axis=1)
+    threshold = uniforms * running[:, -1:]
+    expected = order[np.arange(rows), np.argmax((running > threshold) & (kept > 0), axis=1)]
+    clear = np.abs(running - threshold).min(1) > 1e-5 * running[:, -1]        # no boundary within rounding
+    assert clear.mean() > 0.99 and np.array_equal(draws[clear], expected[clear])
+    assert all(draw in order[row][kept[row] > 0] for row, draw in enumerate(draws))  # every draw in its nucleus
+    assert draws[0] in (0, 1, 2) and len(np.unique((kept > 0).sum(1))) > 5
+
+
 def test_draws_never_pick_a_zero_weight_token_even_where_the_running_total_steps_over_one(monkeypatch):
     """XLA computes a long cumulative sum as a parallel scan, not a left-to-right running total: across a run of
     zero weights it may step up or down by a rounding error, so "the first column past the threshold" could be

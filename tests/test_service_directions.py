@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from pipeline.service import ServiceSettings, create_app
 from pipeline.translate import open_translator
-from test_service import ROOT
+from conftest import ROOT
 from serving import free_port, start_logged, stop_process, wait_until_ready
 
 ENGLISH, ITALIAN = ["Where is the station?", "I love you."], ["Dov'è la stazione?", "Ti amo."]

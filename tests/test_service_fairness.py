@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from pipeline.config import Config  # noqa: E402
