@@ -410,7 +410,8 @@ def split_train_step(model: Any) -> tuple[Any, Any]:
     def update(trainable, optimizer_variables, grads):
         return model.optimizer.stateless_apply(optimizer_variables, grads, trainable)
 
-    return jax.jit(gradients, donate_argnums=(1, 3)), jax.jit(update, donate_argnums=(0, 1, 2))
+    # the gradients are not donated to the update: no output has their buffers to reuse (JAX would warn)
+    return jax.jit(gradients, donate_argnums=(1, 3)), jax.jit(update, donate_argnums=(0, 1))
 
 
 _thread = threading.local()
