@@ -200,6 +200,18 @@ class CorpusValidation(keras.callbacks.Callback):
             logs[f"val_masked_accuracy_{name}"] = float(result["masked_accuracy"])
 
 
+class EpochProgress(keras.callbacks.ProgbarLogger):
+    """Keras's progress bar (`verbose` 1 or 2), except that an epoch cut short by the budget (`train.max_steps`,
+    `train.max_minutes`) ends at the steps it ran: Keras's own ends at the epoch's length, so 40 steps of a
+    1,429-step epoch read "1429/1429 - 1ms/step", a step time 1,429/40 times too short."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.progbar is not None and self.target and self.seen < self.target:
+            self.progbar.update(self.seen, list((logs or {}).items()), finalize=True)
+            return
+        super().on_epoch_end(epoch, logs)
+
+
 # keys that only set how long training goes on or how often it saves: a resumed run may change them
 RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
                      "train.early_stopping_patience", "train.keep_checkpoints", "train.average_last",
@@ -371,6 +383,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
                   else Precompile([], []))
     callbacks = ([precompile] + _callbacks(config, run_dir, checkpointer, per_corpus)
                  + distribution.callbacks(config, checkpointer.out_of_budget))
+    callbacks += [EpochProgress()] if verbose else []          # last: the epoch's logs are complete by then
     start_step, started = state.global_step, time.perf_counter()
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)

@@ -6,6 +6,7 @@ import sys
 import time
 
 import numpy as np
+import re
 import pytest
 import keras
 
@@ -268,9 +269,13 @@ def test_train_with_token_batches_and_accumulation_counts_updates_and_shapes(pre
     from pipeline.training import format_summary
     config = small_config(prepared_tiny, tmp_path, "train.batch_tokens=600", "train.accumulate_steps=2",
                           "train.buckets=3", "train.epochs=1", "train.max_steps=5", "train.checkpoint_every_steps=0")
-    summary = train(config, verbose=0)
+    summary = train(config, verbose=2)
     assert (summary["total_steps"], summary["updates"]) == (10, 5)
     assert summary["batch_shapes"] == len(summary["bucket_boundaries"]) == 3
+    # the epoch was cut short by the budget: its progress line counts the 10 steps run, not the epoch's length
+    (ran, length), = [map(int, line.split(" - ")[0].split("/")) for line in capsys.readouterr().out.splitlines()
+                      if re.match(r"\s*\d+/\d+ - ", line)]
+    assert ran == 10 < length
     assert "3 batch shapes" in format_summary(summary) and np.isfinite(summary["best_val_loss"])
     state = json.loads((run_path(config) / "checkpoint" / "state.json").read_text())
     optimizer_steps = keras.saving.load_model(run_path(config) / "checkpoint" / "model.keras").optimizer.iterations
