@@ -120,9 +120,15 @@ def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
     try:
         asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
         result = asyncio.run(load(url, sentences, args.clients, args.seconds))
+    except BaseException:
+        print(f"the service's log: {log}", file=sys.stderr)
+        raise
     finally:
         stop_process(process)
-    log.unlink()                                                              # kept only when something failed
+    if result["errors"]:
+        print(f"{result['errors']} requests failed; the service's log: {log}", file=sys.stderr)
+    else:
+        log.unlink()
     return result
 
 

@@ -203,7 +203,9 @@ class CorpusValidation(keras.callbacks.Callback):
 class EpochProgress(keras.callbacks.ProgbarLogger):
     """Keras's progress bar (`verbose` 1 or 2), except that an epoch cut short by the budget (`train.max_steps`,
     `train.max_minutes`) ends at the steps it ran: Keras's own ends at the epoch's length, so 40 steps of a
-    1,429-step epoch read "1429/1429 - 1ms/step", a step time 1,429/40 times too short."""
+    1,429-step epoch read "1429/1429 - 1ms/step", a step time 1,429/40 times too short. As in Keras's, the
+    time is the epoch's wall time (its validation and saves included) over its steps."""
+    async_safe = True     # as Keras's own bar: validation batches inside fit() stay asynchronous on JAX and torch
 
     def on_epoch_end(self, epoch, logs=None):
         if self.progbar is not None and self.target and self.seen < self.target:

@@ -1,12 +1,12 @@
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 import numpy as np
-import re
 import pytest
 import keras
 
