@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from common import ROOT, emit  # noqa: E402
 from serving import free_port, start_logged, stop_process, wait_until_ready  # noqa: E402
@@ -46,28 +48,39 @@ def english_sentences(run: Path, path: str | None, limit: int = 2000) -> list[st
     return [line.split("\t")[0] for line in lines if line.strip()]
 
 
-def scratch_log(prefix: str) -> Path:
-    """A new log file in the temporary folder for a service (removed after a run that went well; its end is in
-    the error of one that did not)."""
-    with tempfile.NamedTemporaryFile(prefix=prefix, suffix=".log", delete=False) as log:
-        return Path(log.name)
+@dataclass
+class Service:
+    """A running `scripts/serve.py`: its process, base URL and log file; `keep_log` keeps the log after it stops."""
+    process: subprocess.Popen
+    url: str
+    log: Path
+    keep_log: bool = False
 
 
-def start_service(run: Path, max_batch: int, args, log: Path, checkout: Path = ROOT,
-                  extra: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
-    """`scripts/serve.py` on a free loopback port, with `extra` flags, its output to the file `log`; waits until it
-    is healthy: (the process, its base URL)."""
+@contextlib.contextmanager
+def running_service(run: Path, max_batch: int, args, prefix: str, checkout: Path = ROOT, extra: Sequence[str] = (),
+                    keep_log: bool = False) -> Iterator[Service]:
+    """`scripts/serve.py` on a free loopback port, with `extra` flags, healthy, for the block; stopped after it
+    (SIGTERM, then a kill). Its output goes to a temporary log file (`prefix`...): removed after a block that went
+    well unless `keep_log` is set, before or during the block; named on stderr after one that failed."""
     port = free_port()
     command = [sys.executable, str(checkout / "scripts" / "serve.py"), "--run", str(run), "--port", str(port),
                "--max-batch", str(max_batch), "--max-wait-ms", str(args.max_wait_ms), "--timeout-s", "60",
                "--log-level", "warning", "--engine", args.engine] + (["--beam", str(args.beam)] if args.beam else [])
-    process, url = start_logged(command + list(extra), log), f"http://127.0.0.1:{port}"
+    with tempfile.NamedTemporaryFile(prefix=prefix, suffix=".log", delete=False) as file:
+        log = Path(file.name)
+    service = Service(start_logged(command + list(extra), log), f"http://127.0.0.1:{port}", log, keep_log)
     try:
-        wait_until_ready(url + "/health", process, log)
+        wait_until_ready(service.url + "/health", service.process, log)
+        yield service
     except BaseException:
-        stop_process(process)
+        service.keep_log = True
+        print(f"the service's log: {log}", file=sys.stderr)
         raise
-    return process, url
+    finally:
+        stop_process(service.process)
+        if not service.keep_log:
+            log.unlink()
 
 
 async def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
@@ -115,20 +128,12 @@ async def load(url: str, sentences: list[str], clients: int, seconds: float) -> 
 
 
 def measure(run: Path, sentences: list[str], max_batch: int, args) -> dict:
-    log = scratch_log("bench-service-")
-    process, url = start_service(run, max_batch, args, log)
-    try:
-        asyncio.run(load(url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
-        result = asyncio.run(load(url, sentences, args.clients, args.seconds))
-    except BaseException:
-        print(f"the service's log: {log}", file=sys.stderr)
-        raise
-    finally:
-        stop_process(process)
-    if result["errors"]:
-        print(f"{result['errors']} requests failed; the service's log: {log}", file=sys.stderr)
-    else:
-        log.unlink()
+    with running_service(run, max_batch, args, "bench-service-") as service:
+        asyncio.run(load(service.url, sentences, args.clients, args.warmup_s))        # warm-up, not counted
+        result = asyncio.run(load(service.url, sentences, args.clients, args.seconds))
+        if result["errors"]:
+            service.keep_log = True
+            print(f"{result['errors']} requests failed; the service's log: {service.log}", file=sys.stderr)
     return result
 
 
@@ -139,18 +144,13 @@ def tensorflow_loaded(pid: int) -> bool:
 
 def startup(run: Path, args) -> dict:
     """One cold start: seconds to a healthy /health, then the peak RSS and what is loaded."""
-    log = scratch_log("bench-startup-")
     started = time.perf_counter()
-    process, url = start_service(run, args.max_batch, args, log, Path(args.checkout).resolve())
-    try:
+    with running_service(run, args.max_batch, args, "bench-startup-", Path(args.checkout).resolve()) as service:
         seconds = time.perf_counter() - started
-        status = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
-        peak_mb = int(status["VmHWM"].split()[0]) / 1024
-        result = {"seconds": seconds, "peak_rss_mb": peak_mb, "tensorflow": tensorflow_loaded(process.pid)}
-    finally:
-        stop_process(process)
-    log.unlink()                                                              # kept only when something failed
-    return result
+        pid = service.process.pid
+        status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        return {"seconds": seconds, "peak_rss_mb": int(status["VmHWM"].split()[0]) / 1024,
+                "tensorflow": tensorflow_loaded(pid)}
 
 
 def main() -> int:

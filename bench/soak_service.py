@@ -33,8 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_service import english_sentences, scratch_log, start_service
-from serving import stop_process
+from bench_service import english_sentences, running_service
 from common import emit
 
 MAX_CHARS = 30_000            # the soaked service's --max-chars: room for the 3,000-tag HTML case
@@ -190,15 +189,12 @@ async def mixed(url: str, pid: int, sentences: list[str], clients: int, document
 
 
 def run_mixed(args, run: Path, sentences: list[str]) -> int:
-    log = scratch_log("soak-mixed-")
-    process, url = start_service(run, 64, args, log, extra=["--file-timeout-s", "3600"])
-    try:
-        asyncio.run(mixed(url, process.pid, sentences, args.clients, args.document_clients, args.warmup_s,
+    with running_service(run, 64, args, "soak-mixed-", extra=["--file-timeout-s", "3600"], keep_log=True) as service:
+        url, pid, log = service.url, service.process.pid, service.log
+        asyncio.run(mixed(url, pid, sentences, args.clients, args.document_clients, args.warmup_s,
                           args.document_kb))              # warm-up: first-use allocations are not growth
-        result = asyncio.run(mixed(url, process.pid, sentences, args.clients, args.document_clients,
+        result = asyncio.run(mixed(url, pid, sentences, args.clients, args.document_clients,
                                    args.minutes * 60, args.document_kb))
-    finally:
-        stop_process(process)
     server_errors = sum(n for status, n in {**result["string_statuses"], **result["documents"]}.items()
                         if int(status) >= 500)
     met = (result["string_p95_ms"] <= 1000 and server_errors == 0
@@ -246,22 +242,18 @@ def main() -> int:
     parser.add_argument("--document-clients", type=int, default=2, help="--mixed: clients uploading documents")
     parser.add_argument("--document-kb", type=int, default=260, help="--mixed: each document's size (one line)")
     args = parser.parse_args()
-    args.max_wait_ms, args.beam = 10.0, None                      # what start_service passes on
+    args.max_wait_ms, args.beam = 10.0, None                      # what running_service passes on
     run = Path(args.run)
     sentences = english_sentences(run, None, 500)
     if args.mixed:
         return run_mixed(args, run, sentences)
-    log = scratch_log("soak-")
-    process, url = start_service(run, 64, args, log, extra=["--max-chars", str(MAX_CHARS)])
-    try:
+    with running_service(run, 64, args, "soak-", extra=["--max-chars", str(MAX_CHARS)], keep_log=True) as service:
+        url, process, log = service.url, service.process, service.log
         asyncio.run(soak(url, sentences, args.clients, args.warmup_s))
         rss_start = rss_mb(process.pid)
         result = asyncio.run(soak(url, sentences, args.clients, args.minutes * 60))
         rss_end = rss_mb(process.pid)
-        shutdown = asyncio.run(burst_then_sigterm(url, process, sentences, args.burst))
-    finally:
-        if process.poll() is None:
-            stop_process(process)
+        shutdown = asyncio.run(burst_then_sigterm(url, process, sentences, args.burst))   # stops it
     growth = rss_end / rss_start - 1
     server_errors = sum(n for status, n in result["statuses"].items() if status.isdigit() and int(status) >= 500)
     failures = sum(n for status, n in result["statuses"].items()             # dropped connections, bad bodies

@@ -121,6 +121,12 @@ def test_sampling_without_a_cut_draws_in_vocabulary_order_from_the_right_distrib
     assert unsorted[0] == 1 and unsorted[1] == 10                # the first and the last token with a weight
 
 
+def running_sum_cut(ranked: np.ndarray, top_p: float) -> np.ndarray:
+    """The reference nucleus of rows of weights sorted best first: a sort keeps each token while the tokens before
+    it hold less than `top_p` of the row's weight."""
+    return np.cumsum(ranked, axis=1) - ranked < top_p * ranked.sum(1, keepdims=True)
+
+
 def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it():
     """Top-p without top-k: the nucleus found by bisection is the best-first set a sort cuts (every row, peaked
     and flat, masked tokens anywhere), and draws follow its renormalised weights."""
@@ -138,7 +144,7 @@ def test_top_p_alone_keeps_the_sorted_nucleus_without_sorting_and_draws_from_it(
     weights = np.exp(logits - logits.max(1, keepdims=True))
     order = np.argsort(-logits, axis=1, kind="stable")
     ranked = np.take_along_axis(weights, order, axis=1)
-    size = (np.cumsum(ranked, axis=1) - ranked < top_p * weights.sum(1, keepdims=True)).sum(1)   # a sort's cut
+    size = running_sum_cut(ranked, top_p).sum(1)                                    # a sort's cut
     sorted_cut = np.argsort(order, axis=1) < size[:, None]                      # in vocabulary order
     edge = np.take_along_axis(logits, order, axis=1)[np.arange(rows), size - 1]
     # the same rows moved so that each edge lies near 0 (the bisection's precision is absolute, not relative)
@@ -178,7 +184,7 @@ def test_top_k_with_top_p_draws_from_the_nucleus_of_the_k_best_as_a_sorted_cut_d
     order = np.argsort(-logits, axis=1, kind="stable")[:, :k]
     best = np.take_along_axis(logits, order, axis=1)
     weights = np.where(best > NEG_INF, np.exp(best - best[:, :1]), 0.0)
-    kept = np.where(np.cumsum(weights, axis=1) - weights < top_p * weights.sum(1, keepdims=True), weights, 0.0)
+    kept = np.where(running_sum_cut(weights, top_p), weights, 0.0)
     running = np.cumsum(kept, axis=1)
     threshold = uniforms * running[:, -1:]
     expected = order[np.arange(rows), np.argmax((running > threshold) & (kept > 0), axis=1)]
