@@ -69,6 +69,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50, help="steps per round (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peak", action="store_true", help="also measure a bfloat16 matmul's FLOP/s here")
+    parser.add_argument("--compare-sync", action="store_true",
+                        help="also time rounds with Keras's TerminateOnNaN, which makes every step wait for its loss "
+                             "(as training did before StepCallbacks), alternating with StopOnNaN's (as it does now)")
     parser.add_argument("--sentences", type=int, default=50_000, help="synthetic corpus size (default: %(default)s)")
     parser.add_argument("--mean-length", type=float, default=12.0,
                         help="mean tokens per sentence (Anki ~10, documentation ~25; default: %(default)s)")
@@ -80,7 +83,7 @@ def main() -> None:
                                    sequence_lengths)
     from pipeline.flops import bf16_peak, config_train_flops, device_name
     from pipeline.model import build_model, count_parameters
-    from pipeline.training import Precompile, compile_model
+    from pipeline.training import Precompile, StopOnNaN, compile_model
 
     config = load_config(args.config, args.set, None)
     enable_persistent_cache()
@@ -107,14 +110,20 @@ def main() -> None:
         model.fit(batches_dataset([gather_batch(english, italian, rows, batch_shape(english, italian, rows, batching))
                                    for rows in first_of_each]), epochs=1, verbose=0, callbacks=ready)
     first_pass = time.perf_counter() - started
-    rounds = []
-    for _ in range(args.rounds):
+
+    def timed_round(callbacks: list) -> float:
         start = time.perf_counter()
         history = model.fit(ArrayBatches(english, italian, batching, config.seed), steps_per_epoch=steps, epochs=1,
-                            verbose=0)                                # the training feed; its logs read: synchronised
+                            verbose=0, callbacks=callbacks)           # the training feed; its logs read: synchronised
         float(history.history["loss"][-1])
-        rounds.append(time.perf_counter() - start)
-    seconds = median(rounds)
+        return time.perf_counter() - start
+
+    arms = {"plain": [], "waits_each_step": [keras.callbacks.TerminateOnNaN()], "overlapped": [StopOnNaN()]}
+    rounds = {name: [] for name in (arms if args.compare_sync else ["plain"])}
+    for _ in range(args.rounds):                                      # the arms alternate: side by side
+        for name in rounds:
+            rounds[name].append(timed_round(arms[name]))
+    seconds = median(rounds["plain"])
     device = device_name()
     peak = bf16_peak(device)
     achieved = flops / seconds
@@ -126,6 +135,11 @@ def main() -> None:
                "first_pass_seconds": round(first_pass, 1), "ms_per_step": round(1000 * seconds / steps, 2),
                "matmul_tflops_per_s": round(achieved / 1e12, 3),
                "mfu_datasheet": round(achieved / peak, 4) if peak else None}
+    if args.compare_sync:
+        waits, overlapped = median(rounds["waits_each_step"]), median(rounds["overlapped"])
+        figures.update(ms_per_step_waiting_each_step=round(1000 * waits / steps, 2),
+                       ms_per_step_overlapped=round(1000 * overlapped / steps, 2),
+                       overlap_speedup=round(waits / overlapped, 3))
     if args.peak:
         measured = measured_peak()
         figures.update(measured_peak_tflops=round(measured / 1e12, 1), mfu_measured_peak=round(achieved / measured, 4))

@@ -149,7 +149,8 @@ class Checkpointer(keras.callbacks.Callback):
                 shutil.copyfile(path, tmp / path.name)
         inference_copy(self.model).save_weights(tmp / current.name)    # the model's weights only: no optimizer
 
-    def on_train_batch_end(self, batch, logs=None):
+    def on_step_dispatched(self, batch: int) -> None:
+        """After each batch, in the training loop's thread, without the batch's values (`StepCallbacks`)."""
         self.state.global_step += 1
         self.state.step_in_epoch += 1
         every = self.config.train.checkpoint_every_steps
@@ -198,6 +199,30 @@ class CorpusValidation(keras.callbacks.Callback):
             result = self.model.evaluate(feed, verbose=0, return_dict=True)
             logs[f"val_loss_{name}"] = float(result["loss"])
             logs[f"val_masked_accuracy_{name}"] = float(result["masked_accuracy"])
+
+
+class StepCallbacks(keras.callbacks.CallbackList):
+    """Keras's callback list, plus one hook: a callback's `on_step_dispatched(batch)` runs after each training
+    batch in the training loop's own thread, without the batch's logs, before the other callbacks see them.
+
+    Keras hands a batch's logs to `on_train_batch_end` as Python floats. Where every such callback is `async_safe`
+    it converts them in a worker thread and the loop goes on at once, so the host dispatches the next steps while
+    the device still runs this one; one callback that is not makes it convert them in the loop, which waits for
+    each step to finish before it prepares the next (on a GPU the device then idles for the host's share of every
+    step). Counting steps, the budget and periodic checkpoints need no values: here they keep their place in the
+    loop (a budget stop before the next step, a checkpoint at an exact step) and cost the overlap nothing."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        for callback in self.callbacks:
+            if hasattr(callback, "on_step_dispatched"):
+                callback.on_step_dispatched(batch)
+        super().on_train_batch_end(batch, logs)
+
+
+class StopOnNaN(keras.callbacks.TerminateOnNaN):
+    """Keras's `TerminateOnNaN`, checked off the training loop's thread (`StepCallbacks`): training stops within
+    a few steps of a NaN or infinite loss rather than at it, and no step waits for its loss to be checked."""
+    async_safe = True
 
 
 class EpochProgress(keras.callbacks.ProgbarLogger):
@@ -253,8 +278,12 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
     return run_dir
 
 
-def _callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer, per_corpus: dict[str, Any]) -> list:
-    callbacks = [keras.callbacks.TerminateOnNaN()] + ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
+def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer,
+                       per_corpus: dict[str, Any]) -> list[keras.callbacks.Callback]:
+    """The callbacks of every training run: a NaN stop, per-corpus validation, the checkpointer and (TensorFlow)
+    TensorBoard. Each is `async_safe` or has no per-batch hook, so on JAX and PyTorch no step waits for its logs
+    (`StepCallbacks`; TensorFlow's Keras dispatches them in the loop whatever they are)."""
+    callbacks = [StopOnNaN()] + ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
     return callbacks
@@ -383,7 +412,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     checkpointer.set_model(model)          # fit sets it too, but a resume whose budget is spent never fits
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
-    callbacks = ([precompile] + _callbacks(config, run_dir, checkpointer, per_corpus)
+    callbacks = ([precompile] + training_callbacks(config, run_dir, checkpointer, per_corpus)
                  + distribution.callbacks(config, checkpointer.out_of_budget))
     callbacks += [EpochProgress()] if verbose else []          # last: the epoch's logs are complete by then
     start_step, started = state.global_step, time.perf_counter()
@@ -483,14 +512,20 @@ def _fit(model: keras.Model, data: TrainingData, state: TrainState, checkpointer
          callbacks: list, verbose: int | str) -> None:
     """fit() from where `state` stands: the interrupted epoch's rest first, then whole epochs, within budget."""
     epochs, epoch_steps = data.config.train.epochs, data.epoch_steps
+
+    def listed(last_epoch: int, steps: int) -> StepCallbacks:      # what fit() would list, with the step hook
+        return StepCallbacks(callbacks, add_history=True, add_progbar=verbose != 0, model=model, verbose=verbose,
+                             epochs=last_epoch, steps=steps)
+
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
+        rest = epoch_steps - state.step_in_epoch
         model.fit(data.training(state.epoch, state.step_in_epoch),
                   validation_data=valid, epochs=state.epoch + 1, initial_epoch=state.epoch,
-                  steps_per_epoch=epoch_steps - state.step_in_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
+                  steps_per_epoch=rest, callbacks=listed(state.epoch + 1, rest), verbose=verbose, shuffle=False)
     if state.epoch < epochs and not model.stop_training and not checkpointer.out_of_budget():
         model.fit(data.training(state.epoch, 0, epochs),
                   validation_data=valid, epochs=epochs, initial_epoch=state.epoch, steps_per_epoch=epoch_steps,
-                  callbacks=callbacks, verbose=verbose, shuffle=False)
+                  callbacks=listed(epochs, epoch_steps), verbose=verbose, shuffle=False)
 
 
 def _final_bleu(config: Config, run_dir: Path) -> dict[str, Any]:

@@ -21,7 +21,9 @@ def main() -> int:
     from pipeline.config import load_config
     from pipeline.gpu_check import format_report, gpu_check
 
-    config = load_config(args.config, [*args.set, f"train.max_minutes={args.minutes}"], args.workdir)
+    # the check scores the test splits: the validation BLEU that training ends with would decode as much again
+    config = load_config(args.config, ["train.final_bleu_sentences=0", *args.set, f"train.max_minutes={args.minutes}"],
+                         args.workdir)
     print(format_report(gpu_check(config, args.minutes, args.test_sentences, progress=not args.quiet)))
     return 0
 

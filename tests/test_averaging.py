@@ -41,7 +41,7 @@ def test_checkpointer_keeps_the_weights_of_the_last_n_checkpoints(prepared_tiny,
     bias = model.output_bias
     for step in range(1, 6):
         bias.assign(np.full(bias.shape, step, "float32"))    # each checkpoint's weights tell its step
-        callback.on_train_batch_end(step - 1)
+        callback.on_step_dispatched(step - 1)
     run = RunDir(run_path(config))
     kept = run.kept_checkpoints()
     assert [p.name for p in kept] == [f"step-0000000{s}.weights.h5" for s in (3, 4, 5)][:keep]

@@ -192,16 +192,54 @@ def test_time_budget_stops_training_and_leaves_the_epoch_open_for_resume(prepare
     callback = Checkpointer(run_path(config), config, TrainState(seconds=29.0), steps_per_epoch=100)
     callback.set_model(model)
     callback.on_train_begin()
-    callback.on_train_batch_end(0)
+    callback.on_step_dispatched(0)
     assert not model.stop_training and not callback.out_of_budget()
     callback.state.seconds = 30.0
-    callback.on_train_batch_end(1)
+    callback.on_step_dispatched(1)
     assert model.stop_training and callback.out_of_budget()
     callback.on_epoch_end(0, {"loss": 3.0, "val_loss": 2.9})
     state = json.loads((run_path(config) / "checkpoint" / "state.json").read_text())
     assert (state["epoch"], state["step_in_epoch"], state["global_step"]) == (0, 2, 2)
     assert state["history"][-1]["partial"] is True and state["seconds"] >= 30.0
     assert (run_path(config) / "best.keras").is_file()
+
+
+def test_no_training_callback_makes_each_step_wait_for_its_logs(prepared_tiny, tmp_path):
+    # Keras (JAX, PyTorch) converts a batch's logs in a worker thread, and lets the host run ahead of the device,
+    # only if every callback is async_safe or leaves the per-batch hooks alone; Keras's TerminateOnNaN and a
+    # Checkpointer counting steps in on_train_batch_end made every step wait for its values (a device sync)
+    from pipeline.training import Checkpointer, TrainState, training_callbacks
+    config = small_config(prepared_tiny, tmp_path)
+    checkpointer = Checkpointer(run_path(config), config, TrainState())
+    base = keras.callbacks.Callback
+    waiting = [type(callback).__name__ for callback in training_callbacks(config, run_path(config), checkpointer, {"a": 0})
+               if not getattr(callback, "async_safe", False)
+               and (type(callback).on_train_batch_end is not base.on_train_batch_end
+                    or type(callback).on_batch_end is not base.on_batch_end)]
+    assert waiting in ([], ["TensorBoard"]), waiting    # TensorBoard: TensorFlow only, which never dispatches async
+
+
+def test_step_hooks_run_in_the_loop_and_a_nan_loss_still_stops_training():
+    import threading
+    from pipeline.training import StepCallbacks, StopOnNaN
+
+    class Counter(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.steps, self.threads = 0, set()
+
+        def on_step_dispatched(self, batch):
+            self.steps += 1
+            self.threads.add(threading.current_thread())
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.full((400, 4), np.nan, "float32")
+    counter = Counter()
+    listed = StepCallbacks([counter, StopOnNaN()], add_history=True, model=model, verbose=0, epochs=1, steps=50)
+    model.fit(x, np.zeros((400, 1), "float32"), batch_size=8, epochs=1, steps_per_epoch=50, verbose=0,
+              callbacks=listed)
+    assert 1 <= counter.steps <= 5 and counter.threads == {threading.main_thread()}, counter.steps
 
 
 def _train_on(config, initial, batches, optimizer=None):
