@@ -6,7 +6,8 @@
 #   check   scripts/gpu_check.py --minutes $MINUTES on $CONFIG: prepare, train, score, convert (a first run:
 #           empty compilation cache); again with NMT_ATTENTION=xla if it failed
 #   again   a second run of the same config and programs (the cache warm), $AGAIN_MINUTES of training
-#   bench   bench/bench_train_gpu.py --peak: steady-state step time, tokens/s, TFLOP/s, MFU
+#   bench   bench/bench_train_gpu.py --peak --compare-sync: steady-state step time, tokens/s, TFLOP/s, MFU, and
+#           steps that wait for their logs against steps that don't (StepCallbacks), side by side
 #   bench-xla  the same with NMT_ATTENTION=xla (XLA's attention kernel instead of cuDNN's)
 #   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 12288,6 32768,4 32768,6)
 # usage: bash bench/device_lease.sh [stage ...]     (default: setup check again bench)
@@ -79,7 +80,7 @@ keras.__version__, jax.devices())"
     bench)
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
       # shellcheck disable=SC2086
-      run_stage bench 60 python3 bench/bench_train_gpu.py --config "$CONFIG" --peak ${BENCH_ARGS:---steps 30 --rounds 3} ;;
+      run_stage bench 60 python3 bench/bench_train_gpu.py --config "$CONFIG" --peak ${BENCH_ARGS:---steps 30 --rounds 3 --compare-sync} ;;
     bench-xla)    # the same with XLA's attention kernel: the side-by-side ratio of cuDNN flash attention
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
       # shellcheck disable=SC2086
