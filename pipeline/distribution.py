@@ -309,7 +309,9 @@ class StopTogether(keras.callbacks.Callback):
         stop = self.model.stop_training or self.out_of_budget()
         self.model.stop_training = self.distribution.any_worker(stop)
 
-    def on_train_batch_end(self, batch, logs=None):
+    def on_step_dispatched(self, batch: int) -> None:
+        """Each step, in the training loop's thread (`pipeline.training.StepCallbacks`): a collective, in the same
+        order on every worker, that makes no step wait for its logs."""
         if self.every_step:
             self._agree()
 

@@ -29,7 +29,7 @@ from pipeline.compilation import (CompileLog, Precompiled, compile_log, enable_p
 from pipeline.config import Config, save_config
 from pipeline.datasets import (Batching, batch_plan, batch_shapes, example_batches, feeder, format_dataset, load_split,
                                mixture, sequence_lengths, split_corpora, steps_per_epoch)
-from pipeline.distribution import setup_distribution
+from pipeline.distribution import Distribution, setup_distribution
 from pipeline.extras import MissingExtra
 from pipeline.finetune import check_child, start_from_parent
 from pipeline.flops import bf16_peak, config_train_flops, device_name
@@ -220,9 +220,16 @@ class StepCallbacks(keras.callbacks.CallbackList):
 
 
 class StopOnNaN(keras.callbacks.TerminateOnNaN):
-    """Keras's `TerminateOnNaN`, checked off the training loop's thread (`StepCallbacks`): training stops within
-    a few steps of a NaN or infinite loss rather than at it, and no step waits for its loss to be checked."""
+    """Keras's `TerminateOnNaN`, checked off the training loop's thread (`StepCallbacks`): training stops some
+    steps after a NaN or infinite loss (those the host had dispatched ahead) rather than at it, and no step waits
+    for its loss to be checked."""
     async_safe = True
+
+    @property
+    def model(self):
+        # the model as set, without `Callback.model`'s JAX state sync: from a worker thread that sync would take
+        # the loop's state mid-step (buffers the next step has already been handed, and donates)
+        return self._model
 
 
 class EpochProgress(keras.callbacks.ProgbarLogger):
@@ -232,9 +239,18 @@ class EpochProgress(keras.callbacks.ProgbarLogger):
     time is the epoch's wall time (its validation and saves included) over its steps."""
     async_safe = True     # as Keras's own bar: validation batches inside fit() stay asynchronous on JAX and torch
 
+    def on_epoch_begin(self, epoch, logs=None):
+        super().on_epoch_begin(epoch, logs)
+        self.dispatched: int | None = None
+
+    def on_step_dispatched(self, batch: int) -> None:
+        # counted in the loop (`StepCallbacks`): the bar's own count is updated by worker threads in any order
+        self.dispatched = batch + 1
+
     def on_epoch_end(self, epoch, logs=None):
-        if self.progbar is not None and self.target and self.seen < self.target:
-            self.progbar.update(self.seen, list((logs or {}).items()), finalize=True)
+        steps = self.seen if getattr(self, "dispatched", None) is None else self.dispatched
+        if self.progbar is not None and self.target and steps < self.target:
+            self.progbar.update(steps, list((logs or {}).items()), finalize=True)
             return
         super().on_epoch_end(epoch, logs)
 
@@ -278,14 +294,19 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
     return run_dir
 
 
-def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer,
-                       per_corpus: dict[str, Any]) -> list[keras.callbacks.Callback]:
-    """The callbacks of every training run: a NaN stop, per-corpus validation, the checkpointer and (TensorFlow)
-    TensorBoard. Each is `async_safe` or has no per-batch hook, so on JAX and PyTorch no step waits for its logs
-    (`StepCallbacks`; TensorFlow's Keras dispatches them in the loop whatever they are)."""
-    callbacks = [StopOnNaN()] + ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
+def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer, per_corpus: dict[str, Any],
+                       distribution: Distribution, precompile: Precompile | None = None,
+                       verbose: int | str = 0) -> list[keras.callbacks.Callback]:
+    """Every callback of a training run, in order: the programs readied (JAX), a NaN stop, per-corpus
+    validation, the checkpointer, TensorBoard (TensorFlow), the workers' joint stop (several), the progress bar.
+    Each is `async_safe` or has no per-batch hook (per-step work is `on_step_dispatched`), so on JAX and PyTorch
+    no step waits for its logs (`StepCallbacks`; TensorFlow's Keras calls them in the loop whatever they are)."""
+    callbacks = ([precompile] if precompile else []) + [StopOnNaN()]
+    callbacks += ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
+    callbacks += distribution.callbacks(config, checkpointer.out_of_budget)       # after the checkpointer's count
+    callbacks += [EpochProgress()] if verbose else []          # last: the epoch's logs are complete by then
     return callbacks
 
 
@@ -412,9 +433,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     checkpointer.set_model(model)          # fit sets it too, but a resume whose budget is spent never fits
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
-    callbacks = ([precompile] + training_callbacks(config, run_dir, checkpointer, per_corpus)
-                 + distribution.callbacks(config, checkpointer.out_of_budget))
-    callbacks += [EpochProgress()] if verbose else []          # last: the epoch's logs are complete by then
+    callbacks = training_callbacks(config, run_dir, checkpointer, per_corpus, distribution, precompile, verbose)
     start_step, started = state.global_step, time.perf_counter()
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)

@@ -116,6 +116,7 @@ def test_prepare_train_translate_evaluate_and_plot_without_tensorflow(backend, t
     assert len(cli["greedy"]) == len(cli["beam"]) == len(cli["sampled"]) == len(SENTENCES)
     assert (api["greedy"], api["beam"], api["sampled"]) == (cli["greedy"], cli["beam"], cli["sampled"])
     assert api["sampled_again"] == cli["sampled"]
+    assert all(1 <= steps < 300 for steps in api["nan_stops"]), api["nan_stops"]    # stopped, and did not crash
 
     # the .keras file this backend wrote loads on TensorFlow (this process) and computes the same logits
     english, italian = load_split(workdir / "prepared", "valid")

@@ -208,12 +208,16 @@ def test_no_training_callback_makes_each_step_wait_for_its_logs(prepared_tiny, t
     # Keras (JAX, PyTorch) converts a batch's logs in a worker thread, and lets the host run ahead of the device,
     # only if every callback is async_safe or leaves the per-batch hooks alone; Keras's TerminateOnNaN and a
     # Checkpointer counting steps in on_train_batch_end made every step wait for its values (a device sync)
-    from pipeline.training import Checkpointer, TrainState, training_callbacks
-    config = small_config(prepared_tiny, tmp_path)
+    from pipeline.distribution import Distribution
+    from pipeline.training import Checkpointer, Precompile, TrainState, training_callbacks
+    config = small_config(prepared_tiny, tmp_path, "train.max_minutes=5")
     checkpointer = Checkpointer(run_path(config), config, TrainState())
+    workers = Distribution(mode="data_parallel", replicas=2, workers=2)       # the workers' joint stop included
+    listed = training_callbacks(config, run_path(config), checkpointer, {"a": 0}, workers, Precompile([], []), 2)
+    assert {type(c).__name__ for c in listed} >= {"Precompile", "StopOnNaN", "CorpusValidation", "Checkpointer",
+                                                   "StopTogether", "EpochProgress"}
     base = keras.callbacks.Callback
-    waiting = [type(callback).__name__ for callback in training_callbacks(config, run_path(config), checkpointer, {"a": 0})
-               if not getattr(callback, "async_safe", False)
+    waiting = [type(callback).__name__ for callback in listed if not getattr(callback, "async_safe", False)
                and (type(callback).on_train_batch_end is not base.on_train_batch_end
                     or type(callback).on_batch_end is not base.on_batch_end)]
     assert waiting in ([], ["TensorBoard"]), waiting    # TensorBoard: TensorFlow only, which never dispatches async
@@ -239,7 +243,8 @@ def test_step_hooks_run_in_the_loop_and_a_nan_loss_still_stops_training():
     listed = StepCallbacks([counter, StopOnNaN()], add_history=True, model=model, verbose=0, epochs=1, steps=50)
     model.fit(x, np.zeros((400, 1), "float32"), batch_size=8, epochs=1, steps_per_epoch=50, verbose=0,
               callbacks=listed)
-    assert 1 <= counter.steps <= 5 and counter.threads == {threading.main_thread()}, counter.steps
+    # TensorFlow's Keras stops at the NaN step; JAX's and PyTorch's some steps later (those dispatched ahead)
+    assert 1 <= counter.steps < 50 and counter.threads == {threading.main_thread()}, counter.steps
 
 
 def _train_on(config, initial, batches, optimizer=None):
