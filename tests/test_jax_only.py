@@ -72,7 +72,8 @@ def second_run_compiles_ten_times_less(stage, config: list[str], run, first_run)
     assert "compiling" in again.stdout.strip().splitlines()[-1]
     for result in (first_run, again):
         assert "ERROR" not in result.stdout + result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
-        assert "donated buffers were not usable" not in result.stderr, result.stderr[-3000:]
+    # JAX warns of unusable donations when it lowers a program: in the first run (the second loads its programs)
+    assert "donated buffers were not usable" not in first_run.stderr, first_run.stderr[-3000:]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
