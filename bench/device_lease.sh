@@ -10,11 +10,11 @@
 #           steps that wait for their logs against steps that don't (StepCallbacks), side by side
 #   bench-xla  the same with NMT_ATTENTION=xla (XLA's attention kernel instead of cuDNN's)
 #   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 12288,6 32768,4 32768,6)
-# usage: bash bench/device_lease.sh [stage ...]     (default: setup check again bench)
+# usage: bash bench/device_lease.sh [stage ...]     (default: setup check bench again)
 # measured with it (H100, 2026-11-26): see the README, "Training on a GPU"
 # Prepare here first:  bench/device_lease.sh --carry   (downloads the wheels, copies the corpora)
 set -u
-STAGES=("$@"); [ ${#STAGES[@]} -eq 0 ] && STAGES=(setup check again bench)
+STAGES=("$@"); [ ${#STAGES[@]} -eq 0 ] && STAGES=(setup check bench again)
 CONFIG=${CONFIG:-configs/gpu.yaml}; MINUTES=${MINUTES:-4}; AGAIN_MINUTES=${AGAIN_MINUTES:-0.5}
 WORKDIR=${WORKDIR:-$(python3 -c "import yaml; print(yaml.safe_load(open('$CONFIG'))['workdir'])")}
 DEADLINE=${DEADLINE:-570}            # seconds this command may use (the device tool's limit is 600)
