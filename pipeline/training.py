@@ -450,7 +450,7 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)
     seconds = time.perf_counter() - started
-    _save_final(model, config, run_dir, checkpointer, distribution.is_chief)
+    _save_final(config, run_dir, checkpointer, distribution.is_chief)
     summary = _summary(config, data, state, run_dir, state.global_step - start_step, seconds, compiling, precompile,
                        per_corpus, distribution.is_chief)
     distribution.finish(run_dir)
@@ -484,12 +484,12 @@ def _start_model(config: Config, run: RunDir, resume: bool, init_from: str | Pat
     return model, TrainState()
 
 
-def _save_final(model: keras.Model, config: Config, run_dir: Path, checkpointer: Checkpointer, is_chief: bool) -> None:
+def _save_final(config: Config, run_dir: Path, checkpointer: Checkpointer, is_chief: bool) -> None:
     """The last checkpoint, the final weights, the average of the last kept checkpoints (chief only) and, when no
     epoch ended with a validation, best = final."""
     run = RunDir(run_dir)
     checkpointer.save_checkpoint()
-    inference_copy(model).save(run.model_file("model"))
+    checkpointer.inference_weights().save(run.model_file("model"))        # the checkpoint's step: no new copy
     if config.train.average_last and is_chief:      # other workers write to scratch only
         print(average_kept_checkpoints(run_dir, config.train.average_last, at_most=True).describe())
     if not run.model_file("best").exists():
