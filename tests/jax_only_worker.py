@@ -68,31 +68,19 @@ result |= {"greedy": translator.translate(sentences, beam=1),
            "backend": keras.backend.backend()}
 
 
-
 def nan_stops(trials: int = 5, steps: int = 300) -> list[int]:
     """Steps each of `trials` fits ran before StopOnNaN stopped it: a model that diverges within a few steps, fit
     with training's callback list, whose logs this backend converts in worker threads while the loop runs ahead
     (Keras's TerminateOnNaN synced the JAX state from there and crashed: "Array has been deleted")."""
     import numpy as np
-    from pipeline.training import StepCallbacks, StopOnNaN
-
-    class Count(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.steps = 0
-
-        def on_step_dispatched(self, batch):
-            self.steps += 1
+    from nan_fits import fit_until_nan
 
     counts = []
     for _ in range(trials):
         net = keras.Sequential([keras.Input((64,)), keras.layers.Dense(512), keras.layers.Dense(1)])
         net.compile(optimizer="sgd", loss="mse")
-        count = Count()
-        listed = StepCallbacks([count, StopOnNaN()], add_history=True, model=net, verbose=0, epochs=1, steps=steps)
-        net.fit(np.ones((8 * steps, 64), "float32"), np.zeros((8 * steps, 1), "float32"), batch_size=8,
-                steps_per_epoch=steps, verbose=0, callbacks=listed)
-        counts.append(count.steps)
+        counts.append(fit_until_nan(net, np.ones((8 * steps, 64), "float32"), np.zeros((8 * steps, 1), "float32"),
+                                    steps).steps)
     return counts
 
 

@@ -225,24 +225,11 @@ def test_no_training_callback_makes_each_step_wait_for_its_logs(prepared_tiny, t
 
 def test_step_hooks_run_in_the_loop_and_a_nan_loss_still_stops_training():
     import threading
-    from pipeline.training import StepCallbacks, StopOnNaN
-
-    class Counter(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.steps, self.threads = 0, set()
-
-        def on_step_dispatched(self, batch):
-            self.steps += 1
-            self.threads.add(threading.current_thread())
+    from nan_fits import fit_until_nan
 
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
-    x = np.full((400, 4), np.nan, "float32")
-    counter = Counter()
-    listed = StepCallbacks([counter, StopOnNaN()], add_history=True, model=model, verbose=0, epochs=1, steps=50)
-    model.fit(x, np.zeros((400, 1), "float32"), batch_size=8, epochs=1, steps_per_epoch=50, verbose=0,
-              callbacks=listed)
+    counter = fit_until_nan(model, np.full((400, 4), np.nan, "float32"), np.zeros((400, 1), "float32"), steps=50)
     # TensorFlow's Keras stops at the NaN step; JAX's and PyTorch's some steps later (those dispatched ahead)
     assert 1 <= counter.steps < 50 and counter.threads == {threading.main_thread()}, counter.steps
 
