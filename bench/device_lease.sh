@@ -8,13 +8,15 @@
 #   again   a second run of the same config and programs (the cache warm), $AGAIN_MINUTES of training
 #   bench   bench/bench_train_gpu.py --peak --compare-sync: steady-state step time, tokens/s, TFLOP/s, MFU, and
 #           steps that wait for their logs against steps that don't (StepCallbacks), side by side
+#   decode-compile  bench/bench_decode_compile.py on the check's prepared data: the scoring's decoding programs
+#           compiled as each batch comes (before) against side by side (now), one round
 #   bench-xla  the same with NMT_ATTENTION=xla (XLA's attention kernel instead of cuDNN's)
 #   sweep   the bench for each batch_tokens,buckets in $SWEEP (default: 12288,4 12288,6 32768,4 32768,6)
-# usage: bash bench/device_lease.sh [stage ...]     (default: setup check bench again)
+# usage: bash bench/device_lease.sh [stage ...]     (default: setup check bench again decode-compile)
 # measured with it (H100, 2026-11-26): see the README, "Training on a GPU"
 # Prepare here first:  bench/device_lease.sh --carry   (downloads the wheels, copies the corpora)
 set -u
-STAGES=("$@"); [ ${#STAGES[@]} -eq 0 ] && STAGES=(setup check bench again)
+STAGES=("$@"); [ ${#STAGES[@]} -eq 0 ] && STAGES=(setup check bench again decode-compile)
 CONFIG=${CONFIG:-configs/gpu.yaml}; MINUTES=${MINUTES:-4}; AGAIN_MINUTES=${AGAIN_MINUTES:-0.5}
 WORKDIR=${WORKDIR:-$(python3 -c "import yaml; print(yaml.safe_load(open('$CONFIG'))['workdir'])")}
 DEADLINE=${DEADLINE:-570}            # seconds this command may use (the device tool's limit is 600)
@@ -81,6 +83,10 @@ keras.__version__, jax.devices())"
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
       # shellcheck disable=SC2086
       run_stage bench 60 python3 bench/bench_train_gpu.py --config "$CONFIG" --peak ${BENCH_ARGS:---steps 30 --rounds 3 --compare-sync} ;;
+    decode-compile)
+      export PYTHONPATH=${PYTHONPATH:-/tmp/site}
+      run_stage decode-compile 90 python3 bench/bench_decode_compile.py --config "$CONFIG" --workdir "$WORKDIR" \
+        --rounds 1 ;;
     bench-xla)    # the same with XLA's attention kernel: the side-by-side ratio of cuDNN flash attention
       export PYTHONPATH=${PYTHONPATH:-/tmp/site}
       # shellcheck disable=SC2086

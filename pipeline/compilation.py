@@ -33,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 CACHE_ENV = "NMT_COMPILATION_CACHE"
 _OFF = ("", "0", "off", "none", "false")
@@ -365,13 +365,13 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
         else:
             missing.append((kind, key, function, arguments, path))
     if missing:
-        # each program goes to XLA as soon as it is lowered: lowering (Python) overlaps the compiles (threads)
-        with _without_jax_cache(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(_compile_fresh, function.lower(*arguments)) for _, _, function, arguments, _ in missing]
-            for (kind, key, _, _, path), future in zip(missing, futures):
-                programs[kind][key], fresh = future.result()
-                if fresh:
-                    store.save(path, programs[kind][key])
+        with _without_jax_cache():
+            built = compile_side_by_side([lambda f=function, a=arguments: f.lower(*a)
+                                          for _, _, function, arguments, _ in missing], _compile_fresh, workers)
+        for (kind, key, _, _, path), (program, fresh) in zip(missing, built):
+            programs[kind][key] = program
+            if fresh:
+                store.save(path, program)
         done.compiled = len(missing)
     model.make_train_function()
     model.make_test_function()                  # validation's, made now so it can be replaced too
@@ -381,6 +381,22 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     model.test_function = _dispatch(programs["test"], model.test_function)
     done.seconds = time.perf_counter() - started
     return done
+
+
+def compile_side_by_side(lowerings: Sequence[Callable[[], Any]], compile: Callable[[Any], Any] = None,
+                         threads: int | None = None) -> list[Any]:
+    """JAX programs compiled side by side: each of `lowerings` (a call that traces and lowers one program) runs
+    in turn in this thread, and each lowered program goes at once to a pool of `threads` threads (default: the
+    cores, at most one per program) that calls `compile` on it (default: `Lowered.compile`). XLA compiles
+    without Python's lock, so lowering (Python) overlaps the compiles and a host with many cores compiles
+    the programs at once instead of one after another. Results in the order of `lowerings`."""
+    compile = compile or (lambda lowered: lowered.compile())
+    if not lowerings:
+        return []
+    workers = max(1, min(len(lowerings), threads or os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(compile, lower()) for lower in lowerings]
+        return [future.result() for future in futures]
 
 
 def split_train_step(model: Any) -> tuple[Any, Any]:

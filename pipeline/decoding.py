@@ -21,7 +21,7 @@ Read top to bottom:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import keras
@@ -409,10 +409,37 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
     two, source width and cache length to multiples of 8) so that few shapes get compiled. Compiled
     with `tf.function` on TensorFlow (XLA with `jit_compile`), `jax.jit` on JAX; PyTorch runs the loop
     eagerly under `torch.no_grad()`.
+
+    `decode.prepare(shapes, **options)`, given the (sentences, width, most steps) of the calls to come with
+    the same options, compiles the programs they need that are not compiled yet side by side
+    (`compilation.compile_side_by_side`; JAX only, elsewhere nothing to do) and returns how many it compiled:
+    a translator that knows its batches ahead (`KerasEngine`) pays for the slowest program, not for each.
     """
     table = model.target_embedding.sequence_length            # positions the decoder can embed
     source_table = model.source_embedding.sequence_length
     compiled: dict[tuple[DecodeOptions, int], Callable] = {}
+
+    def padded(source_ids: np.ndarray, max_steps: np.ndarray, options: DecodeOptions,
+               seed: Any) -> tuple[tuple[DecodeOptions, int], list[np.ndarray]]:
+        """(the program's key, its inputs): the batch padded to its bucket."""
+        (batch, width), steps = source_ids.shape, min(int(max_steps.max(initial=0)), table - 1)
+        cache_length = min(_round_up(steps + 1, 8), table)
+        rows = 1 << (batch - 1).bit_length()
+        inputs = [_pad(source_ids, (rows, min(_round_up(width, 8), max(width, source_table)))),
+                  _pad(max_steps, (rows,), value=1)]          # padding rows: empty sources that end at once
+        if options.kind == "sample":     # drawn for the whole table, so a seed's draws do not depend on buckets
+            uniforms = np.random.default_rng(seed).random((batch, table - 1), dtype=np.float32)
+            inputs.append(_pad(uniforms[:, :cache_length - 1], (rows, cache_length - 1)))
+        return (options, cache_length), inputs
+
+    def program(key: tuple[DecodeOptions, int], inputs: list[np.ndarray]) -> Callable:
+        if key not in compiled:
+            def function(source, limits, uniforms=None, options=key[0], cache_length=key[1]):
+                decode.traces += 1
+                return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
+                                   cache_length, banned_id)
+            compiled[key] = _compile(model, function, inputs, jit_compile)
+        return compiled[key]
 
     def decode(source_ids, max_steps, beams: int = 1, alpha: float = 0.0, sample: bool = False,
                temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
@@ -422,27 +449,80 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
         (batch, width), steps = source_ids.shape, min(int(max_steps.max(initial=0)), table - 1)
         if batch == 0:
             return np.zeros((0, steps) if options.n_best == 1 else (0, options.n_best, steps), np.int32)
-        cache_length = min(_round_up(steps + 1, 8), table)
-        rows = 1 << (batch - 1).bit_length()
-        inputs = [_pad(source_ids, (rows, min(_round_up(width, 8), max(width, source_table)))),
-                  _pad(max_steps, (rows,), value=1)]          # padding rows: empty sources that end at once
-        if options.kind == "sample":     # drawn for the whole table, so a seed's draws do not depend on buckets
-            uniforms = np.random.default_rng(seed).random((batch, table - 1), dtype=np.float32)
-            inputs.append(_pad(uniforms[:, :cache_length - 1], (rows, cache_length - 1)))
-        key = (options, cache_length)
-        if key not in compiled:
-            def function(source, limits, uniforms=None, options=options, cache_length=cache_length):
-                decode.traces += 1
-                return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
-                                   cache_length, banned_id)
-            compiled[key] = _compile(model, function, inputs, jit_compile)
-        ids = compiled[key](*inputs)
+        key, inputs = padded(source_ids, max_steps, options, seed)
+        ids = program(key, inputs)(*inputs)
+        rows = inputs[0].shape[0]
         if options.n_best > 1:
             return ids.reshape(rows, options.n_best, -1)[:batch, :, :steps]
         return ids[:batch, :steps]
 
+    def prepare(shapes: Iterable[tuple[int, int, int]], beams: int = 1, alpha: float = 0.0, sample: bool = False,
+                temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
+                seed=None, n_best: int = 1) -> int:
+        options = decode_options(beams, alpha, sample, temperature, top_k, top_p, seed, n_best)
+        lowerings, seen = [], set()
+        for batch, width, steps in shapes:
+            if batch < 1 or width < 1:
+                continue
+            key, inputs = padded(np.zeros((batch, width), np.int32), np.full(batch, steps, np.int32), options, 0)
+            target = program(key, inputs)
+            signature = (key, *(x.shape for x in inputs))
+            if isinstance(target, _JaxProgram) and signature not in seen and not target.has_program(inputs):
+                seen.add(signature)
+                lowerings.append((target, inputs))
+        if not lowerings:
+            return 0
+        from pipeline.compilation import compile_side_by_side
+        built = compile_side_by_side([lambda t=target, xs=xs: t.lower(*xs) for target, xs in lowerings])
+        for (target, inputs), ready in zip(lowerings, built):
+            target.set_ready(inputs, ready)
+        return len(built)
+
     decode.traces = 0           # loops traced for compilation so far (on PyTorch: loops run)
+    decode.prepare = prepare
     return decode
+
+
+class _JaxProgram:
+    """A decoding loop under `jax.jit`, the model's weights passed as arguments (so they are not baked into the
+    program); the input shapes readied ahead (`lower`, `set_ready`) run their compiled program directly, the
+    others go through `jax.jit`, which compiles each new shape when it first comes."""
+
+    def __init__(self, model, function: Callable):
+        import jax
+
+        self.variables = model.variables
+
+        def stateless(values, *xs):
+            with keras.StatelessScope(state_mapping=list(zip(self.variables, values))):
+                return function(*xs)
+
+        self.jitted = jax.jit(stateless)
+        self.ready: dict[tuple, Any] = {}
+        self.jitted_shapes: set[tuple] = set()
+
+    @staticmethod
+    def _signature(inputs: Sequence[np.ndarray]) -> tuple:
+        return tuple((x.shape, str(x.dtype)) for x in inputs)
+
+    def has_program(self, inputs: Sequence[np.ndarray]) -> bool:
+        """Whether these inputs' shapes have a compiled program already (readied, or compiled by `jax.jit`)."""
+        signature = self._signature(inputs)
+        return signature in self.ready or signature in self.jitted_shapes
+
+    def lower(self, *inputs: np.ndarray) -> Any:
+        return self.jitted.lower([v.value for v in self.variables], *inputs)
+
+    def set_ready(self, inputs: Sequence[np.ndarray], compiled: Any) -> None:
+        self.ready[self._signature(inputs)] = compiled
+
+    def __call__(self, *inputs: np.ndarray) -> np.ndarray:
+        signature = self._signature(inputs)
+        program = self.ready.get(signature)
+        if program is None:
+            program = self.jitted
+            self.jitted_shapes.add(signature)
+        return np.asarray(program([v.value for v in self.variables], *inputs))
 
 
 def _compile(model, function: Callable, inputs: list[np.ndarray], jit_compile: bool) -> Callable[..., np.ndarray]:
@@ -455,16 +535,7 @@ def _compile(model, function: Callable, inputs: list[np.ndarray], jit_compile: b
         traced = tf.function(function, input_signature=signature, jit_compile=jit_compile)
         return lambda *xs: traced(*xs).numpy()
     if backend == "jax":
-        import jax
-
-        variables = model.variables     # passed as arguments, so weights are not baked into the program
-
-        def stateless(values, *xs):
-            with keras.StatelessScope(state_mapping=list(zip(variables, values))):
-                return function(*xs)
-
-        jitted = jax.jit(stateless)
-        return lambda *xs: np.asarray(jitted([v.value for v in variables], *xs))
+        return _JaxProgram(model, function)
     if backend == "torch":
         import torch
 

@@ -7,9 +7,10 @@ It needs no network and no TensorFlow: JAX (or PyTorch) with the packages of the
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pipeline.config import Config
 from pipeline.io_utils import atomic_write_json
@@ -26,11 +27,17 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
     from pipeline.translate import open_translator
 
     started = time.perf_counter()
-    prepared = prepare(config, progress=progress)
-    summary = train(config, overwrite=True, verbose=2 if progress else 0)
+    phases = PhaseClock()
+    with phases("prepare"):
+        prepared = prepare(config, progress=progress)
+    with phases("train"):
+        summary = train(config, overwrite=True, verbose=2 if progress else 0)
     print(format_summary(summary))
-    scores = score_corpora(open_translator(run_path(config), "best"), prepared_path(config), "test", test_sentences)
-    ct2 = _convert_for_ctranslate2(run_path(config))
+    with phases("score"):
+        scores = score_corpora(open_translator(run_path(config), "best"), prepared_path(config), "test",
+                               test_sentences)
+    with phases("convert"):
+        ct2 = _convert_for_ctranslate2(run_path(config))
     report = {"device": summary.get("device"), "backend": summary["backend"], "minutes": minutes,
               "pairs": prepared.get("pairs_kept"), "split_sizes": prepared.get("split_sizes"),
               **{key: summary.get(key) for key in ("steps", "seconds", "compile_seconds", "compiled_programs",
@@ -38,10 +45,26 @@ def gpu_check(config: Config, minutes: float, test_sentences: int = 500, progres
                                                    "ready_programs_loaded", "target_tokens_per_s",
                                                    "target_tokens_per_s_after_compiling", "matmul_tflops_per_s",
                                                    "mfu", "best_val_loss")},
-              "test": scores, "ctranslate2": ct2, "wall_seconds": round(time.perf_counter() - started, 1),
+              "test": scores, "ctranslate2": ct2, "phase_seconds": phases.seconds,
+              "wall_seconds": round(time.perf_counter() - started, 1),
               "run_dir": str(run_path(config))}
     atomic_write_json(Path(config.workdir) / GPU_CHECK_FILE, report)
     return report
+
+
+class PhaseClock:
+    """Wall seconds of each named phase (`with clock("train"): ...`), in the order they ran."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(time.perf_counter() - start, 1)
 
 
 def _convert_for_ctranslate2(run_dir: Path) -> str:
@@ -67,6 +90,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"test {name}: BLEU {r['bleu']:.2f}, chrF {r['chrf']:.2f} on {r['sentences']:,} sentences "
                      f"(beam {r['beam']}; {r['bleu_signature']}; {r['chrf_signature']})")
     lines.append(f"CTranslate2: {report['ctranslate2']}")
+    lines.append("phases: " + ", ".join(f"{name} {seconds} s" for name, seconds in report["phase_seconds"].items()))
     lines.append(f"gpu check done in {report['wall_seconds']} s -> {report['run_dir']} "
                  f"(translate: python scripts/translate.py --run {report['run_dir']} --engine ctranslate2 \"Hello.\")")
     return "\n".join(lines)

@@ -28,6 +28,29 @@ def _sample_lines() -> list[str]:
         return handle.read().splitlines()
 
 
+def test_corpora_are_translated_in_one_call_and_each_scored_on_its_own_sentences(corpora, tmp_path):
+    from pipeline.evaluation import score_corpora, split_sets
+
+    config = _mixed_run_config(corpora, tmp_path / "run")
+    sets = split_sets(prepared_path(config), "valid")
+    answers = {source: refs for evalset in sets.values() for source, refs in zip(evalset.sources, evalset.references)}
+    calls = []
+
+    class Oracle:                   # answers each source with its own reference: 100 BLEU where scored aligned
+        def __init__(self):
+            self.config = config
+
+        def translate(self, sources, beam, length_penalty, progress):
+            calls.append((len(sources), beam))
+            return [answers[source][0] for source in sources]
+
+    scores = score_corpora(Oracle(), prepared_path(config), "valid", max_sentences=15, beam=3)
+    expected = {name: min(15, len(evalset.sources)) for name, evalset in sets.items()}
+    assert len(expected) == 2 and calls == [(sum(expected.values()), 3)]
+    assert {name: (r["sentences"], r["bleu"], r["chrf"]) for name, r in scores.items()} == {
+        name: (count, 100.0, 100.0) for name, count in expected.items()}
+
+
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory):
     """Two corpora from the bundled sample: `phrases` (lines 0-5999) and `more` (lines 6000-8999), plus the

@@ -59,6 +59,15 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
     traces = decode.traces
     decode(source[:7, :6], limits[:7])              # the same buckets (8 rows, width 8): no new compilation
     out["new_traces"] = np.array(decode.traces - traces)
+    # programs readied ahead, side by side (JAX; elsewhere nothing to do): the same ids, nothing traced after
+    ahead = KerasEngine(model, tiny_engine.vectorizers, tiny_engine.config).decoder
+    out["prepared"] = np.array([ahead.prepare([(len(source), source.shape[1], STEPS), (5, 3, STEPS)]),
+                                ahead.prepare([(FEW, few.shape[1], STEPS)], beams=4, alpha=0.6),
+                                ahead.prepare([(7, 6, STEPS)])])      # 8 rows, width 8: readied already
+    traces = ahead.traces
+    out["greedy_prepared"], out["beam_4_prepared"] = ahead(source, limits), ahead(few, limits[:FEW], beams=4, alpha=0.6)
+    ahead(source[:7, :6], limits[:7])
+    out["prepared_new_traces"] = np.array(ahead.traces - traces)
     bias = np.array(ops.convert_to_numpy(model.output_bias))
     bias[unk] += 100.0                              # the model now prefers [UNK] everywhere
     model.output_bias.assign(bias)
@@ -309,6 +318,15 @@ def test_buckets_avoid_recompiling(results):
     if backend == "torch":
         pytest.skip("PyTorch runs the loop eagerly: nothing is compiled")
     assert int(out["new_traces"]) == 0
+
+
+def test_programs_readied_ahead_decode_the_same_and_trace_nothing_after(results):
+    backend, out = results
+    assert (out["greedy_prepared"] == out["greedy"]).all() and (out["beam_4_prepared"] == out["beam_4"]).all()
+    if backend == "jax":    # compiled side by side: two greedy buckets, one beam bucket, then none left to compile
+        assert out["prepared"].tolist() == [2, 1, 0] and int(out["prepared_new_traces"]) == 0, out["prepared"]
+    else:                   # TensorFlow traces once per option set and cache length; PyTorch runs eagerly
+        assert out["prepared"].tolist() == [0, 0, 0]
 
 
 def float_ties(model, start_id: int, source, a: np.ndarray, b: np.ndarray) -> list[tuple[int, int, float]]:

@@ -101,6 +101,9 @@ def test_prepare_train_translate_evaluate_and_plot_without_tensorflow(backend, t
     assert first.returncode == 0, first.stderr[-3000:]
     check = json.loads((workdir / "gpu_check.json").read_text(encoding="utf-8"))
     assert check["steps"] == 40 and check["device"] == "cpu" and check["ctranslate2"] == "converted", check
+    phases = check["phase_seconds"]                  # where the check's time went, each phase once, in order
+    assert list(phases) == ["prepare", "train", "score", "convert"] and sum(phases.values()) <= check["wall_seconds"]
+    assert phases["train"] >= check["seconds"], check
     (scores,) = check["test"].values()           # one corpus: the bundled sample
     assert 0 <= scores["bleu"] <= 100 and scores["sentences"] == 20 and scores["bleu_signature"].startswith("nrefs:")
     assert first.stdout.strip().splitlines()[-1].startswith("gpu check done in ")

@@ -22,6 +22,13 @@ class CrossAttention(NamedTuple):
     translation: str
 
 
+def longest_first(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """Row indices in decoder calls of `batch_size` sentences, longest first (similar lengths together: less
+    padding), as `KerasEngine.translate_sentences` decodes them."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
 class KerasEngine(Engine):
     """A trained run's model and vectorizers, in the run's direction (`direction`); no training code runs.
 
@@ -65,9 +72,10 @@ class KerasEngine(Engine):
     def translate_batches(self, ids, lengths, limits, beam, alpha, batch_size, sampling) -> Batches:
         """Longest first, `batch_size` sentences per decoder call (similar lengths together: less padding)."""
         seed = sampling.pop("seed")
-        order = np.argsort(-lengths, kind="stable")
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        batches = longest_first(lengths, batch_size)
+        if len(batches) > 1:                                # one batch compiles what it needs as it comes
+            self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, **sampling)
+        for start, rows in zip(range(0, len(lengths), batch_size), batches):
             width = max(int(lengths[rows].max()), 1)
             result = self.translate_ids(ids[rows, :width], limits[rows], beam, alpha,
                                         seed=None if seed is None else (seed, start), **sampling)
@@ -75,12 +83,21 @@ class KerasEngine(Engine):
 
     def n_best_batches(self, ids, lengths, limits, n, beam, alpha, batch_size) -> Batches:
         """In input order, `batch_size` sentences per decoder call."""
-        for start in range(0, len(ids), batch_size):
-            rows = np.arange(start, min(start + batch_size, len(ids)))
+        batches = [np.arange(start, min(start + batch_size, len(ids))) for start in range(0, len(ids), batch_size)]
+        if len(batches) > 1:
+            self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, n_best=n)
+        for rows in batches:
             ranked = self.translate_ids(ids[rows, :max(int(lengths[rows].max()), 1)], limits[rows], beam, alpha,
                                         n_best=n)
             ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
             yield rows, [[self.vectorizers.decode_target(h) for h in hypotheses] for hypotheses in ranked]
+
+    def prepare_batches(self, batches: list[np.ndarray], lengths: np.ndarray, limits: np.ndarray,
+                        **options: Any) -> int:
+        """Compile, side by side, the decoding programs that these batches (row indices) will need and that are
+        not compiled yet (`decode.prepare`: JAX; elsewhere nothing to do); how many it compiled."""
+        return self.decoder.prepare([(len(rows), max(int(lengths[rows].max()), 1), int(limits[rows].max()))
+                                     for rows in batches], **options)
 
     def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
         """Translate one sentence and return its cross-attention with the tokens on both sides."""
