@@ -238,6 +238,7 @@ class ProgramStore:
                  "model": model.get_config(), "optimizer": model.optimizer.get_config(),
                  "loss": getattr(model.loss, "get_config", lambda: repr(model.loss))(),
                  "policy": keras.mixed_precision.global_policy().name,
+                 "attention": os.environ.get("NMT_ATTENTION", "auto"),    # cuDNN's kernel or XLA's (pipeline.layers)
                  "sources": [hashlib.sha256(path.read_bytes()).hexdigest() for path in sources]}
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -71,6 +71,26 @@ def test_the_program_store_prunes_the_least_recently_used(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.program")) == ["p3.program", "p4.program"]
 
 
+def test_stored_programs_of_one_attention_kernel_are_not_loaded_for_the_other(monkeypatch, tiny_config_path):
+    """`NMT_ATTENTION=xla` (the way round a cuDNN that refuses a shape) must not load the cuDNN programs that a
+    run without it stored: the kernel is part of the programs' key."""
+    pytest.importorskip("jax")
+    from pipeline.config import load_config
+    from pipeline.model import build_model
+    from pipeline.training import compile_model
+
+    small = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
+             "model.decoder_layers=1"]
+    model = compile_model(build_model(load_config(tiny_config_path, small, None), 300, 300),
+                          load_config(tiny_config_path, small, None))
+    monkeypatch.delenv("NMT_ATTENTION", raising=False)
+    default = ProgramStore.fingerprint(model)
+    monkeypatch.setenv("NMT_ATTENTION", "xla")
+    assert ProgramStore.fingerprint(model) != default
+    monkeypatch.setenv("NMT_ATTENTION", "auto")
+    assert ProgramStore.fingerprint(model) == default
+
+
 def test_train_flops_by_hand():
     # d 2, ff 4, one layer each side, vocabulary 10; one sentence of 3 source and 2 target tokens
     per_source = 1 * (4 * 4 + 2 * 2 * 4) + 1 * 2 * 4                   # 40 multiply-adds
