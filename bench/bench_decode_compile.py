@@ -58,7 +58,8 @@ def main() -> None:
     model = build_model(config, *vocabulary_sizes(prepared_path(config) / VECTORIZERS_FILE))
     beam, alpha, batch_size = config.decode.resolve(args.beam)
     engine = KerasEngine(model, vectorizers, config)
-    corpora = [engine.source_ids(evalset.sources[:args.sentences])
+    corpora = [engine.source_ids([piece for layout in engine.split(evalset.sources[:args.sentences])  # as translate
+                                  for piece in layout.to_translate if piece.strip()])
                for evalset in split_sets(prepared_path(config), args.split).values()]
 
     def plan(ids) -> tuple:                          # (lengths, limits, batches), as translating plans them

@@ -238,7 +238,7 @@ class ProgramStore:
                  "model": model.get_config(), "optimizer": model.optimizer.get_config(),
                  "loss": getattr(model.loss, "get_config", lambda: repr(model.loss))(),
                  "policy": keras.mixed_precision.global_policy().name,
-                 "attention": os.environ.get("NMT_ATTENTION", "auto"),    # cuDNN's kernel or XLA's (pipeline.layers)
+                 "attention": "xla" if os.environ.get("NMT_ATTENTION") == "xla" else "auto",   # pipeline.layers
                  "sources": [hashlib.sha256(path.read_bytes()).hexdigest() for path in sources]}
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -353,7 +353,7 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     paths = [store.path(fingerprint, kind, (repr(jax.tree.structure(arguments[:-1])), key))
              for kind, key, _, arguments in wanted]
     programs: dict[str, dict[tuple, Any]] = {"update": {}, "gradients": {}, "test": {}}
-    workers = max(1, min(len(wanted), threads or os.cpu_count() or 1))
+    workers = max(1, min(len(wanted), threads or usable_cores()))
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:     # loading, too, runs outside Python's lock
         stored = list(pool.map(store.load, paths))
@@ -384,20 +384,29 @@ def precompile_jax(model: Any, train_batches: Iterable[Any], test_batches: Itera
     return done
 
 
-def compile_side_by_side(lowerings: Sequence[Callable[[], Any]], compile: Callable[[Any], Any] = None,
+def compile_side_by_side(lowerings: Sequence[Callable[[], Any]], compiler: Callable[[Any], Any] | None = None,
                          threads: int | None = None) -> list[Any]:
     """JAX programs compiled side by side: each of `lowerings` (a call that traces and lowers one program) runs
     in turn in this thread, and each lowered program goes at once to a pool of `threads` threads (default: the
-    cores, at most one per program) that calls `compile` on it (default: `Lowered.compile`). XLA compiles
-    without Python's lock, so lowering (Python) overlaps the compiles and a host with many cores compiles
-    the programs at once instead of one after another. Results in the order of `lowerings`."""
-    compile = compile or (lambda lowered: lowered.compile())
+    cores this process may use, at most one per program) that calls `compiler` on it (default:
+    `Lowered.compile`). XLA compiles without Python's lock, so lowering (Python) overlaps the compiles and a host
+    with many cores compiles the programs at once instead of one after another. Results in the order of
+    `lowerings`."""
+    compiler = compiler or (lambda lowered: lowered.compile())
     if not lowerings:
         return []
-    workers = max(1, min(len(lowerings), threads or os.cpu_count() or 1))
+    workers = max(1, min(len(lowerings), threads or usable_cores()))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        futures = [pool.submit(compile, lower()) for lower in lowerings]
+        futures = [pool.submit(compiler, lower()) for lower in lowerings]
         return [future.result() for future in futures]
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, e.g. a container's CPU set), else all of them."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):            # no affinity on this platform
+        return os.cpu_count() or 1
 
 
 def split_train_step(model: Any) -> tuple[Any, Any]:

@@ -96,6 +96,7 @@ class TrainConfig:
     bucket_width: int = 1              # batch widths are multiples of this (8 suits GPUs; 0 or 1 = any width)
     early_stopping_patience: int = 3   # epochs without validation-loss improvement (0 = off)
     checkpoint_every_steps: int = 500  # 0 = only at epoch ends
+    checkpoint_every_epoch: bool = True  # false: an epoch's end checkpoints only when training stops there
     keep_checkpoints: int = 5          # keep the weights of the last N checkpoints for averaging (0 = none)
     average_last: int = 0              # after training, average the last N kept checkpoints into averaged.keras
     max_steps: int = 0                 # stop after this many optimizer steps (0 = no limit)

@@ -21,6 +21,7 @@ Read top to bottom:
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -412,12 +413,14 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
 
     `decode.prepare(shapes, **options)`, given the (sentences, width, most steps) of the calls to come with
     the same options, compiles the programs they need that are not compiled yet side by side
-    (`compilation.compile_side_by_side`; JAX only, elsewhere nothing to do) and returns how many it compiled:
-    a translator that knows its batches ahead (`KerasEngine`) pays for the slowest program, not for each.
+    (`compilation.compile_side_by_side`; JAX only, elsewhere nothing to do) and returns how many it readied
+    (compiled, or handed back by JAX's persistent cache): a translator that knows its batches ahead
+    (`KerasEngine`) pays for the slowest program, not for each.
     """
     table = model.target_embedding.sequence_length            # positions the decoder can embed
     source_table = model.source_embedding.sequence_length
     compiled: dict[tuple[DecodeOptions, int], Callable] = {}
+    creating = threading.Lock()      # a service's threads may share one decoder (both directions of a model)
 
     def padded(source_ids: np.ndarray, max_steps: np.ndarray, options: DecodeOptions,
                seed: Any) -> tuple[tuple[DecodeOptions, int], list[np.ndarray]]:
@@ -433,13 +436,14 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
         return (options, cache_length), inputs
 
     def program(key: tuple[DecodeOptions, int], inputs: list[np.ndarray]) -> Callable:
-        if key not in compiled:
-            def function(source, limits, uniforms=None, options=key[0], cache_length=key[1]):
-                decode.traces += 1
-                return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
-                                   cache_length, banned_id)
-            compiled[key] = _compile(model, function, inputs, jit_compile)
-        return compiled[key]
+        with creating:
+            if key not in compiled:
+                def function(source, limits, uniforms=None, options=key[0], cache_length=key[1]):
+                    decode.traces += 1
+                    return decode_loop(model, source, limits, make_strategy(options, uniforms), start_id, end_id,
+                                       cache_length, banned_id)
+                compiled[key] = _compile(model, function, inputs, jit_compile)
+            return compiled[key]
 
     def decode(source_ids, max_steps, beams: int = 1, alpha: float = 0.0, sample: bool = False,
                temperature: float | None = None, top_k: int | None = None, top_p: float | None = None,
@@ -519,10 +523,11 @@ class _JaxProgram:
     def __call__(self, *inputs: np.ndarray) -> np.ndarray:
         signature = self._signature(inputs)
         program = self.ready.get(signature)
-        if program is None:
-            program = self.jitted
-            self.jitted_shapes.add(signature)
-        return np.asarray(program([v.value for v in self.variables], *inputs))
+        if program is not None:
+            return np.asarray(program([v.value for v in self.variables], *inputs))
+        ids = np.asarray(self.jitted([v.value for v in self.variables], *inputs))
+        self.jitted_shapes.add(signature)                   # compiled (a failed compile is not counted)
+        return ids
 
 
 def _compile(model, function: Callable, inputs: list[np.ndarray], jit_compile: bool) -> Callable[..., np.ndarray]:

@@ -154,15 +154,19 @@ def score_corpora(translator, prepared_dir: str | Path, split: str = "valid", ma
     """BLEU and chrF of each corpus's part of a prepared split, on its first `max_sentences` source sentences
     (all references of each), at the run's decoding settings unless `beam` is given. The corpora are translated
     together, in one call (one batch plan, whose decoding programs the Keras engine compiles side by side on
-    JAX), and each is scored on its own sentences."""
+    JAX), and each is scored on its own sentences (which share batches with other corpora's: where two tokens'
+    scores tie to the last bit, padding can tip them, as it can between any two batchings)."""
     sets = {name: EvalSet(evalset.name, evalset.sources[:max_sentences], evalset.references[:max_sentences])
             if max_sentences else evalset for name, evalset in split_sets(prepared_dir, split).items()}
     beam, alpha, _ = translator.config.decode.resolve(beam, None)
-    hypotheses = iter(translator.translate([source for evalset in sets.values() for source in evalset.sources],
-                                           beam=beam, length_penalty=alpha, progress=progress))
-    results = {}
+    sources = [source for evalset in sets.values() for source in evalset.sources]
+    hypotheses = translator.translate(sources, beam=beam, length_penalty=alpha, progress=progress)
+    if len(hypotheses) != len(sources):
+        raise ValueError(f"the translator gave {len(hypotheses)} translations for {len(sources)} sentences")
+    results, start = {}, 0
     for name, evalset in sets.items():
-        scores = score([next(hypotheses) for _ in evalset.sources], evalset.references)
+        scores = score(hypotheses[start:start + len(evalset.sources)], evalset.references)
+        start += len(evalset.sources)
         results[name] = {"sentences": len(evalset.sources), "beam": beam,
                          **{k: scores[k] for k in ("bleu", "chrf", "bleu_signature", "chrf_signature", "length_ratio")}}
     return results

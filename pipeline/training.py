@@ -104,7 +104,8 @@ def inference_copy(model: keras.Model) -> keras.Model:
 
 
 class Checkpointer(keras.callbacks.Callback):
-    """Checkpoints every N steps and every epoch; keeps the best model; stops early."""
+    """Checkpoints every N steps (`train.checkpoint_every_steps`) and at every epoch's end (unless
+    `train.checkpoint_every_epoch` is false: then only where training stops); keeps the best model; stops early."""
 
     def __init__(self, run_dir: Path, config: Config, state: TrainState, steps_per_epoch: int | None = None):
         super().__init__()
@@ -199,7 +200,9 @@ class Checkpointer(keras.callbacks.Callback):
                 print(f"early stopping: no validation-loss improvement for {patience} epochs")
                 self.model.stop_training = True
         atomic_write_json(RunDir(self.run_dir).history_file, self.state.history)
-        self.save_checkpoint()
+        last = self.model.stop_training or epoch + 1 >= self.config.train.epochs      # training stops here
+        if self.config.train.checkpoint_every_epoch or last:
+            self.save_checkpoint()
 
 
 class CorpusValidation(keras.callbacks.Callback):
@@ -275,8 +278,8 @@ class EpochProgress(keras.callbacks.ProgbarLogger):
 
 # keys that only set how long training goes on or how often it saves: a resumed run may change them
 RESUMABLE_CHANGES = {"train.epochs", "train.max_steps", "train.max_minutes", "train.checkpoint_every_steps",
-                     "train.early_stopping_patience", "train.keep_checkpoints", "train.average_last",
-                     "train.final_bleu_sentences"}
+                     "train.checkpoint_every_epoch", "train.early_stopping_patience", "train.keep_checkpoints",
+                     "train.average_last", "train.final_bleu_sentences"}
 
 
 def corpus_weights(config: Config, corpora: list[tuple[str, int, int]], prepared: Path) -> tuple:

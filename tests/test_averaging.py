@@ -1,4 +1,5 @@
 """Kept checkpoints (`train.keep_checkpoints`) and checkpoint averaging (`scripts/average.py`)."""
+import json
 import os
 import shutil
 import subprocess
@@ -51,6 +52,27 @@ def test_checkpointer_keeps_the_weights_of_the_last_n_checkpoints(prepared_tiny,
     for path in kept:
         copy.load_weights(path)
         assert np.all(copy.output_bias.numpy() == RunDir.kept_step(path))
+
+
+@pytest.mark.parametrize("every_epoch", [True, False])
+def test_epoch_ends_checkpoint_unless_told_only_where_training_stops(prepared_tiny, tmp_path, every_epoch):
+    config = small_config(prepared_tiny, tmp_path, "train.checkpoint_every_steps=0", "train.epochs=4",
+                          f"train.checkpoint_every_epoch={str(every_epoch).lower()}")
+    run_path(config).mkdir(parents=True)
+    model = compile_model(build_model(config, 300, 300), config)
+    callback = Checkpointer(run_path(config), config, TrainState())
+    callback.set_model(model)
+    run, saved = RunDir(run_path(config)), []
+    for epoch in range(4):
+        callback.on_step_dispatched(0)
+        model.stop_training = epoch == 1                    # a stop (budget, early stopping) ends this fit()
+        callback.on_epoch_end(epoch, {"loss": 1.0, "val_loss": 2.0 - epoch})
+        state = json.loads(run.checkpoint_state.read_text()) if run.checkpoint_state.exists() else {}
+        saved.append(state.get("global_step"))
+    # the checkpoint's step after each epoch: every epoch, or only at the stop and at the last epoch
+    assert saved == ([1, 2, 3, 4] if every_epoch else [None, 2, 2, 4])
+    assert [RunDir.kept_step(p) for p in run.kept_checkpoints()] == ([1, 2, 3, 4] if every_epoch else [2, 4])
+    assert json.loads(run.history_file.read_text())[-1]["epoch"] == 4 and run.model_file("best").is_file()
 
 
 def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):

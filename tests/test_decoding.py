@@ -68,6 +68,14 @@ def decode_everything(run_dir, source: np.ndarray) -> dict[str, np.ndarray]:
     out["greedy_prepared"], out["beam_4_prepared"] = ahead(source, limits), ahead(few, limits[:FEW], beams=4, alpha=0.6)
     ahead(source[:7, :6], limits[:7])
     out["prepared_new_traces"] = np.array(ahead.traces - traces)
+    # the engine readies, before decoding, every program its batches then use (greedy, n-best, sampling)
+    engine = KerasEngine(model, tiny_engine.vectorizers, tiny_engine.config)
+    readied, prepare, traces = [], engine.decoder.prepare, engine.decoder.traces
+    engine.decoder.prepare = lambda *args, **options: readied.append(prepare(*args, **options)) or readied[-1]
+    engine.translate_sentences(SENTENCES, batch_size=2)
+    engine.n_best_sentences(SENTENCES, 2, batch_size=2)
+    engine.translate_sentences(SENTENCES, batch_size=2, sample=True, seed=3)
+    out["engine_readied"], out["engine_traces"] = np.array(readied), np.array(engine.decoder.traces - traces)
     bias = np.array(ops.convert_to_numpy(model.output_bias))
     bias[unk] += 100.0                              # the model now prefers [UNK] everywhere
     model.output_bias.assign(bias)
@@ -327,6 +335,10 @@ def test_programs_readied_ahead_decode_the_same_and_trace_nothing_after(results)
         assert out["prepared"].tolist() == [2, 1, 0] and int(out["prepared_new_traces"]) == 0, out["prepared"]
     else:                   # TensorFlow traces once per option set and cache length; PyTorch runs eagerly
         assert out["prepared"].tolist() == [0, 0, 0]
+    readied = out["engine_readied"].tolist()
+    assert len(readied) == 3, readied                  # each of the three translations planned its batches
+    if backend == "jax":                               # and then traced nothing it had not readied
+        assert min(readied) > 0 and int(out["engine_traces"]) == sum(readied), (readied, out["engine_traces"])
 
 
 def float_ties(model, start_id: int, source, a: np.ndarray, b: np.ndarray) -> list[tuple[int, int, float]]:

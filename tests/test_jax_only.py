@@ -102,7 +102,8 @@ def test_prepare_train_translate_evaluate_and_plot_without_tensorflow(backend, t
     check = json.loads((workdir / "gpu_check.json").read_text(encoding="utf-8"))
     assert check["steps"] == 40 and check["device"] == "cpu" and check["ctranslate2"] == "converted", check
     phases = check["phase_seconds"]                  # where the check's time went, each phase once, in order
-    assert list(phases) == ["prepare", "train", "score", "convert"] and sum(phases.values()) <= check["wall_seconds"]
+    assert list(phases) == ["prepare", "train", "score", "convert"]
+    assert sum(phases.values()) <= check["wall_seconds"] + 0.05 * (len(phases) + 1)     # each rounded to 0.1 s
     assert phases["train"] >= check["seconds"], check
     (scores,) = check["test"].values()           # one corpus: the bundled sample
     assert 0 <= scores["bleu"] <= 100 and scores["sentences"] == 20 and scores["bleu_signature"].startswith("nrefs:")

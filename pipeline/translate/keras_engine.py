@@ -74,7 +74,7 @@ class KerasEngine(Engine):
         seed = sampling.pop("seed")
         batches = longest_first(lengths, batch_size)
         if len(batches) > 1:                                # one batch compiles what it needs as it comes
-            self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, **sampling)
+            self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, seed=seed, **sampling)
         for start, rows in zip(range(0, len(lengths), batch_size), batches):
             width = max(int(lengths[rows].max()), 1)
             result = self.translate_ids(ids[rows, :width], limits[rows], beam, alpha,
