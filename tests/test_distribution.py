@@ -5,7 +5,6 @@ Each compares the loss after a few steps with a one-process run over the same gl
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from pipeline.datasets import load_split
 from pipeline.distribution import pad_rows, read_tf_config, setup_distribution
 
 from conftest import ROOT
+from serving import free_ports
 from pipeline.rundir import prepared_path
 
 WORKER = ROOT / "tests" / "distributed_worker.py"
@@ -39,16 +39,6 @@ def _workdir(prepared_tiny, tmp_path, *modes):
     return tmp_path
 
 
-def _free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 def _worker(workdir, out, modes, **env):
     return subprocess.Popen([sys.executable, str(WORKER), str(workdir), str(out), *modes],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -63,7 +53,7 @@ def _finish(process, timeout=300):
 
 def test_multi_worker_two_processes_match_one_process_and_only_the_chief_writes(prepared_tiny, tmp_path):
     workdir = _workdir(prepared_tiny, tmp_path, "none", "multi_worker")
-    cluster = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    cluster = [f"127.0.0.1:{port}" for port in free_ports(2)]
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     workers = [_worker(workdir, tmp_path / f"out{i}.npz", ["multi_worker"], KERAS_BACKEND="tensorflow", TMPDIR=str(scratch),
