@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
@@ -168,13 +169,38 @@ def _translate_lines(translator: Any, sentences: list[str], output: str | None, 
 
 def run_main(main: Callable[[], int | None]) -> None:
     """Run `main` with native log noise filtered (`logs.quiet_native_logs`), turning expected user errors into
-    one line on stderr and exit status 2."""
+    one line on stderr and exit status 2, and a failure of cuDNN's fused attention into its traceback and a last
+    line that says the way round it (exit status 1)."""
     quiet_native_logs()
     try:
         sys.exit(main() or 0)
-    except USER_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except Exception as exc:
+        cause = cudnn_failure(exc)
+        if cause is not None:            # not the user's input: the traceback, then the way round it
+            traceback.print_exc()
+            first = (str(cause).splitlines() or [""])[0][:200]
+            print(f"error: cuDNN's fused attention failed ({type(cause).__name__}: {first}); NMT_ATTENTION=xla in "
+                  "the environment runs XLA's attention kernel instead", file=sys.stderr)
+            sys.exit(1)
+        if isinstance(exc, USER_ERRORS):
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
+        raise
+
+
+def cudnn_failure(exc: BaseException | None) -> BaseException | None:
+    """The innermost exception, `exc` or one it was raised from (Keras wraps a layer's), that came out of JAX's
+    cuDNN code (`jax/_src/cudnn/`), or out of JAX naming cuDNN (a compile that failed): a GPU whose cuDNN
+    refuses the fused attention, which `NMT_ATTENTION=xla` avoids; None if none did. (TensorFlow's and
+    PyTorch's own cuDNN errors do not count: the variable is JAX's.)"""
+    seen, found = set(), None
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        folders = [Path(frame.filename).parts for frame in traceback.extract_tb(exc.__traceback__)]
+        if any("jax" in parts and ("cudnn" in parts or "cudnn" in str(exc).lower()) for parts in folders):
+            found = exc
+        exc = exc.__cause__ or exc.__context__
+    return found

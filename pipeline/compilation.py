@@ -231,6 +231,8 @@ class ProgramStore:
         import jaxlib
         import keras
 
+        from pipeline.layers import attention_choice
+
         sources = sorted(Path(__file__).parent.glob("*.py"))      # layers, model, objectives, ... (this package)
         device = jax.devices()[0]
         parts = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "keras": keras.__version__,
@@ -238,7 +240,7 @@ class ProgramStore:
                  "model": model.get_config(), "optimizer": model.optimizer.get_config(),
                  "loss": getattr(model.loss, "get_config", lambda: repr(model.loss))(),
                  "policy": keras.mixed_precision.global_policy().name,
-                 "attention": "xla" if os.environ.get("NMT_ATTENTION") == "xla" else "auto",   # pipeline.layers
+                 "attention": attention_choice(),                 # NMT_ATTENTION: cuDNN's kernel or XLA's
                  "sources": [hashlib.sha256(path.read_bytes()).hexdigest() for path in sources]}
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 

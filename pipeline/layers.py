@@ -69,12 +69,29 @@ def _cudnn_attention_device() -> int:
         return 0
 
 
+ATTENTION_ENV = "NMT_ATTENTION"
+ATTENTION_CHOICES = ("auto", "xla", "cudnn")
+
+
+def attention_choice() -> str:
+    """`NMT_ATTENTION` from the environment: "auto" (unset: cuDNN's flash attention where it applies, else
+    XLA's), "xla" (XLA's kernel everywhere: the way round a cuDNN that refuses a shape) or "cudnn" (cuDNN's on
+    every JAX attention with a padding mask, where it applies or not: to see why it does not). ValueError
+    names the variable for any other value."""
+    choice = os.environ.get(ATTENTION_ENV, "").strip().lower() or "auto"
+    if choice not in ATTENTION_CHOICES:
+        raise ValueError(f"environment variable {ATTENTION_ENV}: must be one of {', '.join(ATTENTION_CHOICES)}, "
+                         f"got {os.environ[ATTENTION_ENV]!r}")
+    return choice
+
+
 def cudnn_attention_applies(query) -> bool:
     """Whether `fused_attention` sends `query` (batch, q, heads, dk) to cuDNN's flash attention: JAX on a CUDA
     GPU of Ampere or later with cuDNN, float16/bfloat16 (mixed precision), head dimension a multiple of 8.
-    `NMT_ATTENTION=xla` in the environment turns it off (XLA's kernel with full-size masks everywhere)."""
-    if os.environ.get("NMT_ATTENTION", "auto") == "xla":
-        return False
+    `NMT_ATTENTION` (`attention_choice`) overrides it: "xla" never, "cudnn" always on JAX."""
+    choice = attention_choice()
+    if choice != "auto":
+        return choice == "cudnn" and keras.backend.backend() == "jax"
     head_dim = query.shape[-1]
     return (str(query.dtype) in ("bfloat16", "float16") and head_dim % 8 == 0
             and head_dim <= _cudnn_attention_device())

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from pipeline.rundir import prepared_path
 
 CASES = ("encoder_self", "decoder_self", "cross")
 
@@ -201,3 +202,34 @@ def test_nmt_attention_xla_turns_the_cudnn_kernel_off(monkeypatch):
     assert not layers.cudnn_attention_applies(SimpleNamespace(shape=(2, 5, 8, 64), dtype="float32"))
     monkeypatch.setenv("NMT_ATTENTION", "xla")
     assert not layers.cudnn_attention_applies(query)
+    monkeypatch.setenv("NMT_ATTENTION", "cudnn")            # forced, but only JAX has it: this process is TensorFlow
+    assert not layers.cudnn_attention_applies(query)
+    monkeypatch.setenv("NMT_ATTENTION", "flash")
+    with pytest.raises(ValueError, match="environment variable NMT_ATTENTION: must be one of auto, xla, cudnn, "
+                                         "got 'flash'"):
+        layers.cudnn_attention_applies(query)
+
+
+def test_a_cudnn_failure_ends_with_the_way_round_it(prepared_tiny, tmp_path):
+    """cuDNN's attention forced where it cannot run (`NMT_ATTENTION=cudnn`, JAX on this CPU: "cuDNN is not
+    detected", raised in JAX's cuDNN code as a refusal on a GPU is): training fails with the traceback and a
+    last line that says what to set instead, exit status 1; with `NMT_ATTENTION=xla` the same run trains."""
+    pytest.importorskip("jax")
+    config, _ = prepared_tiny
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    os.symlink(prepared_path(config), workdir / "prepared")
+    small = ["model.d_model=32", "model.num_heads=4", "model.ff_dim=64", "model.encoder_layers=1",
+             "model.decoder_layers=1", "train.max_steps=2", "train.final_bleu_sentences=0"]
+    command = [sys.executable, str(ROOT / "scripts" / "train.py"), "--config", str(ROOT / "configs" / "tiny.yaml"),
+               "--workdir", str(workdir), "--verbose", "0", *[flag for value in small for flag in ("--set", value)]]
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "NMT_COMPILATION_CACHE": "off"}
+    failed = subprocess.run(command, env={**env, "NMT_ATTENTION": "cudnn"}, capture_output=True, text=True,
+                            timeout=300)
+    last = failed.stderr.strip().splitlines()[-1]
+    assert failed.returncode == 1 and "Traceback" in failed.stderr, failed.stderr[-3000:]
+    assert last.startswith("error: cuDNN's fused attention failed (") and "NMT_ATTENTION=xla" in last, last
+    assert "(RuntimeError: cuDNN" in last, last              # JAX's own message, not the Keras layer's wrapper
+    trained = subprocess.run(command + ["--overwrite"], env={**env, "NMT_ATTENTION": "xla"}, capture_output=True,
+                             text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr[-3000:]
