@@ -11,7 +11,7 @@ from typing import Any, Callable, NoReturn
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from pipeline.extras import MissingExtra
+from pipeline.extras import MissingExtra, attention_choice
 from pipeline.language import LANGUAGE_NAMES
 from pipeline.logs import quiet_native_logs
 from pipeline.options import SAMPLING_OPTIONS, add_flags, check_ranges, given, unsupported
@@ -173,6 +173,7 @@ def run_main(main: Callable[[], int | None]) -> None:
     line that says the way round it (exit status 1)."""
     quiet_native_logs()
     try:
+        attention_choice()               # a wrong NMT_ATTENTION fails here, in one line, not inside a traced layer
         sys.exit(main() or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -192,15 +193,23 @@ def run_main(main: Callable[[], int | None]) -> None:
 
 
 def cudnn_failure(exc: BaseException | None) -> BaseException | None:
-    """The innermost exception, `exc` or one it was raised from (Keras wraps a layer's), that came out of JAX's
-    cuDNN code (`jax/_src/cudnn/`), or out of JAX naming cuDNN (a compile that failed): a GPU whose cuDNN
-    refuses the fused attention, which `NMT_ATTENTION=xla` avoids; None if none did. (TensorFlow's and
-    PyTorch's own cuDNN errors do not count: the variable is JAX's.)"""
+    """The innermost exception, `exc` or one it was raised from (Keras wraps a layer's), that JAX raised in its
+    cuDNN code (`jax/_src/cudnn/`), or that JAX itself raised naming cuDNN (a compile that failed): a GPU whose
+    cuDNN refuses the fused attention, which `NMT_ATTENTION=xla` avoids; None if none did, if JAX is not loaded,
+    or if XLA's kernel is in use already. (TensorFlow's and PyTorch's own cuDNN errors do not count, nor
+    Keras's JAX backend's frames: only files of the imported `jax` package.)"""
+    jax = sys.modules.get("jax")
+    if jax is None or getattr(jax, "__file__", None) is None or os.environ.get("NMT_ATTENTION") == "xla":
+        return None
+    package = Path(jax.__file__).resolve().parent
     seen, found = set(), None
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        folders = [Path(frame.filename).parts for frame in traceback.extract_tb(exc.__traceback__)]
-        if any("jax" in parts and ("cudnn" in parts or "cudnn" in str(exc).lower()) for parts in folders):
+        files = [Path(frame.filename).resolve() for frame in traceback.extract_tb(exc.__traceback__)]
+        in_jax = [path for path in files if path.is_relative_to(package)]
+        if type(exc).__name__ != "UnfilteredStackTrace" and (
+                any(path.is_relative_to(package / "_src" / "cudnn") for path in in_jax)
+                or (in_jax and "cudnn" in str(exc).lower() and "initialize backend" not in str(exc))):
             found = exc
         exc = exc.__cause__ or exc.__context__
     return found

@@ -231,7 +231,7 @@ class ProgramStore:
         import jaxlib
         import keras
 
-        from pipeline.layers import attention_choice
+        from pipeline.extras import attention_choice
 
         sources = sorted(Path(__file__).parent.glob("*.py"))      # layers, model, objectives, ... (this package)
         device = jax.devices()[0]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import numpy as np
 import keras
 from keras import ops
+
+from pipeline.extras import attention_choice
 
 PACKAGE = "ita_nmt"
 
@@ -67,22 +68,6 @@ def _cudnn_attention_device() -> int:
         return 256 if check_compute_capability("9.0") else 128
     except (ImportError, RuntimeError, AttributeError):
         return 0
-
-
-ATTENTION_ENV = "NMT_ATTENTION"
-ATTENTION_CHOICES = ("auto", "xla", "cudnn")
-
-
-def attention_choice() -> str:
-    """`NMT_ATTENTION` from the environment: "auto" (unset: cuDNN's flash attention where it applies, else
-    XLA's), "xla" (XLA's kernel everywhere: the way round a cuDNN that refuses a shape) or "cudnn" (cuDNN's on
-    every JAX attention with a padding mask, where it applies or not: to see why it does not). ValueError
-    names the variable for any other value."""
-    choice = os.environ.get(ATTENTION_ENV, "").strip().lower() or "auto"
-    if choice not in ATTENTION_CHOICES:
-        raise ValueError(f"environment variable {ATTENTION_ENV}: must be one of {', '.join(ATTENTION_CHOICES)}, "
-                         f"got {os.environ[ATTENTION_ENV]!r}")
-    return choice
 
 
 def cudnn_attention_applies(query) -> bool:

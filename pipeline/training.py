@@ -114,6 +114,8 @@ class Checkpointer(keras.callbacks.Callback):
         self._clock = time.perf_counter()
         self._copy: keras.Model | None = None      # the inference model, built once (`inference_model`)
         self._copy_step: int | None = None          # the step its weights are from
+        self._saved: tuple | None = None            # where the last checkpoint stood (`save_checkpoint`)
+        self._due = False                           # a step checkpoint left for the epoch's end
 
     def set_model(self, model):
         if model is not getattr(self, "_model", None):
@@ -146,12 +148,18 @@ class Checkpointer(keras.callbacks.Callback):
                     or (t.max_minutes and self.state.seconds >= 60 * t.max_minutes))
 
     def save_checkpoint(self) -> None:
+        """The model, optimizer and data position (and this step's kept weights), unless the last checkpoint
+        stands where training stands now (the end of training after an epoch's end: 629 MB for gpu.yaml)."""
         self._tick()
         run = RunDir(self.run_dir)
+        where = (self.state.global_step, self.state.epoch, self.state.step_in_epoch, len(self.state.history))
+        if where == self._saved and run.checkpoint_state.exists():
+            return
         with atomic_directory(run.checkpoint_dir) as tmp:
             self.model.save(tmp / run.checkpoint_model.name)
             atomic_write_json(tmp / run.checkpoint_state.name, asdict(self.state))
             self._keep_weights(run, tmp)
+        self._saved = where
 
     def _keep_weights(self, run: RunDir, tmp: Path) -> None:
         """Carry the newest `train.keep_checkpoints` - 1 kept weights files into the new checkpoint
@@ -174,7 +182,10 @@ class Checkpointer(keras.callbacks.Callback):
         self.state.step_in_epoch += 1
         every = self.config.train.checkpoint_every_steps
         if every and self.state.global_step % every == 0:
-            self.save_checkpoint()
+            if self.steps_per_epoch and self.state.step_in_epoch >= self.steps_per_epoch:
+                self._due = True     # the epoch's last batch: saved at its end, so no checkpoint is between epochs
+            else:
+                self.save_checkpoint()
         self._tick()
         if self.out_of_budget():
             self.model.stop_training = True
@@ -201,8 +212,9 @@ class Checkpointer(keras.callbacks.Callback):
                 self.model.stop_training = True
         atomic_write_json(RunDir(self.run_dir).history_file, self.state.history)
         last = self.model.stop_training or epoch + 1 >= self.config.train.epochs      # training stops here
-        if self.config.train.checkpoint_every_epoch or last:
+        if self.config.train.checkpoint_every_epoch or last or self._due:
             self.save_checkpoint()
+        self._due = False
 
 
 class CorpusValidation(keras.callbacks.Callback):
@@ -557,6 +569,8 @@ def _fit(model: keras.Model, data: TrainingData, state: TrainState, checkpointer
         return StepCallbacks(callbacks, add_history=True, add_progbar=verbose != 0, model=model, verbose=verbose,
                              epochs=last_epoch, steps=steps)
 
+    if state.step_in_epoch >= epoch_steps:      # every batch of the epoch trained, its end not reached: the next one
+        state.epoch, state.step_in_epoch = state.epoch + 1, 0
     if state.step_in_epoch and state.epoch < epochs and not checkpointer.out_of_budget():   # finish the interrupted epoch first
         rest = epoch_steps - state.step_in_epoch
         model.fit(data.training(state.epoch, state.step_in_epoch),

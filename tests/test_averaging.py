@@ -75,6 +75,31 @@ def test_epoch_ends_checkpoint_unless_told_only_where_training_stops(prepared_ti
     assert json.loads(run.history_file.read_text())[-1]["epoch"] == 4 and run.model_file("best").is_file()
 
 
+def test_a_step_checkpoint_on_an_epochs_last_batch_waits_for_the_epochs_end(prepared_tiny, tmp_path):
+    """So that no checkpoint stands between an epoch's last batch and its end (validation, the epoch count);
+    and the end of training after an epoch's end writes no second copy of the same checkpoint."""
+    config = small_config(prepared_tiny, tmp_path, "train.checkpoint_every_steps=3", "train.epochs=4",
+                          "train.checkpoint_every_epoch=false")
+    run_path(config).mkdir(parents=True)
+    model = compile_model(build_model(config, 300, 300), config)
+    callback = Checkpointer(run_path(config), config, TrainState(), steps_per_epoch=3)
+    callback.set_model(model)
+    run = RunDir(run_path(config))
+    for batch in range(3):
+        callback.on_step_dispatched(batch)
+    assert not run.checkpoint_state.exists()                 # step 3 is the epoch's last batch: not yet
+    callback.on_epoch_end(0, {"loss": 1.0, "val_loss": 2.0})
+    state = json.loads(run.checkpoint_state.read_text())
+    assert (state["global_step"], state["epoch"], state["step_in_epoch"]) == (3, 1, 0)
+    written = run.checkpoint_dir.stat().st_ino
+    callback.save_checkpoint()                               # as the end of training does: nothing has moved
+    assert run.checkpoint_dir.stat().st_ino == written
+    callback.on_step_dispatched(0)
+    callback.save_checkpoint()
+    assert run.checkpoint_dir.stat().st_ino != written and json.loads(run.checkpoint_state.read_text())[
+        "global_step"] == 4
+
+
 def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path)
     model = build_model(config, 300, 300)

@@ -322,3 +322,13 @@ def test_resuming_a_run_whose_budget_is_spent_just_writes_its_final_model(prepar
     summary = train(config, resume=True, verbose=0)        # was: AttributeError, the checkpointer had no model
     assert summary["total_steps"] == 3 and summary["steps"] == 0
     assert (run_path(config) / "model.keras").is_file()
+    # a checkpoint taken after an epoch's last batch but before its end (older code could leave one): resuming
+    # goes on with the next epoch, instead of fitting zero batches of this one
+    from pipeline.training import TrainingData
+    state_file = run_path(config) / "checkpoint" / "state.json"
+    state = json.loads(state_file.read_text())
+    state["step_in_epoch"] = TrainingData.load(config).epoch_steps
+    state_file.write_text(json.dumps(state))
+    train(config, resume=True, verbose=0)
+    resumed = json.loads(state_file.read_text())
+    assert (resumed["epoch"], resumed["step_in_epoch"], resumed["global_step"]) == (state["epoch"] + 1, 0, 3)
