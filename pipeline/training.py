@@ -115,6 +115,8 @@ class Checkpointer(keras.callbacks.Callback):
         self._copy: keras.Model | None = None      # the inference model, built once (`inference_model`)
         self._copy_step: int | None = None          # the step its weights are from
         self._saved: tuple | None = None            # where the last checkpoint stood (`save_checkpoint`)
+        self.diverged_at: int | None = None         # the step whose weights were found not finite (`finite`)
+        self._finite_step: int | None = None        # the last step whose weights were found finite
         self._due = False                           # a step checkpoint left for the epoch's end
 
     def set_model(self, model):
@@ -147,13 +149,31 @@ class Checkpointer(keras.callbacks.Callback):
         return bool((t.max_steps and self.state.global_step >= t.max_steps * t.accumulate_steps)
                     or (t.max_minutes and self.state.seconds >= 60 * t.max_minutes))
 
+    def finite(self) -> bool:
+        """Whether the model's weights are all finite. A diverged run's are not (NaN or infinite, found on the
+        inference model's host copy): then training stops, with one line, and nothing is saved from it, so
+        the last checkpoint, `best.keras` and the kept weights stay those of the last finite step."""
+        if self.diverged_at is None and self._finite_step == self.state.global_step:
+            return True                                              # checked at this step already
+        if self.diverged_at is None and all(np.isfinite(w).all() for w in self.inference_model().get_weights()
+                                            if np.issubdtype(w.dtype, np.floating)):
+            self._finite_step = self.state.global_step
+            return True
+        if self.diverged_at is None:
+            self.diverged_at = self.state.global_step
+            print(f"training stopped: the weights at step {self.diverged_at:,} are not finite (NaN or infinite); "
+                  f"nothing is saved from them: the last checkpoint and best.keras stand")
+        self.model.stop_training = True
+        return False
+
     def save_checkpoint(self) -> None:
         """The model, optimizer and data position (and this step's kept weights), unless the last checkpoint
-        stands where training stands now (the end of training after an epoch's end: 629 MB for gpu.yaml)."""
+        stands where training stands now (the end of training after an epoch's end: 629 MB for gpu.yaml) or
+        the weights are not finite (`finite`)."""
         self._tick()
         run = RunDir(self.run_dir)
         where = (self.state.global_step, self.state.epoch, self.state.step_in_epoch, len(self.state.history))
-        if where == self._saved and run.checkpoint_state.exists():
+        if (where == self._saved and run.checkpoint_state.exists()) or not self.finite():
             return
         with atomic_directory(run.checkpoint_dir) as tmp:
             self.model.save(tmp / run.checkpoint_model.name)
@@ -199,7 +219,8 @@ class Checkpointer(keras.callbacks.Callback):
         entry = {"epoch": epoch + 1, "step": self.state.global_step, "seconds": round(self.state.seconds, 1), **logs}
         self.state.history.append({**entry, "partial": True} if partial else entry)
         val_loss = logs.get("val_loss")
-        if val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss):
+        if (val_loss is not None and (self.state.best_val_loss is None or val_loss < self.state.best_val_loss)
+                and self.finite()):
             self.state.best_val_loss, self.state.best_epoch, self.state.bad_epochs = val_loss, epoch + 1, 0
             best = RunDir(self.run_dir).model_file("best")
             with atomic_file(best, suffix=".keras") as tmp:
@@ -510,6 +531,8 @@ def _save_final(config: Config, run_dir: Path, checkpointer: Checkpointer, is_ch
     epoch ended with a validation, best = final."""
     run = RunDir(run_dir)
     checkpointer.save_checkpoint()
+    if not checkpointer.finite():                   # diverged: nothing is written from its weights
+        return
     checkpointer.inference_model().save(run.model_file("model"))        # the checkpoint's step: no new copy
     if config.train.average_last and is_chief:      # other workers write to scratch only
         print(average_kept_checkpoints(run_dir, config.train.average_last, at_most=True).describe())
@@ -535,7 +558,7 @@ def _summary(config: Config, data: TrainingData, state: TrainState, run_dir: Pat
         summary["best_val_loss_by_corpus"] = {name: best.get(f"val_loss_{name}") for name in per_corpus}
     if run.lineage_file.is_file():
         summary["parent"] = run.load_lineage()["parent"]
-    if config.train.final_bleu_sentences and is_chief:
+    if config.train.final_bleu_sentences and is_chief and run.model_file("best").exists():
         summary["final_bleu"] = _final_bleu(config, run_dir)
     atomic_write_json(run.summary_file, summary)
     return summary

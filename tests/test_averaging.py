@@ -100,6 +100,30 @@ def test_a_step_checkpoint_on_an_epochs_last_batch_waits_for_the_epochs_end(prep
         "global_step"] == 4
 
 
+def test_diverged_weights_stop_training_and_overwrite_nothing(prepared_tiny, tmp_path, capsys):
+    config = small_config(prepared_tiny, tmp_path, "train.checkpoint_every_steps=2")
+    run_path(config).mkdir(parents=True)
+    model = compile_model(build_model(config, 300, 300), config)
+    callback = Checkpointer(run_path(config), config, TrainState(), steps_per_epoch=100)
+    callback.set_model(model)
+    run = RunDir(run_path(config))
+    callback.on_step_dispatched(0)
+    callback.on_step_dispatched(1)                           # a checkpoint at step 2
+    callback.on_epoch_end(0, {"loss": 1.0, "val_loss": 2.0})  # best.keras at step 2
+    best_written = run.model_file("best").stat().st_mtime_ns
+    model.output_bias.assign(np.full(model.output_bias.shape, np.nan, "float32"))
+    callback.on_step_dispatched(2)
+    callback.on_step_dispatched(3)                           # step 4's checkpoint: refused, training stops
+    assert model.stop_training and callback.diverged_at == 4
+    callback.on_epoch_end(1, {"loss": float("nan"), "val_loss": 1.0})    # a "better" loss: nothing written
+    state = json.loads(run.checkpoint_state.read_text())
+    assert (state["global_step"], state["best_val_loss"]) == (2, 2.0)
+    assert [RunDir.kept_step(path) for path in run.kept_checkpoints()] == [2]
+    assert run.model_file("best").stat().st_mtime_ns == best_written and callback.state.best_val_loss == 2.0
+    printed = capsys.readouterr().out
+    assert printed.count("not finite") == 1 and "step 4" in printed, printed
+
+
 def test_average_weights_is_the_exact_elementwise_mean(prepared_tiny, tmp_path):
     config = small_config(prepared_tiny, tmp_path)
     model = build_model(config, 300, 300)
