@@ -29,6 +29,11 @@ def longest_first(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def _width(lengths: np.ndarray, rows: np.ndarray) -> int:
+    """Source columns a decoder call on these rows needs: their longest, at least one."""
+    return max(int(lengths[rows].max()), 1)
+
+
 class KerasEngine(Engine):
     """A trained run's model and vectorizers, in the run's direction (`direction`); no training code runs.
 
@@ -76,7 +81,7 @@ class KerasEngine(Engine):
         if len(batches) > 1:                                # one batch compiles what it needs as it comes
             self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, seed=seed, **sampling)
         for start, rows in zip(range(0, len(lengths), batch_size), batches):
-            width = max(int(lengths[rows].max()), 1)
+            width = _width(lengths, rows)
             result = self.translate_ids(ids[rows, :width], limits[rows], beam, alpha,
                                         seed=None if seed is None else (seed, start), **sampling)
             yield rows, [self.vectorizers.decode_target(target) for target in result]
@@ -87,7 +92,7 @@ class KerasEngine(Engine):
         if len(batches) > 1:
             self.prepare_batches(batches, lengths, limits, beams=beam, alpha=alpha, n_best=n)
         for rows in batches:
-            ranked = self.translate_ids(ids[rows, :max(int(lengths[rows].max()), 1)], limits[rows], beam, alpha,
+            ranked = self.translate_ids(ids[rows, :_width(lengths, rows)], limits[rows], beam, alpha,
                                         n_best=n)
             ranked = ranked if n > 1 else ranked[:, None]                                # (rows, n, steps)
             yield rows, [[self.vectorizers.decode_target(h) for h in hypotheses] for hypotheses in ranked]
@@ -96,7 +101,7 @@ class KerasEngine(Engine):
                         **options: Any) -> int:
         """Compile, side by side, the decoding programs that these batches (row indices) will need and that are
         not compiled yet (`decode.prepare`: JAX; elsewhere nothing to do); how many it compiled."""
-        return self.decoder.prepare([(len(rows), max(int(lengths[rows].max()), 1), int(limits[rows].max()))
+        return self.decoder.prepare([(len(rows), _width(lengths, rows), int(limits[rows].max()))
                                      for rows in batches], **options)
 
     def cross_attention(self, sentence: str, beam: int = 1) -> CrossAttention:
