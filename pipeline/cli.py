@@ -11,7 +11,7 @@ from typing import Any, Callable, NoReturn
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from pipeline.extras import MissingExtra, attention_choice
+from pipeline.extras import MissingExtra, attention_choice, cudnn_failure, cudnn_hint
 from pipeline.language import LANGUAGE_NAMES
 from pipeline.logs import quiet_native_logs
 from pipeline.options import SAMPLING_OPTIONS, add_flags, check_ranges, given, unsupported
@@ -182,34 +182,9 @@ def run_main(main: Callable[[], int | None]) -> None:
         cause = cudnn_failure(exc)
         if cause is not None:            # not the user's input: the traceback, then the way round it
             traceback.print_exc()
-            first = (str(cause).splitlines() or [""])[0][:200]
-            print(f"error: cuDNN's fused attention failed ({type(cause).__name__}: {first}); NMT_ATTENTION=xla in "
-                  "the environment runs XLA's attention kernel instead", file=sys.stderr)
+            print(f"error: {cudnn_hint(cause)}", file=sys.stderr)
             sys.exit(1)
         if isinstance(exc, USER_ERRORS):
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
         raise
-
-
-def cudnn_failure(exc: BaseException | None) -> BaseException | None:
-    """The innermost exception, `exc` or one it was raised from (Keras wraps a layer's), that JAX raised in its
-    cuDNN code (`jax/_src/cudnn/`), or that JAX itself raised naming cuDNN (a compile that failed): a GPU whose
-    cuDNN refuses the fused attention, which `NMT_ATTENTION=xla` avoids; None if none did, if JAX is not loaded,
-    or if XLA's kernel is in use already. (TensorFlow's and PyTorch's own cuDNN errors do not count, nor
-    Keras's JAX backend's frames: only files of the imported `jax` package.)"""
-    jax = sys.modules.get("jax")
-    if jax is None or getattr(jax, "__file__", None) is None or os.environ.get("NMT_ATTENTION") == "xla":
-        return None
-    package = Path(jax.__file__).resolve().parent
-    seen, found = set(), None
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        files = [Path(frame.filename).resolve() for frame in traceback.extract_tb(exc.__traceback__)]
-        in_jax = [path for path in files if path.is_relative_to(package)]
-        if type(exc).__name__ != "UnfilteredStackTrace" and (
-                any(path.is_relative_to(package / "_src" / "cudnn") for path in in_jax)
-                or (in_jax and "cudnn" in str(exc).lower() and "initialize backend" not in str(exc))):
-            found = exc
-        exc = exc.__cause__ or exc.__context__
-    return found

@@ -1,10 +1,14 @@
 """Optional dependencies (sacreBLEU, matplotlib, the Keras backends): import them, or fail in one line naming the
-extra; which backend this process runs on where none is named, and which attention kernel (`NMT_ATTENTION`)."""
+extra; which backend this process runs on where none is named, and which attention kernel (`NMT_ATTENTION`),
+with the way round a cuDNN that fails."""
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import os
+import sys
+import traceback
+from pathlib import Path
 from types import ModuleType
 
 
@@ -46,3 +50,34 @@ def attention_choice() -> str:
         raise ValueError(f"environment variable {ATTENTION_ENV}: must be one of {', '.join(ATTENTION_CHOICES)}, "
                          f"got {os.environ[ATTENTION_ENV]!r}")
     return choice
+
+
+def cudnn_failure(exc: BaseException | None) -> BaseException | None:
+    """The innermost exception, `exc` or one it was raised from (Keras wraps a layer's), that JAX raised in its
+    cuDNN code (`jax/_src/cudnn/`), or that JAX itself raised naming cuDNN (a compile that failed): a GPU whose
+    cuDNN refuses the fused attention, which `NMT_ATTENTION=xla` avoids; None if none did, if JAX is not loaded,
+    or if XLA's kernel is in use already. (TensorFlow's and PyTorch's own cuDNN errors do not count, nor
+    Keras's JAX backend's frames: only files of the imported `jax` package.)"""
+    jax = sys.modules.get("jax")
+    xla = os.environ.get(ATTENTION_ENV, "").strip().lower() == "xla"
+    if jax is None or getattr(jax, "__file__", None) is None or xla:
+        return None
+    package = Path(jax.__file__).resolve().parent
+    seen, found = set(), None
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        files = [Path(frame.filename).resolve() for frame in traceback.extract_tb(exc.__traceback__)]
+        in_jax = [path for path in files if path.is_relative_to(package)]
+        if type(exc).__name__ != "UnfilteredStackTrace" and (
+                any(path.is_relative_to(package / "_src" / "cudnn") for path in in_jax)
+                or (in_jax and "cudnn" in str(exc).lower() and "initialize backend" not in str(exc))):
+            found = exc
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
+def cudnn_hint(cause: BaseException) -> str:
+    """One line for a `cudnn_failure`: JAX's own message (its first line) and the way round it."""
+    first = (str(cause).splitlines() or [""])[0][:200]
+    return (f"cuDNN's fused attention failed ({type(cause).__name__}: {first}); {ATTENTION_ENV}=xla in the "
+            "environment runs XLA's attention kernel instead")

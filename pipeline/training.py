@@ -128,12 +128,19 @@ class Checkpointer(keras.callbacks.Callback):
         """The model's weights in an uncompiled model (no optimizer state in what it saves): one model per run,
         its weights refreshed when a save finds a new step (weights changed outside a step are not seen).
         Building one for every save took 0.4-2.5 s each (Transformer-base, CPU)."""
+        self._refresh()
+        return self._copy
+
+    def _refresh(self) -> list[np.ndarray] | None:
+        """Bring the inference model to this step; the host copy of the weights it set, if it set any."""
+        weights = None
         if self._copy is None:
             self._copy = inference_copy(self.model)
         elif self._copy_step != self.state.global_step:
-            self._copy.set_weights(self.model.get_weights())
+            weights = self.model.get_weights()
+            self._copy.set_weights(weights)
         self._copy_step = self.state.global_step
-        return self._copy
+        return weights
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -153,13 +160,15 @@ class Checkpointer(keras.callbacks.Callback):
         """Whether the model's weights are all finite. A diverged run's are not (NaN or infinite, found on the
         inference model's host copy): then training stops, with one line, and nothing is saved from it, so
         the last checkpoint, `best.keras` and the kept weights stay those of the last finite step."""
-        if self.diverged_at is None and self._finite_step == self.state.global_step:
-            return True                                              # checked at this step already
-        if self.diverged_at is None and all(np.isfinite(w).all() for w in self.inference_model().get_weights()
-                                            if np.issubdtype(w.dtype, np.floating)):
-            self._finite_step = self.state.global_step
-            return True
         if self.diverged_at is None:
+            if self._finite_step == self.state.global_step:
+                return True                                          # checked at this step already
+            weights = self._refresh()                                # one host copy, the one the refresh set
+            if weights is None:                                      # the copy was fresh already
+                weights = self._copy.get_weights()
+            if all(np.isfinite(w).all() for w in weights if np.issubdtype(w.dtype, np.floating)):
+                self._finite_step = self.state.global_step
+                return True
             self.diverged_at = self.state.global_step
             print(f"training stopped: the weights at step {self.diverged_at:,} are not finite (NaN or infinite); "
                   f"nothing is saved from them: the last checkpoint and best.keras stand")

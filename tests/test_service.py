@@ -168,6 +168,39 @@ def test_a_request_waiting_past_the_timeout_gets_503_and_the_service_recovers(ti
     assert stats["sentences"] == 2        # the held sentence finished; the queued one was skipped
 
 
+class CudnnFailingTranslator(GatedTranslator):
+    """The real tiny_engine, except where a sentence says "cudnn": there JAX's cuDNN attention runs where it
+    cannot (this CPU), and fails in JAX's cuDNN code as a refusal on a GPU does."""
+
+    def translate(self, sentences, **kwargs):
+        if any("cudnn" in sentence for sentence in sentences):
+            import jax
+            import jax.numpy as jnp
+
+            query = jnp.zeros((1, 8, 2, 64), jnp.bfloat16)
+            jax.nn.dot_product_attention(query, query, query, implementation="cudnn")
+        return self.translator.translate(sentences, **kwargs)
+
+
+def test_a_cudnn_failure_is_a_500_that_says_the_way_round_it_and_the_service_keeps_serving(tiny_engine, caplog,
+                                                                                         monkeypatch):
+    pytest.importorskip("jax")
+    monkeypatch.delenv("NMT_ATTENTION", raising=False)
+    with TestClient(create_app(CudnnFailingTranslator(tiny_engine), ServiceSettings(max_wait_ms=0)),
+                    raise_server_exceptions=False) as test_client:
+        failed = test_client.post("/translate", json={"text": "cudnn", "beam": 1})
+        assert failed.status_code == 500
+        assert failed.json() == {"error": "internal error: cuDNN's fused attention failed on this server; its "
+                                          "operator can restart it with NMT_ATTENTION=xla"}
+        assert any(record.levelname == "ERROR" and "cuDNN's fused attention failed (RuntimeError: cuDNN is not "
+                   "detected.); NMT_ATTENTION=xla in the environment" in record.getMessage()
+                   for record in caplog.records), [record.getMessage() for record in caplog.records]
+        monkeypatch.setenv("NMT_ATTENTION", "xla")        # XLA's kernel in use already: no hint, a plain 500
+        assert test_client.post("/translate", json={"text": "cudnn", "beam": 1}).json() == {
+            "error": "internal error: RuntimeError"}
+        assert_still_serving(test_client, tiny_engine)
+
+
 def test_api_key_guards_the_api_but_not_the_static_pages(tiny_engine):
     settings = ServiceSettings(api_key="s3cret")
     with TestClient(create_app(tiny_engine, settings)) as test_client:

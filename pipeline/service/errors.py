@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pipeline.extras import ATTENTION_ENV, cudnn_failure, cudnn_hint
 from pipeline.text import gate_text
 
 log = logging.getLogger("pipeline.service")
@@ -69,7 +70,8 @@ def _json_type(value: Any) -> str:
 
 
 def install_error_handlers(app: FastAPI, field_rules: dict[str, str]) -> None:
-    """Every error leaves as `{"error": "..."}`; unexpected ones are logged and answered with a 500."""
+    """Every error leaves as `{"error": "..."}`; unexpected ones are logged and answered with a 500 (a failure of
+    cuDNN's fused attention with the way round it, in the log and the answer)."""
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
@@ -86,5 +88,10 @@ def install_error_handlers(app: FastAPI, field_rules: dict[str, str]) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        cause = cudnn_failure(exc)
+        if cause is not None:         # the server's fault, not the request's: the log says the way round it
+            log.error("%s on %s %s", cudnn_hint(cause), request.method, request.url.path, exc_info=exc)
+            return error_response(500, "internal error: cuDNN's fused attention failed on this server; its operator "
+                                       f"can restart it with {ATTENTION_ENV}=xla")
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, f"internal error: {type(exc).__name__}")
