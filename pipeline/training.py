@@ -27,8 +27,8 @@ from pipeline.averaging import average_kept_checkpoints
 from pipeline.compilation import (CompileLog, Precompiled, compile_log, enable_persistent_cache, precompile_jax,
                                   signature)
 from pipeline.config import Config, save_config
-from pipeline.datasets import (Batching, batch_plan, batch_shapes, example_batches, feeder, format_dataset, load_split,
-                               mixture, sequence_lengths, split_corpora, steps_per_epoch)
+from pipeline.datasets import (Batching, batch_plan, batch_shape, batch_shapes, example_batches, feeder, format_dataset,
+                               load_split, mixture, sequence_lengths, split_corpora, steps_per_epoch, target_tokens)
 from pipeline.distribution import Distribution, setup_distribution
 from pipeline.extras import MissingExtra
 from pipeline.finetune import check_child, start_from_parent
@@ -248,20 +248,32 @@ class Checkpointer(keras.callbacks.Callback):
 
 
 class CorpusValidation(keras.callbacks.Callback):
-    """With several corpora: each one's validation loss and accuracy, as `val_loss_<name>` and
-    `val_masked_accuracy_<name>` in the epoch's logs (so in history.json). Listed before the Checkpointer."""
+    """With several corpora, the validation after each epoch: each corpus's loss and accuracy, as `val_loss_<name>`
+    and `val_masked_accuracy_<name>` in the epoch's logs (so in history.json), and from them `val_loss` and
+    `val_masked_accuracy` of all the corpora's batches, which fit() no longer computes by evaluating every
+    sentence a second time. Listed before every callback that reads the epoch's logs.
 
-    def __init__(self, feeds: dict[str, Any]):
+    `weights` (`TrainingData.validation_weights`) are each corpus's rows (as Keras weighs a batch's mean loss:
+    by its rows, padding rows included) and target tokens (what the masked accuracy counts): `val_loss` is
+    then what Keras's own validation gives for the corpora's batches evaluated together, and
+    `val_masked_accuracy` their token-weighted accuracy."""
+
+    def __init__(self, feeds: dict[str, Any], weights: dict[str, tuple[int, int]]):
         super().__init__()
-        self.feeds = feeds
+        self.feeds, self.weights = feeds, weights
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is None:
             return
+        loss = accuracy = 0.0
+        rows, tokens = (sum(weight[i] for weight in self.weights.values()) for i in (0, 1))
         for name, feed in self.feeds.items():
             result = self.model.evaluate(feed, verbose=0, return_dict=True)
             logs[f"val_loss_{name}"] = float(result["loss"])
             logs[f"val_masked_accuracy_{name}"] = float(result["masked_accuracy"])
+            loss += self.weights[name][0] / rows * float(result["loss"])
+            accuracy += self.weights[name][1] / max(tokens, 1) * float(result["masked_accuracy"])
+        logs["val_loss"], logs["val_masked_accuracy"] = loss, accuracy
 
 
 class StepCallbacks(keras.callbacks.CallbackList):
@@ -357,7 +369,8 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
     return run_dir
 
 
-def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer, per_corpus: dict[str, Any],
+def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer,
+                       per_corpus: tuple[dict[str, Any], dict[str, tuple[int, int]]] | None,
                        distribution: Distribution, precompile: Precompile | None = None,
                        verbose: int | str = 0) -> list[keras.callbacks.Callback]:
     """Every callback of a training run, in order: the programs readied (JAX), a NaN stop, per-corpus
@@ -365,7 +378,7 @@ def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer
     Each is `async_safe` or has no per-batch hook (per-step work is `on_step_dispatched`), so on JAX and PyTorch
     no step waits for its logs (`StepCallbacks`; TensorFlow's Keras calls them in the loop whatever they are)."""
     callbacks = ([precompile] if precompile else []) + [StopOnNaN()]
-    callbacks += ([CorpusValidation(per_corpus)] if per_corpus else []) + [checkpointer]
+    callbacks += ([CorpusValidation(*per_corpus)] if per_corpus else []) + [checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
     callbacks += distribution.callbacks(config, checkpointer.out_of_budget)       # after the checkpointer's count
@@ -424,32 +437,54 @@ class TrainingData:
         """Matmul FLOPs of a training step (`pipeline.flops`), on average over an epoch's non-padding tokens."""
         return config_train_flops(self.config, target_vocab, *self.epoch_lengths) / self.epoch_steps
 
+    @property
+    def validated_apart(self) -> bool:
+        """Several corpora: each one's validation batches are evaluated on their own (`CorpusValidation`)."""
+        return len(self.valid_corpora) > 1
+
+    def _validation_parts(self) -> list[tuple[Any, Any]]:
+        """The (source, target) arrays whose batches validation evaluates: each corpus's, or the whole split."""
+        if self.validated_apart:
+            return [(self.valid_en[a:b], self.valid_it[a:b]) for _, a, b in self.valid_corpora]
+        return [(self.valid_en, self.valid_it)]
+
     def precompile(self) -> Precompile:
         """The callback that compiles every batch shape's training and validation program up front."""
-        per_corpus = [example_batches(self.valid_en[a:b], self.valid_it[a:b], self.valid_batching)
-                      for _, a, b in self.valid_corpora] if len(self.valid_corpora) > 1 else []
-        valid = example_batches(self.valid_en, self.valid_it, self.valid_batching)
-        unique = {signature(batch): batch for batch in valid + [b for batches in per_corpus for b in batches]}
+        valid = [batch for en, it in self._validation_parts() for batch in example_batches(en, it, self.valid_batching)]
+        unique = {signature(batch): batch for batch in valid}
         return Precompile(example_batches(self.train_en, self.train_it, self.batching), list(unique.values()))
 
     def shapes(self) -> set[tuple[int, int, int]]:
         """Every batch shape fit() will see, training and validation."""
-        return (batch_shapes(self.train_en, self.train_it, self.batching)
-                | batch_shapes(self.valid_en, self.valid_it, self.valid_batching))
+        return batch_shapes(self.train_en, self.train_it, self.batching).union(
+            *(batch_shapes(en, it, self.valid_batching) for en, it in self._validation_parts()))
 
     def training(self, first_epoch: int, skip: int = 0, end_epoch: int | None = None) -> Any:
         """Training batches from `first_epoch` (its first `skip` batches left out) to `end_epoch`."""
         return self.feed(feeder(self.train_en, self.train_it, self.batching, self.config.seed, first_epoch, skip,
                                 end_epoch))
 
-    def validation(self) -> Any:
-        return self._fixed(self.valid_en, self.valid_it)
+    def validation(self) -> Any | None:
+        """The validation batches fit() evaluates after each epoch; None with several corpora, where
+        `CorpusValidation` evaluates each corpus's batches instead (every sentence once)."""
+        return None if self.validated_apart else self._fixed(self.valid_en, self.valid_it)
 
     def validation_by_corpus(self) -> dict[str, Any]:
         """Each corpus's validation batches, by name; {} with one corpus."""
-        if len(self.valid_corpora) < 2:
+        if not self.validated_apart:
             return {}
         return {name: self._fixed(self.valid_en[a:b], self.valid_it[a:b]) for name, a, b in self.valid_corpora}
+
+    def validation_weights(self) -> dict[str, tuple[int, int]]:
+        """Each corpus's (rows of its validation batches, padding rows included; target tokens), by name: what
+        Keras weighs a batch's mean loss by and what the masked accuracy counts (`CorpusValidation`)."""
+        weights = {}
+        for name, a, b in self.valid_corpora:
+            en, it = self.valid_en[a:b], self.valid_it[a:b]
+            plan = batch_plan(en, it, self.valid_batching, self.config.seed, 0)
+            weights[name] = (sum(batch_shape(en, it, rows, self.valid_batching)[0] for rows in plan if len(rows)),
+                             target_tokens(it))
+        return weights
 
     def _fixed(self, source: Any, target: Any) -> Any:
         return self.feed(feeder(source, target, self.valid_batching, self.config.seed, fixed=True))
@@ -496,7 +531,9 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     checkpointer.set_model(model)          # fit sets it too, but a resume whose budget is spent never fits
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
-    callbacks = training_callbacks(config, run_dir, checkpointer, per_corpus, distribution, precompile, verbose)
+    callbacks = training_callbacks(config, run_dir, checkpointer,
+                                   (per_corpus, data.validation_weights()) if per_corpus else None, distribution,
+                                   precompile, verbose)
     start_step, started = state.global_step, time.perf_counter()
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)

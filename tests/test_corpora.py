@@ -254,7 +254,8 @@ def _mixed_run_config(corpora, workdir, *extra):
 def test_training_reports_validation_loss_and_bleu_per_corpus(corpora, tmp_path):
     from pipeline.training import train
 
-    summary = train(_mixed_run_config(corpora, tmp_path / "run", "train.final_bleu_sentences=15"), verbose=0)
+    config = _mixed_run_config(corpora, tmp_path / "run", "train.final_bleu_sentences=15")
+    summary = train(config, verbose=0)
     history = json.loads((tmp_path / "run" / "run" / "history.json").read_text())
     for name in ("phrases", "more"):
         assert np.isfinite(history[-1][f"val_loss_{name}"])
@@ -270,6 +271,19 @@ def test_training_reports_validation_loss_and_bleu_per_corpus(corpora, tmp_path)
     # the loss over the whole valid split lies between the corpora's (a token-weighted mix of them)
     low, high = sorted(history[-1][f"val_loss_{n}"] for n in ("phrases", "more"))
     assert low - 1e-4 <= history[-1]["val_loss"] <= high + 1e-4
+    # each sentence is evaluated once, corpus by corpus: the overall loss and accuracy combined from the corpora's
+    # are what Keras gives for all the corpora's batches evaluated together (the weights are rows and tokens)
+    from pipeline.training import TrainingData
+    from pipeline.rundir import RunDir
+    from pipeline.serializable import load_keras_file
+
+    feeds = TrainingData.load(config).validation_by_corpus()
+    batches = [batch for feed in feeds.values() for batch in
+               (list(feed) if hasattr(feed, "concatenate") else [feed[i] for i in range(len(feed))])]
+    model = load_keras_file(RunDir(tmp_path / "run" / "run").checkpoint_model, "checkpoint model", compile=True)
+    together = model.evaluate((batch for batch in batches), steps=len(batches), verbose=0, return_dict=True)
+    assert history[-1]["val_loss"] == pytest.approx(together["loss"], rel=1e-5)
+    assert history[-1]["val_masked_accuracy"] == pytest.approx(together["masked_accuracy"], abs=1e-6)
     with pytest.raises(ValueError, match="no weight for corpus more .*run scripts/prepare.py with this config"):
         bad = _mixed_run_config(corpora, tmp_path / "bad", f"data.corpora=[{{path: {corpora['phrases']}}}]")
         train(bad, verbose=0)

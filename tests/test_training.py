@@ -213,7 +213,8 @@ def test_no_training_callback_makes_each_step_wait_for_its_logs(prepared_tiny, t
     config = small_config(prepared_tiny, tmp_path, "train.max_minutes=5")
     checkpointer = Checkpointer(run_path(config), config, TrainState())
     workers = Distribution(mode="data_parallel", replicas=2, workers=2)       # the workers' joint stop included
-    listed = training_callbacks(config, run_path(config), checkpointer, {"a": 0}, workers, Precompile([], []), 2)
+    listed = training_callbacks(config, run_path(config), checkpointer, ({"a": 0}, {"a": (1, 1)}), workers,
+                                Precompile([], []), 2)
     assert {type(c).__name__ for c in listed} >= {"Precompile", "StopOnNaN", "CorpusValidation", "Checkpointer",
                                                    "StopTogether", "EpochProgress"}
     base = keras.callbacks.Callback
