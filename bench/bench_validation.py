@@ -44,7 +44,9 @@ def main() -> None:
     from pipeline.vectorizers import vocabulary_sizes
 
     config = load_config(args.config, args.set, args.workdir)
-    data = TrainingData.load(config)                   # sets the config's mixed precision
+    if config.train.mixed_precision != "none":                                   # as training runs it
+        keras.mixed_precision.set_global_policy(config.train.mixed_precision)
+    data = TrainingData.load(config)
     feeds = data.validation_by_corpus()
     if not feeds:
         sys.exit(f"error: {prepared_path(config)}: one corpus only; this bench needs several")

@@ -114,6 +114,7 @@ class Distribution:
     def attach(self, data: Any, model: keras.Model, sample_batch: Any) -> None:
         """Each split of `data` fed as this process's share of every batch, and the model placed on the devices."""
         data.feed = self.feed
+        data.row_multiple = self.replicas if self.keras_distribution is not None else 1     # `PaddedBatches`
         self.prepare_model(model, sample_batch)
 
     def scratch_run_dir(self, config: Config, resume: bool) -> Path:

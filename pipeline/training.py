@@ -254,7 +254,8 @@ class CorpusValidation(keras.callbacks.Callback):
     sentence a second time. Listed before every callback that reads the epoch's logs.
 
     `weights` (`TrainingData.validation_weights`) are each corpus's rows (as Keras weighs a batch's mean loss:
-    by its rows, padding rows included) and target tokens (what the masked accuracy counts): `val_loss` is
+    by its rows, padding rows included, those JAX's data parallelism adds too) and target tokens (what the masked
+    accuracy counts): `val_loss` is
     then what Keras's own validation gives for the corpora's batches evaluated together, and
     `val_masked_accuracy` their token-weighted accuracy."""
 
@@ -399,6 +400,7 @@ class TrainingData:
     valid_corpora: list[tuple[str, int, int]]
     batching: Batching
     feed: Callable[[Any], Any] = lambda batches: batches
+    row_multiple: int = 1        # what `feed` pads each batch's rows to a multiple of (JAX's data parallelism)
 
     @classmethod
     def load(cls, config: Config) -> "TrainingData":
@@ -476,14 +478,15 @@ class TrainingData:
         return {name: self._fixed(self.valid_en[a:b], self.valid_it[a:b]) for name, a, b in self.valid_corpora}
 
     def validation_weights(self) -> dict[str, tuple[int, int]]:
-        """Each corpus's (rows of its validation batches, padding rows included; target tokens), by name: what
-        Keras weighs a batch's mean loss by and what the masked accuracy counts (`CorpusValidation`)."""
-        weights = {}
+        """Each corpus's (rows of its validation batches, padding rows included, those `feed` adds too; target
+        tokens), by name: what Keras weighs a batch's mean loss by and what the masked accuracy counts
+        (`CorpusValidation`)."""
+        weights, multiple = {}, self.row_multiple
         for name, a, b in self.valid_corpora:
             en, it = self.valid_en[a:b], self.valid_it[a:b]
             plan = batch_plan(en, it, self.valid_batching, self.config.seed, 0)
-            weights[name] = (sum(batch_shape(en, it, rows, self.valid_batching)[0] for rows in plan if len(rows)),
-                             target_tokens(it))
+            rows = [batch_shape(en, it, batch, self.valid_batching)[0] for batch in plan if len(batch)]
+            weights[name] = (sum(-(-n // multiple) * multiple for n in rows), target_tokens(it))
         return weights
 
     def _fixed(self, source: Any, target: Any) -> Any:

@@ -184,7 +184,9 @@ class CudnnFailingTranslator(GatedTranslator):
 
 def test_a_cudnn_failure_is_a_500_that_says_the_way_round_it_and_the_service_keeps_serving(tiny_engine, caplog,
                                                                                          monkeypatch):
-    pytest.importorskip("jax")
+    jax = pytest.importorskip("jax")
+    if jax.default_backend() == "gpu":
+        pytest.skip("a GPU with cuDNN may run the attention that this test needs to fail")
     monkeypatch.delenv("NMT_ATTENTION", raising=False)
     with TestClient(create_app(CudnnFailingTranslator(tiny_engine), ServiceSettings(max_wait_ms=0)),
                     raise_server_exceptions=False) as test_client:
