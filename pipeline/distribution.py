@@ -281,10 +281,15 @@ class PaddedBatches(keras.utils.PyDataset):
         self.batches.on_epoch_end()
 
 
+def padded_rows(rows: int, multiple: int) -> int:
+    """`rows` rounded up to a multiple of `multiple`: a batch's rows once `pad_rows` has padded it."""
+    return -(-rows // multiple) * multiple
+
+
 def pad_rows(batch: Any, multiple: int, process: int = 0, processes: int = 1) -> Any:
     """Pad every array of `batch` with zero rows to a multiple of `multiple`, and keep `process`'s slice."""
     rows = len(keras.tree.flatten(batch)[0])
-    padded = -(-rows // multiple) * multiple
+    padded = padded_rows(rows, multiple)
     share = padded // processes
 
     def pad(array):

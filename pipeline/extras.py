@@ -45,11 +45,16 @@ def attention_choice() -> str:
     (unset: cuDNN's flash attention where it applies, else XLA's), "xla" (XLA's kernel everywhere: the way round
     a cuDNN that refuses a shape) or "cudnn" (cuDNN's on every JAX attention with a padding mask, whether it
     applies or not: to see why it does not). ValueError names the variable for any other value."""
-    choice = os.environ.get(ATTENTION_ENV, "").strip().lower() or "auto"
+    choice = _attention_setting()
     if choice not in ATTENTION_CHOICES:
         raise ValueError(f"environment variable {ATTENTION_ENV}: must be one of {', '.join(ATTENTION_CHOICES)}, "
                          f"got {os.environ[ATTENTION_ENV]!r}")
     return choice
+
+
+def _attention_setting() -> str:
+    """`NMT_ATTENTION` as set, normalised (trimmed, lower case; "auto" where unset), not yet checked."""
+    return os.environ.get(ATTENTION_ENV, "").strip().lower() or "auto"
 
 
 def cudnn_failure(exc: BaseException | None) -> BaseException | None:
@@ -59,8 +64,7 @@ def cudnn_failure(exc: BaseException | None) -> BaseException | None:
     or if XLA's kernel is in use already. (TensorFlow's and PyTorch's own cuDNN errors do not count, nor
     Keras's JAX backend's frames: only files of the imported `jax` package.)"""
     jax = sys.modules.get("jax")
-    xla = os.environ.get(ATTENTION_ENV, "").strip().lower() == "xla"
-    if jax is None or getattr(jax, "__file__", None) is None or xla:
+    if jax is None or getattr(jax, "__file__", None) is None or _attention_setting() == "xla":
         return None
     package = Path(jax.__file__).resolve().parent
     seen, found = set(), None

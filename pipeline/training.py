@@ -29,7 +29,7 @@ from pipeline.compilation import (CompileLog, Precompiled, compile_log, enable_p
 from pipeline.config import Config, save_config
 from pipeline.datasets import (Batching, batch_plan, batch_shape, batch_shapes, example_batches, feeder, format_dataset,
                                load_split, mixture, sequence_lengths, split_corpora, steps_per_epoch, target_tokens)
-from pipeline.distribution import Distribution, setup_distribution
+from pipeline.distribution import Distribution, padded_rows, setup_distribution
 from pipeline.extras import MissingExtra
 from pipeline.finetune import check_child, start_from_parent
 from pipeline.flops import bf16_peak, config_train_flops, device_name
@@ -255,9 +255,8 @@ class CorpusValidation(keras.callbacks.Callback):
 
     `weights` (`TrainingData.validation_weights`) are each corpus's rows (as Keras weighs a batch's mean loss:
     by its rows, padding rows included, those JAX's data parallelism adds too) and target tokens (what the masked
-    accuracy counts): `val_loss` is
-    then what Keras's own validation gives for the corpora's batches evaluated together, and
-    `val_masked_accuracy` their token-weighted accuracy."""
+    accuracy counts): `val_loss` is then what Keras's own validation gives for the corpora's batches evaluated
+    together, and `val_masked_accuracy` their token-weighted accuracy."""
 
     def __init__(self, feeds: dict[str, Any], weights: dict[str, tuple[int, int]]):
         super().__init__()
@@ -371,15 +370,15 @@ def _prepare_run_dir(config: Config, resume: bool, overwrite: bool) -> Path:
 
 
 def training_callbacks(config: Config, run_dir: Path, checkpointer: Checkpointer,
-                       per_corpus: tuple[dict[str, Any], dict[str, tuple[int, int]]] | None,
-                       distribution: Distribution, precompile: Precompile | None = None,
+                       corpus_validation: CorpusValidation | None, distribution: Distribution,
+                       precompile: Precompile | None = None,
                        verbose: int | str = 0) -> list[keras.callbacks.Callback]:
     """Every callback of a training run, in order: the programs readied (JAX), a NaN stop, per-corpus
     validation, the checkpointer, TensorBoard (TensorFlow), the workers' joint stop (several), the progress bar.
     Each is `async_safe` or has no per-batch hook (per-step work is `on_step_dispatched`), so on JAX and PyTorch
     no step waits for its logs (`StepCallbacks`; TensorFlow's Keras calls them in the loop whatever they are)."""
     callbacks = ([precompile] if precompile else []) + [StopOnNaN()]
-    callbacks += ([CorpusValidation(*per_corpus)] if per_corpus else []) + [checkpointer]
+    callbacks += ([corpus_validation] if corpus_validation else []) + [checkpointer]
     if keras.backend.backend() == "tensorflow" and importlib.util.find_spec("tensorboard"):
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(RunDir(run_dir).logs_dir), update_freq="epoch"))
     callbacks += distribution.callbacks(config, checkpointer.out_of_budget)       # after the checkpointer's count
@@ -486,7 +485,7 @@ class TrainingData:
             en, it = self.valid_en[a:b], self.valid_it[a:b]
             plan = batch_plan(en, it, self.valid_batching, self.config.seed, 0)
             rows = [batch_shape(en, it, batch, self.valid_batching)[0] for batch in plan if len(batch)]
-            weights[name] = (sum(-(-n // multiple) * multiple for n in rows), target_tokens(it))
+            weights[name] = (sum(padded_rows(n, multiple) for n in rows), target_tokens(it))
         return weights
 
     def _fixed(self, source: Any, target: Any) -> Any:
@@ -534,9 +533,8 @@ def train(config: Config, resume: bool = False, overwrite: bool = False, verbose
     checkpointer.set_model(model)          # fit sets it too, but a resume whose budget is spent never fits
     precompile = (data.precompile() if keras.backend.backend() == "jax" and cache and distribution.is_single
                   else Precompile([], []))
-    callbacks = training_callbacks(config, run_dir, checkpointer,
-                                   (per_corpus, data.validation_weights()) if per_corpus else None, distribution,
-                                   precompile, verbose)
+    corpus_validation = CorpusValidation(per_corpus, data.validation_weights()) if per_corpus else None
+    callbacks = training_callbacks(config, run_dir, checkpointer, corpus_validation, distribution, precompile, verbose)
     start_step, started = state.global_step, time.perf_counter()
     with compile_log() as compiling:
         _fit(model, data, state, checkpointer, valid, callbacks, verbose)

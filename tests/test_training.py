@@ -209,12 +209,12 @@ def test_no_training_callback_makes_each_step_wait_for_its_logs(prepared_tiny, t
     # only if every callback is async_safe or leaves the per-batch hooks alone; Keras's TerminateOnNaN and a
     # Checkpointer counting steps in on_train_batch_end made every step wait for its values (a device sync)
     from pipeline.distribution import Distribution
-    from pipeline.training import Checkpointer, Precompile, TrainState, training_callbacks
+    from pipeline.training import Checkpointer, CorpusValidation, Precompile, TrainState, training_callbacks
     config = small_config(prepared_tiny, tmp_path, "train.max_minutes=5")
     checkpointer = Checkpointer(run_path(config), config, TrainState())
     workers = Distribution(mode="data_parallel", replicas=2, workers=2)       # the workers' joint stop included
-    listed = training_callbacks(config, run_path(config), checkpointer, ({"a": 0}, {"a": (1, 1)}), workers,
-                                Precompile([], []), 2)
+    listed = training_callbacks(config, run_path(config), checkpointer, CorpusValidation({"a": 0}, {"a": (1, 1)}),
+                                workers, Precompile([], []), 2)
     assert {type(c).__name__ for c in listed} >= {"Precompile", "StopOnNaN", "CorpusValidation", "Checkpointer",
                                                    "StopTogether", "EpochProgress"}
     base = keras.callbacks.Callback
