@@ -28,7 +28,7 @@ def wait_until(condition, seconds: float = 30) -> None:
 
 class SlowEngine:
     """Translates by upper-casing, one millisecond per sentence per call; cuts texts into sentences as an engine
-    does (`split`). Counts the sentences it translated."""
+    does (`split`), in `translate` too. Counts the sentences it translated."""
 
     def __init__(self, per_sentence_s: float = 0.001):
         self.config, self.per_sentence_s, self.sentences, self.calls = Config(), per_sentence_s, 0, []
@@ -37,12 +37,14 @@ class SlowEngine:
     def split(self, texts):
         return [split_text(text, lambda piece: len(piece.split()), 60) for text in texts]
 
-    def translate(self, sentences, beam=None, batch_size=None, glossary=None):
-        time.sleep(self.per_sentence_s * len(sentences))
+    def translate(self, texts, beam=None, batch_size=None, glossary=None):
+        layouts = self.split(texts)
+        pieces = sum(len(layout.to_translate) for layout in layouts)
+        time.sleep(self.per_sentence_s * pieces)
         with self.lock:
-            self.sentences += len(sentences)
-            self.calls.append(len(sentences))
-        return [s.upper() for s in sentences]
+            self.sentences += pieces
+            self.calls.append(pieces)
+        return [layout.join(piece.upper() for piece in layout.to_translate) for layout in layouts]
 
 
 def test_a_string_request_waits_behind_at_most_one_job_of_a_one_line_document(tmp_path):
@@ -69,6 +71,45 @@ def test_a_string_request_waits_behind_at_most_one_job_of_a_one_line_document(tm
     assert done_during < 3000                              # the strings were served while the document ran
     assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,000 sentences
     assert max(engine.calls) <= 32                          # the one line went in bounded jobs
+
+
+def test_a_string_request_waits_behind_at_most_one_job_of_a_request_of_long_paragraphs(tmp_path):
+    engine = SlowEngine()
+    paragraphs = [f"Hello world {i}. " * 60 for i in range(64)]     # 64 texts, 3,840 sentences: about 4 s
+    settings = ServiceSettings(beam=1, max_batch=32, max_wait_ms=10, files_dir=str(tmp_path / "files"))
+    with TestClient(create_app(engine, settings)) as client:
+        heavy = {}
+        thread = threading.Thread(target=lambda: heavy.update(response=client.post(
+            "/translate", json={"text": paragraphs}, timeout=60)))
+        thread.start()
+        wait_until(lambda: client.get("/health").json()["batching"]["sentences"] >= 64)
+        latencies = []
+        for _ in range(20):
+            started = time.perf_counter()
+            response = client.post("/translate", json={"text": "Good morning."}, timeout=30)
+            latencies.append(time.perf_counter() - started)
+            assert response.json()["translations"] == ["GOOD MORNING."]
+        done_during = engine.sentences
+        thread.join(60)
+    assert heavy["response"].status_code == 200
+    assert heavy["response"].json()["translations"] == [p.upper().strip() for p in paragraphs]
+    assert done_during < 3840                              # the small requests were served while it ran
+    assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,840 sentences
+    assert max(engine.calls) <= 32                          # the request went in bounded jobs
+
+
+def test_a_client_that_disconnects_stops_its_request_of_long_paragraphs(tmp_path):
+    engine = SlowEngine(0.002)
+    app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
+    with served_in_thread(app) as url:
+        paragraphs = ["Good night. " * 80] * 64                  # 5,120 sentences: about 10 s
+        with pytest.raises(httpx.TimeoutException):
+            httpx.post(url + "/translate", json={"text": paragraphs}, timeout=0.5)
+        time.sleep(0.5)                                           # the server notices within one job
+        started = time.perf_counter()
+        assert httpx.post(url + "/translate", json={"text": "Hello."}, timeout=30).json()["translations"] == ["HELLO."]
+        assert time.perf_counter() - started < 1.0                # behind at most the job that was running
+        assert engine.sentences < 2000                            # the rest of the request was never translated
 
 
 def test_a_lone_request_does_not_wait_for_company():

@@ -203,3 +203,23 @@ def test_n_best_of_a_paragraph_starts_with_its_translation(sp_engine):
     assert len(ranked[0]) == len(set(ranked[0])) and 1 <= len(ranked[0]) <= 3
     assert all(alternative.count("\n") == 1 for alternative in ranked[0])
     assert ranked[1] == [""]
+
+
+def test_a_huge_line_is_read_in_windows_with_the_same_sentences(monkeypatch):
+    from sentence_splitter import SentenceSplitter
+
+    from pipeline.translate import splitting
+
+    line = " ".join(f"Sentence number {i} ends here. Mr. Smith said so{'!' if i % 3 else '.'}" for i in range(900))
+    whole = splitting.sentence_spans(line)                  # 44,000 characters: windows of 8,192
+    seen = []
+    split = SentenceSplitter.split
+    monkeypatch.setattr(SentenceSplitter, "split", lambda self, text: seen.append(len(text)) or split(self, text))
+    assert splitting.sentence_spans(line) == whole
+    assert len(seen) > 1 and max(seen) <= splitting.SPLITTER_WINDOW
+    monkeypatch.setattr(splitting, "SPLITTER_WINDOW", 10 ** 9)          # one window: the splitter reads it whole
+    assert splitting.sentence_spans(line) == whole and len(whole) == 1800
+    unbroken = "x" * 20000 + " " + "y" * 5                  # no space in a window: cut at its end, no character lost
+    spans = splitting.sentence_spans(unbroken)
+    assert "".join(unbroken[a:b] for a, b in spans).replace(" ", "") == unbroken.replace(" ", "")
+    assert max(b - a for a, b in spans) <= splitting.SPLITTER_WINDOW

@@ -28,6 +28,7 @@ from pipeline.text import gate_texts
 from pipeline.rundir import run_path
 
 
+SPLIT_INLINE_CHARS = 4000     # a request's texts longer than this in all are cut into pieces in a worker thread
 REFUSE_CONFIDENCE = 50.0       # source auto: a text this sure to be in a language with no run to its target is a 400
 
 
@@ -57,6 +58,12 @@ def title(directions: Sequence[Direction]) -> str:
     """ "English → Italian", or "English → Italian, Italian → English" for several runs: the page's and the API's
     title."""
     return ", ".join(direction.label.replace(" -> ", " → ") for direction in directions)
+
+
+def busy(timeout_s: float) -> ServiceError:
+    """The 503 of work that did not finish within `timeout_s`."""
+    return ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again later",
+                        {"Retry-After": "1"})
 
 
 class ServedRun:
@@ -93,9 +100,45 @@ class ServedRun:
                         bulk: bool = False) -> list[Any]:
         """Translations from the batcher (with `n_best` > 1, up to `n_best` per sentence, best first; with
         `glossary`, a `Glossary` applied to every sentence), or a 503 once `timeout_s` (default: the settings')
-        has passed or while shutting down. With `request`, a client that disconnects meanwhile withdraws the job
-        (`ClientGone`). `bulk`: a document's piece, which yields to every string request (`Batcher`)."""
+        has passed or while shutting down. With `request`, a client that disconnects meanwhile withdraws its work
+        (`ClientGone`). `bulk`: a document's piece, which yields to every string request (`Batcher`).
+
+        Texts that make more than `max_batch` pieces (the translator's `split`: sentences within its input limit)
+        go to the batcher as pieces, in jobs of at most `max_batch`, one after the other: so one request of 64 long
+        paragraphs holds the model for one batch at a time, every other request is served between two of its
+        jobs, and its work stops at the next job once its client has gone or its time is up."""
         timeout_s = timeout_s or self.settings.timeout_s
+        split = getattr(self.translator, "split", None)
+        if split is None:
+            return await self._in_jobs(list(sentences), beam, n_best, glossary, timeout_s, request, bulk)
+        texts = list(sentences)
+        layouts = split(texts) if sum(map(len, texts)) < SPLIT_INLINE_CHARS else await asyncio.to_thread(split, texts)
+        pieces = [piece for layout in layouts for piece in layout.to_translate]
+        if len(pieces) <= self.settings.max_batch:          # one job: the texts as they came, split by the engine
+            return await self._in_jobs(texts, beam, n_best, glossary, timeout_s, request, bulk)
+        done = iter(await self._in_jobs(pieces, beam, n_best, glossary, timeout_s, request, bulk,
+                                        self.settings.max_batch))
+        if n_best > 1:
+            return [layout.join_ranked([next(done) for _ in layout.to_translate]) for layout in layouts]
+        return [layout.join(done) for layout in layouts]
+
+    async def _in_jobs(self, sentences: list[str], beam: int, n_best: int, glossary: Any, timeout_s: float,
+                       request: Request | None, bulk: bool, job_size: int | None = None) -> list[Any]:
+        """`sentences` through the batcher in jobs of at most `job_size` (default: one job), each sent once the one
+        before it is done, all of them within `timeout_s`, else a 503."""
+        deadline = time.monotonic() + timeout_s
+        out: list[Any] = []
+        size = job_size or max(len(sentences), 1)
+        for start in range(0, len(sentences), size):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise busy(timeout_s)
+            out += await self._job(sentences[start:start + size], beam, n_best, glossary, remaining, timeout_s,
+                                   request, bulk)
+        return out
+
+    async def _job(self, sentences: list[str], beam: int, n_best: int, glossary: Any, remaining_s: float,
+                   timeout_s: float, request: Request | None, bulk: bool) -> list[Any]:
         if self.shutting_down.is_set():
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"})
         try:
@@ -104,14 +147,15 @@ class ServedRun:
             raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
         self.waiting += 1
         try:
-            return await self._result(future, timeout_s, request)
+            return await self._result(future, remaining_s, timeout_s, request)
         finally:
             self.waiting -= 1
 
-    async def _result(self, future: Future, timeout_s: float, request: Request | None) -> list[Any]:
+    async def _result(self, future: Future, remaining_s: float, timeout_s: float,
+                      request: Request | None) -> list[Any]:
         result = asyncio.wrap_future(future)
         watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
-        done, _ = await asyncio.wait({result} | ({watcher} if watcher else set()), timeout=timeout_s,
+        done, _ = await asyncio.wait({result} | ({watcher} if watcher else set()), timeout=remaining_s,
                                      return_when=asyncio.FIRST_COMPLETED)
         if watcher is not None:
             watcher.cancel()
@@ -121,8 +165,7 @@ class ServedRun:
         result.cancel()
         if watcher is not None and watcher in done:
             raise ClientGone()
-        raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again later",
-                           {"Retry-After": "1"})
+        raise busy(timeout_s)
 
     def blocking_translator(self, loop: asyncio.AbstractEventLoop, glossary: Any = None, job_size: int | None = None,
                             timeout_s: float | None = None, request: Request | None = None,
@@ -135,26 +178,17 @@ class ServedRun:
         down, or once the client of `request` disconnects, no further job is sent (503, or `ClientGone`)."""
         timeout_s = timeout_s or self.settings.timeout_s
 
-        async def translate_all(texts: list[str]) -> list[str]:
-            out: list[str] = []
-            deadline, size = time.monotonic() + timeout_s, job_size or max(len(texts), 1)
-            for start in range(0, len(texts), size):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ServiceError(503, f"no translation within {timeout_s:g} s: the service is busy, try again "
-                                            "later", {"Retry-After": "1"})
-                out += await self.translate(texts[start:start + size], self.default_beam, glossary=glossary,
-                                            timeout_s=remaining, request=request, bulk=bulk)
-            return out
+        def translate_all(texts: list[str]) -> list[str]:
+            jobs = self._in_jobs(texts, self.default_beam, 1, glossary, timeout_s, request, bulk, job_size)
+            return asyncio.run_coroutine_threadsafe(jobs, loop).result()
 
         def translate(texts: list[str]) -> list[str]:
             texts = gate_texts(texts)
             split = getattr(self.translator, "split", None)
             if split is None:                       # a translator that takes whole texts only
-                return asyncio.run_coroutine_threadsafe(translate_all(texts), loop).result()
+                return translate_all(texts)
             layouts = split(texts)
-            pieces = [piece for layout in layouts for piece in layout.to_translate]
-            done = iter(asyncio.run_coroutine_threadsafe(translate_all(pieces), loop).result())
+            done = iter(translate_all([piece for layout in layouts for piece in layout.to_translate]))
             return [layout.join(done) for layout in layouts]
 
         return translate

@@ -25,6 +25,8 @@ import regex
 
 MIN_CLAUSE_FRACTION = 0.5       # a clause cut must keep at least this share of the token limit
 MAX_CHARS_PER_TOKEN = 32        # twice SentencePiece's longest piece (16): longer prefixes never fit
+SPLITTER_WINDOW = 8192          # the sentence splitter reads a longer line in windows (its cost grows faster than
+                                # the line: 0.4 s for 200,000 characters, 14 s for 1.6 million)
 # What str.splitlines() breaks at: each ends a piece, and is kept in the layout.
 LINE_BREAK = regex.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # Ends of clauses: after , ; : and closing brackets, quotes or dashes that whitespace follows ("1,000" and
@@ -33,6 +35,7 @@ CLAUSE_END = regex.compile(r"[,;:)\]}»”’—–]+(?=\s)|(?<=\s)-+(?=\s)")
 SPACE = regex.compile(r"\s")
 WORD_END = regex.compile(r"\S(?=\s)")
 TRANSLATABLE = regex.compile(r"[\p{L}\p{N}]")
+SPACES = regex.compile(r"\s+")
 
 CountTokens = Callable[[str], int]
 
@@ -116,7 +119,28 @@ def _splitter(language: str):
 
 
 def sentence_spans(line: str, language: str = "en") -> list[tuple[int, int]]:
-    """(start, end) of each sentence of one line in `language` (ISO 639-1), without the whitespace around it."""
+    """(start, end) of each sentence of one line in `language` (ISO 639-1), without the whitespace around it.
+
+    A line longer than `SPLITTER_WINDOW` characters is read in windows of at most that many, so that a megabyte
+    line splits in linear time: each keeps the sentences the splitter finds in it but the last, which the next
+    window starts with; where that would keep less than half a window (one long sentence), the window ends at its
+    last space (else anywhere) instead, and a sentence is cut there."""
+    spans, start = [], 0
+    while len(line) - start > SPLITTER_WINDOW:
+        window = _window_spans(line[start:start + SPLITTER_WINDOW], language)
+        if len(window) > 1 and window[-1][0] >= SPLITTER_WINDOW // 2:
+            end = start + window[-1][0]
+            window = window[:-1]
+        else:
+            spaces = [m.end() for m in SPACES.finditer(line, start + SPLITTER_WINDOW // 2, start + SPLITTER_WINDOW)]
+            end = spaces[-1] if spaces else start + SPLITTER_WINDOW
+            window = _window_spans(line[start:end], language)
+        spans += [(start + a, start + b) for a, b in window]
+        start = end
+    return spans + [(start + a, start + b) for a, b in _window_spans(line[start:], language)]
+
+
+def _window_spans(line: str, language: str) -> list[tuple[int, int]]:
     spaced = SPACE.sub(" ", line)           # the splitter breaks at ASCII spaces only (not tabs, no-break spaces)
     sentences = [s for s in _splitter(language).split(spaced) if s.strip()]
     spans = _align(line, sentences)
