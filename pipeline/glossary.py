@@ -7,8 +7,9 @@ Italian unless the run translates Italian -> English). An entry whose target equ
 Formats (`Glossary.load(path, direction=...)`, chosen by the file's extension):
 - `.tsv` / `.txt`: `source<TAB>target` per line; blank lines and lines starting with `#` are skipped.
 - `.csv`: two columns, read by the standard library's `csv` module (quoting, embedded commas).
-- `.tbx`: TermBase eXchange (ISO 30042), parsed by translate-toolkit; each entry's language sets of the source and
-  target languages (`en*`, `it*`) give its terms (every source term of an entry maps to its first target term).
+- `.tbx`: TermBase eXchange, parsed by lxml (TBX 2008 `<martif>`, TBX v3 / ISO 30042:2019 `<tbx>`, TBX-Min `<TBX>`,
+  in the encoding its XML declaration names); each entry's language sets of the source and target languages
+  (`en*`, `it*`) give its terms (every source term of an entry maps to its first target term).
 A first row naming the columns (`en/it`, `english/italian`, `source/target`, `term/translation`) is a header; a
 header naming the languages the other way round (`it/en` for an English -> Italian run, `en/it` for an Italian ->
 English one) or the roles the other way round (`target/source`) swaps the columns.
@@ -382,26 +383,41 @@ def read_delimited(path: Path, delimiter: str, direction: Direction = Direction(
     return rows
 
 
-def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, str, str]]:
-    """(where, source, target) of each source-language term of each TBX entry that has a target-language term."""
-    require("translate.storage.tbx", EXTRA)
-    from translate.storage import tbx
+# The TBX layouts read: root element -> (entry, language group) elements; every <term> inside a language group is a
+# term of that language. TBX 2008 (`<martif>`), TBX v3 / ISO 30042:2019 (`<tbx>`) and TBX-Min (`<TBX>`).
+TBX_LAYOUTS = {"martif": ("termEntry", "langSet"), "tbx": ("conceptEntry", "langSec"), "TBX": ("entry", "langGroup")}
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
-    decoded_lines(path)                                # not UTF-8: the same one-line error as the other formats
+
+def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, str, str]]:
+    """(where, source, target) of each source-language term of each TBX entry that has a target-language term.
+
+    Parsed with lxml from the file's bytes, so the XML declaration's encoding holds (UTF-16 with a byte-order mark,
+    ISO-8859-1); nothing is loaded (no DTD, no network), entities are refused, and lxml's depth limit (256) holds."""
+    etree = require("lxml.etree", EXTRA)
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
     try:
-        store = tbx.tbxfile.parsefile(str(path))
-    except Exception as exc:                          # noqa: BLE001 - lxml's syntax errors, translate's own
-        raise GlossaryError(f"glossary {path}: not a TBX file ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
-            from None
-    language = "{http://www.w3.org/XML/1998/namespace}lang"
+        root = etree.fromstring(path.read_bytes(), parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else exc.position[0]
+        raise GlossaryError(f"glossary {path} line {line}: not a TBX file ({exc.msg})") from None
+    entity = next(root.iter(etree.Entity), None)
+    if entity is not None:
+        raise GlossaryError(f"glossary {path} line {entity.sourceline}: not a TBX file (entity {entity.text} "
+                            "is not expanded: a TBX file needs none)")
+    name = etree.QName(root).localname
+    if name not in TBX_LAYOUTS:
+        raise GlossaryError(f"glossary {path} line {root.sourceline}: not TBX: expected a <martif>, <tbx> or <TBX> "
+                            f"root, got <{name}>")
+    entry_name, group_name = TBX_LAYOUTS[name]
     rows = []
-    for number, unit in enumerate(store.units, 1):
+    for number, entry in enumerate(root.iter(f"{{*}}{entry_name}"), 1):
         terms: dict[str, list[str]] = {direction.source: [], direction.target: []}
-        for lang_set in unit.xmlelement.iter("{*}langSet", "langSet"):
-            code = (lang_set.get(language) or lang_set.get("lang") or "").lower().split("-")[0].split("_")[0]
+        for group in entry.iter(f"{{*}}{group_name}"):
+            code = (group.get(XML_LANG) or group.get("lang") or "").lower().split("-")[0].split("_")[0]
             if code in terms:
-                terms[code] += ["".join(term.itertext()) for term in lang_set.iter("{*}term", "term")]
-        where = f"glossary {path} entry {number}" + (f" ({unit.getid()})" if unit.getid() else "")
+                terms[code] += ["".join(term.itertext()) for term in group.iter("{*}term")]
+        where = f"glossary {path} entry {number}" + (f" ({entry.get('id')})" if entry.get("id") else "")
         if not terms[direction.source] or not terms[direction.target]:
             continue                                   # an entry without both languages says nothing to us
         for source in terms[direction.source]:

@@ -325,6 +325,28 @@ def test_bad_files_give_one_line_naming_the_file(name, data, message):
     assert "\n" not in str(caught.value)
 
 
+
+@pytest.mark.parametrize("data, line", [(b'msgid "a"\nmsgstr "b"\n\nmsgid "Hello\nmsgstr ""\n', 4),
+                                        (b'msgid "Hello"\nmsgstr "Ciao\n', 2),
+                                        (b'msgid ""\n"Hello\nmsgstr ""\n', 2)])
+def test_a_malformed_catalog_is_one_line_naming_the_file_and_line(data, line):
+    with pytest.raises(ValueError, match=rf"^a\.po: not a gettext catalog: line {line}: expected ") as caught:
+        open_document(data, name="a.po")
+    assert "\n" not in str(caught.value)
+
+
+LATIN_PO = ('# Catalogo\nmsgid ""\nmsgstr ""\n"Last-Translator: Jos\xe9 <j@example.com>\\n"\n"Language: it\\n"\n'
+            '"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\nmsgid "The coffee."\nmsgstr ""\n')
+
+
+@pytest.mark.parametrize("translation, charset", [("Il caff\xe8.", "ISO-8859-1"),
+                                                  ("Il caff\xe8 \u2014 \u20ac2.", "UTF-8")])     # no dash, no euro
+def test_a_catalog_in_its_header_s_charset_comes_back_in_it_where_the_translation_fits(translation, charset):
+    out = translate_document(None, LATIN_PO.encode("latin-1"), name="it.po", translate=lambda texts: [translation])
+    text = out.decode("latin-1" if charset == "ISO-8859-1" else "utf-8")
+    assert f"charset={charset}\\n" in text and "Jos\xe9" in text and f'msgstr "{translation}"' in text
+    assert text.count("charset=") == 1
+
 # -- what review found -------------------------------------------------------------------------------------------
 def test_a_catalog_whose_text_is_a_path_is_never_read_as_that_file(tmp_path):
     secret = tmp_path / "secret.po"

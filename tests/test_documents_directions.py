@@ -140,6 +140,21 @@ def test_without_lingua_msgids_are_taken_as_english(monkeypatch):
     assert out.metadata["Language"] == "it"                                 # translated as the convention says
 
 
+
+@pytest.mark.parametrize("msgids", [["Username", "Password", "Login"], ["Hello", "Hello %s"], ["Pizza", "Camera"],
+                                    ["Username", "Password", "Login", "Hello", "Hello %s", "Pizza", "Camera"],
+                                    ["Apri il file", "Salva"]])
+def test_a_short_catalog_is_not_taken_for_italian(msgids):
+    pytest.importorskip("lingua")
+    assert gettext.msgids_language(msgids) == "en"
+    catalog = b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n' + b"".join(
+        b'\nmsgid "%s"\nmsgstr ""\n' % msgid.encode() for msgid in msgids)
+    out = polib.pofile(translate_document(upper, catalog, name="short.po").decode())
+    assert out.metadata["Language"] == "it"
+    assert [e.msgstr for e in out] == [m.upper().replace("%S", "%s") for m in msgids]
+    assert gettext.msgids_language(["Apri il file.", "Salva le modifiche prima di uscire.", "Il file non esiste."]) \
+        == "it"
+
 def test_a_catalog_opened_without_a_direction_follows_the_run_that_translates_it(tiny_it_en_engine):
     document = open_document(ITALIAN_MSGIDS, name="catalogo.pot")           # the CLI opens before it loads a run
     out = polib.pofile(translate_document(tiny_it_en_engine, document, name="catalogo.pot", beam=1).decode())

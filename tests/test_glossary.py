@@ -51,6 +51,60 @@ def test_tbx_maps_each_english_term_of_an_entry_to_its_italian(tmp_path):
                                                                      "Pipeline": "Pipeline"}
 
 
+TBX_V3 = """<?xml version="1.0" encoding="UTF-8"?>
+<tbx style="dca" type="TBX-Basic" xml:lang="en" xmlns="urn:iso:std:iso:30042:ed-2">
+<tbxHeader><fileDesc><sourceDesc><p>v3</p></sourceDesc></fileDesc></tbxHeader><text><body>
+<conceptEntry id="c1">
+  <langSec xml:lang="EN-gb"><termSec><term>account</term></termSec>
+    <termSec><term>user account</term></termSec></langSec>
+  <langSec xml:lang="it"><termSec><term>conto</term></termSec></langSec>
+</conceptEntry>
+<conceptEntry id="c2"><langSec xml:lang="de"><termSec><term>Wagen</term></termSec></langSec></conceptEntry>
+</body></text></tbx>
+"""
+TBX_MIN = """<?xml version="1.0" encoding="UTF-8"?>
+<TBX dialect="TBX-Min"><header><id>min</id><languages source="en" target="it"/></header><body>
+<entry id="1"><langGroup xml:lang="en"><termGroup><term>car</term></termGroup></langGroup>
+<langGroup xml:lang="IT"><termGroup><term>automobile</term></termGroup></langGroup></entry>
+</body></TBX>
+"""
+
+
+@pytest.mark.parametrize("content", [
+    TBX_V3.encode("utf-8"),
+    TBX_MIN.encode("utf-8"),
+    TBX.replace('encoding="UTF-8"', 'encoding="UTF-16"').replace("conto", "cont\xf2").encode("utf-16"),  # BOM
+    TBX.replace('encoding="UTF-8"', 'encoding="ISO-8859-1"').replace("conto", "cont\xf2").encode("latin-1"),
+])
+def test_tbx_v3_tbx_min_and_the_declared_encoding_are_read(tmp_path, content):
+    path = tmp_path / "terms.tbx"
+    path.write_bytes(content)
+    terms = {t.source: t.target for t in Glossary.load(path).terms.values()}
+    if b"TBX-Min" in content:
+        assert terms == {"car": "automobile"}
+    else:
+        assert terms["account"] in ("conto", "cont\xf2") and terms["user account"] == terms["account"]
+        assert "Wagen" not in terms
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ('<?xml version="1.0"?>\n<foo><termEntry/></foo>', "line 2: not TBX: expected a <martif>, <tbx> or <TBX> root, "
+                                                      "got <foo>"),
+    ('<?xml version="1.0"?>\n<!DOCTYPE martif [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<martif><text><body>'
+     '<termEntry><langSet xml:lang="en"><tig><term>a&x;</term></tig></langSet></termEntry></body></text></martif>',
+     "entity &x; is not expanded"),
+    ('<martif><text><body>' + "<p>" * 300 + "</p>" * 300 + "</body></text></martif>", "Excessive depth"),
+    ('<?xml version="1.0"?>\n<martif>\n<text><body></text></martif>', "line 3: not a TBX file"),
+])
+def test_a_tbx_with_a_wrong_root_an_entity_or_too_deep_is_a_one_line_error(tmp_path, content, fragment):
+    path = tmp_path / "terms.tbx"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(GlossaryError) as error:
+        Glossary.load(path)
+    message = str(error.value)
+    assert message.startswith(f"glossary {path}") and fragment in message and "\n" not in message
+
+
 @pytest.mark.parametrize("name,content,fragment", [
     ("cols.tsv", "account\tconto\textra\n", "line 1: 3 columns, expected 2"),
     ("one.tsv", "# c\naccount\n", "line 2: 1 columns, expected 2"),

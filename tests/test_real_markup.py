@@ -82,6 +82,15 @@ def test_plain_html_keeps_its_html_serialisation():
     assert out == '<html><p>Hello-it&nbsp;world-it<br>again-it <img src="a.png" alt="A cat-it"></p></html>\n'
 
 
+
+@pytest.mark.parametrize("codec,mark", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_a_utf_16_crlf_page_comes_back_utf_16_with_crlf(codec, mark):
+    page = '<html>\r\n<head><meta charset="utf-16"></head>\r\n<p>Hello world</p>\r\n</html>\r\n'
+    out = translate_document(None, mark + page.encode(codec), name="a.html", translate=suffixed)
+    assert out.startswith(mark)
+    text = out[2:].decode(codec)
+    assert "Hello-it world-it" in text and text.count("\r\n") == 4 and "\n" not in text.replace("\r\n", "")
+
 # -- 2. chart titles, categories and series names in .pptx ------------------------------------------------------------
 def chart_deck() -> bytes:
     import pptx
@@ -175,6 +184,46 @@ def test_odt_table_of_contents_page_numbers_and_tabs_are_not_translated():
         "Table of Contents tradotto 20", "1 Introduction tradotto 20\t3",
         "2.1 Installing the program tradotto 20\t17", "Appendix tradotto 20 ........ iv"]
 
+
+
+def repacked_odt(data: bytes, entry: str, content: bytes, damage: bool = False) -> bytes:
+    """The package with `entry` holding `content` (deflated; with `damage`, its compressed bytes overwritten)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            if item.filename != entry:
+                target.writestr(item, source.read(item))
+        target.writestr(entry, content, zipfile.ZIP_DEFLATED)
+    raw = bytearray(out.getvalue())
+    if damage:
+        with zipfile.ZipFile(io.BytesIO(bytes(raw))) as package:
+            info = package.getinfo(entry)
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        raw[start + 2:start + 12] = b"\xff" * 10
+    return bytes(raw)
+
+
+def test_an_odt_with_malformed_xml_is_one_line_naming_the_part_and_line(capsys):
+    broken = (b'<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content xmlns:office='
+              b'"urn:oasis:names:tc:opendocument:xmlns:office:1.0">\n<office:body>Tom & Jerry</office:body>\n'
+              b'</office:document-content>\n')
+    data = repacked_odt(odt_with_a_table_of_contents(), "content.xml", broken)
+    with pytest.raises(ValueError, match=r"^toc\.odt: not a readable \.odt file: content\.xml line 3: ") as caught:
+        open_document(data, name="toc.odt")
+    assert "\n" not in str(caught.value) and "SAX" not in capsys.readouterr().out
+
+
+def test_a_damaged_zip_entry_is_one_line_naming_the_file_and_entry():
+    text = b"".join(b"line %d of an entry no library reads\n" % n for n in range(200))
+    data = repacked_odt(odt_with_a_table_of_contents(), "extra/notes.txt", text, damage=True)
+    document = open_document(data, name="toc.odt")                  # odfpy never reads it; repacking does
+    with pytest.raises(ValueError, match=r"^toc\.odt: zip entry extra/notes\.txt is damaged \(") as caught:
+        document.render()
+    assert "\n" not in str(caught.value)
+    meta = b'<?xml version="1.0"?>\n<office:document-meta xmlns:office="urn:oasis:names:tc:opendocument:xmlns:' \
+           b'office:1.0">' + b"<office:meta/>" * 200 + b"</office:document-meta>"
+    with pytest.raises(ValueError, match=r"^toc\.odt: zip entry meta\.xml is damaged \("):
+        open_document(repacked_odt(odt_with_a_table_of_contents(), "meta.xml", meta, damage=True), name="toc.odt")
 
 # -- 4. every entry of the .odt package is kept ---------------------------------------------------------------------
 def test_odt_keeps_every_zip_entry_configurations2_included():

@@ -122,6 +122,15 @@ def test_a_character_the_encoding_lacks_becomes_its_closest():
         Encoded("café".encode("cp1252"), "a.txt")
 
 
+
+@pytest.mark.parametrize("mark,codec", [(b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le")])
+def test_a_utf_16_srt_comes_back_in_its_own_byte_order_with_its_mark(mark, codec):
+    data = mark + srt_of(CUES_1252, "\r\n").encode(codec)
+    assert Encoded(data, "talk.srt").text == srt_of(CUES_1252, "\r\n")
+    out = translated(data, "talk.srt")
+    assert out.startswith(mark) and out[2:].decode(codec) == srt_of(faithful(CUES_1252), "\r\n")
+    assert Encoded(data, "a.txt").encode("Perché") == mark + "Perché".encode(codec)
+
 # -- 3. a SubRip file without cue numbers stays without them -------------------------------------------------------
 def test_an_srt_without_cue_numbers_stays_without_them():
     import srt

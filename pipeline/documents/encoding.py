@@ -5,7 +5,7 @@ import unicodedata
 
 from pipeline.extras import require
 
-UNICODE = ("utf-8", "utf-8-sig", "utf-16")
+UNICODE = ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be")
 
 # What stands in for a character an 8-bit code page lacks, after Unicode's own compatibility forms (NFKC: "…" is
 # "...") and the letter without its accents (NFKD: "è" is "e"): typographic punctuation, in plain ASCII.
@@ -60,13 +60,15 @@ class Encoded:
     each character it cannot hold as its closest (`closest`: "è" as "e", "’" as "'"), never an error."""
 
     def __init__(self, data: bytes, name: str, detect: bool = False):
-        for mark, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        # utf-16-le/-be by the mark, not "utf-16": Python's encoder writes the machine's order (LE), not the file's
+        for mark, codec in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
             if data.startswith(mark):
                 break
         else:
-            codec = "utf-8"
+            mark, codec = b"", "utf-8"
+        self.mark = mark if codec.startswith("utf-16") else b""     # utf-8-sig writes its own
         try:
-            self.text = data.decode(codec)
+            self.text = data[len(self.mark):].decode(codec)
         except UnicodeDecodeError as exc:
             guessed = guessed_encoding(data) if detect and codec == "utf-8" else None
             if guessed is None:
@@ -82,4 +84,4 @@ class Encoded:
                 return text.encode(self.codec)
             except UnicodeEncodeError:
                 return closest(text, self.codec).encode(self.codec)
-        return text.encode(self.codec, errors="surrogatepass" if self.codec == "utf-16" else "strict")
+        return self.mark + text.encode(self.codec, errors="surrogatepass" if self.mark else "strict")

@@ -21,9 +21,15 @@ Placeholders (`%s`, `%(name)d`, `%1$s`, `{name}`, `{0}`, `{}`, Qt's `%1`), and U
 that lost one is redone between them (`segments`). An accelerator (`_File`, `&Open`) is taken out before translating
 and put back before the same letter in the translation where it has one, else before its first letter; a `_` or `&`
 inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not one.
+
+A catalog is read in the charset its header declares (`charset=ISO-8859-1`, any Python knows), else as UTF-8 (or
+UTF-16 with a byte-order mark), and written back in that charset, header unchanged, where every translation fits in
+it, else as UTF-8 with the header saying so. A line that is not a comment, a keyword and quoted strings, or quoted
+strings (`msgid "Hello` unclosed) is a one-line ValueError naming the file and the line.
 """
 from __future__ import annotations
 
+import codecs
 import functools
 import tempfile
 from typing import Iterable
@@ -44,7 +50,9 @@ LANGUAGE = regex.compile(r"([A-Za-z]+)(?:[_@.-].*)?")          # en, en_US, en-G
 ALIASES = {"eng": "en", "english": "en", "ita": "it", "italian": "it"}
 SOURCE_HEADER = "X-Source-Language"
 DETECT_CHARS = 5000             # of msgid text lingua reads: plenty to tell English from Italian
-DETECT_LEAD = (20.0, 2.0)       # a language other than English needs this confidence, and this many times the next
+DETECT_LEAD = (60.0, 4.0)       # a language other than English needs this confidence, and this many times the next
+DETECT_WORDS = 8                # and this many words, in msgids of two words or more
+WORD = regex.compile(r"\p{L}+")
 
 
 def language_code(value: str) -> str | None:
@@ -70,21 +78,24 @@ def catalog_detector() -> LanguageDetector | None:
 
 def msgids_language(msgids: Iterable[str]) -> str:
     """The language `msgids` are written in: what lingua detects over their text (placeholders, tags, URLs and
-    accelerators left out) where one language leads clearly (`DETECT_LEAD`), else English, as msgids
-    conventionally are; English too where lingua is not installed."""
+    accelerators left out) where the evidence is strong, else English, as msgids conventionally are; English too
+    where lingua is not installed. Strong: msgids of two words or more (a one-word label, "Password", "Pizza",
+    "Camera", is as often a loanword as not) holding `DETECT_WORDS` words in all, and one language clearly ahead
+    (`DETECT_LEAD`): a short English catalog is never taken for Italian."""
     detector = catalog_detector()
     if detector is None:
         return "en"
-    sample, size = [], 0
+    sample, size, words = [], 0, 0
     for msgid in msgids:
         text = take_accelerator(msgid)[0]
         text = VERBATIM.sub(" ", PLACEHOLDER.sub(" ", text)).strip()
-        if text:
+        count = len(WORD.findall(text))
+        if count >= 2:
             sample.append(text)
-            size += len(text) + 1
+            size, words = size + len(text) + 1, words + count
         if size >= DETECT_CHARS:
             break
-    ranked = detector.detect("\n".join(sample)[:DETECT_CHARS]) if sample else []
+    ranked = detector.detect("\n".join(sample)[:DETECT_CHARS]) if words >= DETECT_WORDS else []
     if len(ranked) < 2:
         return "en"
     (best, confidence), (_, runner_up) = ranked[0], ranked[1]
@@ -129,6 +140,36 @@ def looks_like_po(data: bytes) -> bool:
     return bool(PO_START.search(head)) and b"msgstr" in head
 
 
+PO_LINE = regex.compile(r'\s*(?:(?:msgctxt|msgid|msgid_plural|msgstr|msgstr\[[0-9]+\])\s*)?'
+                        r'(?:"(?:[^"\\]|\\.)*"\s*)+|\s*(?:#.*)?')      # strings as GNU gettext reads them
+CHARSET = regex.compile(r"charset\s*=\s*[^\s;]*", regex.I)
+HEADER_CHARSET = regex.compile(rb'^"Content-Type:[^"\n]*charset\s*=\s*([A-Za-z0-9_.:-]+)', regex.M | regex.I)
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The charset a catalog's header declares (`Content-Type: text/plain; charset=ISO-8859-1`) where it is one
+    Python knows and not a Unicode one (those, and a byte-order mark, go through `Encoded`), else None."""
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return None
+    match = HEADER_CHARSET.search(data[:65536])
+    if match is None:
+        return None
+    try:
+        codec = codecs.lookup(match.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+    return None if codec.startswith("utf") else codec
+
+
+def check_syntax(text: str, name: str) -> None:
+    """A one-line ValueError naming the first line that is neither blank, a comment, nor a keyword (or a
+    continuation) with one closed quoted string: polib would read `msgid "Hello` as "Hell"."""
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+        if not PO_LINE.fullmatch(line):
+            raise ValueError(f"{name}: not a gettext catalog: line {number}: expected a comment, a keyword "
+                             f"(msgid, msgstr, ...) and a quoted string, or a quoted string, got {line[:60]!r}")
+
+
 class Message:
     """One text of an entry (its msgid or msgid_plural): a segment, and the translation with its accelerator."""
 
@@ -149,13 +190,22 @@ class PoDocument:
     def __init__(self, data: bytes, name: str = "document", overwrite: bool = False,
                  direction: Direction | None = None):
         polib = require("polib", "documents")
-        Encoded(data, name)                              # UTF-8 (or UTF-16 with a mark), else one line
+        self._charset = declared_charset(data)
+        if self._charset is None:
+            text = Encoded(data, name).text              # UTF-8 (or UTF-16 with a mark), else one line
+        else:
+            try:
+                text = data.decode(self._charset)
+            except UnicodeDecodeError as exc:
+                line = data[:exc.start].count(b"\n") + 1
+                raise ValueError(f"{name}: not {self._charset} text (its header's charset): line {line}") from None
+        check_syntax(text, name)
         # polib reads a path when given one: the catalog goes through a file of ours, never the client's text
         with tempfile.NamedTemporaryFile(suffix=".po") as handle:
-            handle.write(data)
+            handle.write(text.removeprefix("\ufeff").encode("utf-8"))
             handle.flush()
             try:
-                self._catalog = polib.pofile(handle.name, wrapwidth=79)
+                self._catalog = polib.pofile(handle.name, wrapwidth=79, encoding="utf-8")
             except (OSError, ValueError, UnicodeError, LookupError) as exc:
                 raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
         self._name, self._overwrite = name, overwrite
@@ -231,7 +281,15 @@ class PoDocument:
                 entry.msgstr = messages[0].translation
             if "fuzzy" not in entry.flags:
                 entry.flags.insert(0, "fuzzy")            # first, as msgmerge writes it
+        if self._charset is not None:                     # in the header's charset where every character fits
+            try:
+                return self._text().encode(self._charset)
+            except UnicodeEncodeError:
+                metadata["Content-Type"] = CHARSET.sub("charset=UTF-8", metadata["Content-Type"])
+        return self._text().encode("utf-8")
+
+    def _text(self) -> str:
         text = str(self._catalog)
         if not self._catalog.header:                      # polib writes a lone "#" for an empty header
             text = text.removeprefix("#\n")
-        return text.encode("utf-8")
+        return text

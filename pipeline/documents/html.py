@@ -194,7 +194,6 @@ class HtmlDocument(FollowsDirection):
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
         self.direction = direction
-        self._crlf = b"\r\n" in data
         self._mark = next((mark for mark in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff") if data.startswith(mark)), b"")
         try:                                # UTF-8 (most pages) as it is; else BeautifulSoup finds the encoding
             markup: str | bytes = data.decode("utf-8-sig")
@@ -206,6 +205,10 @@ class HtmlDocument(FollowsDirection):
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
         self._encoding = self._encoding or self._html.encoding or "utf-8"
+        try:                                # line ends in the text: UTF-16's CR LF is not the bytes b"\r\n"
+            self._crlf = "\r\n" in (markup if isinstance(markup, str) else data.decode(self._encoding, "replace"))
+        except LookupError:
+            self._crlf = b"\r\n" in data
         self.segments = [Segment(text, protected=protected_spans(text)) for text in self._html.texts]
 
     def render(self) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import io
 import zipfile
+import zlib
 from collections import Counter
 from typing import Any
 
@@ -55,9 +56,46 @@ def package_kind(data: bytes) -> str | None:
             names = set(package.namelist())
             if "mimetype" in names and package.read("mimetype").strip() == b"application/vnd.oasis.opendocument.text":
                 return "odt"
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, *DAMAGED):
         return None
     return "docx" if "word/document.xml" in names else "pptx" if "ppt/presentation.xml" in names else None
+
+
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError)
+ODF_PARTS = ("settings.xml", "meta.xml", "content.xml", "styles.xml")      # what odfpy parses
+
+
+def read_entry(package: zipfile.ZipFile, entry: str | zipfile.ZipInfo, name: str) -> bytes:
+    """One entry of an open zip package; a one-line ValueError naming the file and the entry where its data is
+    damaged (bad compressed data, a CRC mismatch, cut short, an unknown compression method or encryption)."""
+    try:
+        return package.read(entry)
+    except DAMAGED as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        entry_name = entry.filename if isinstance(entry, zipfile.ZipInfo) else entry
+        raise ValueError(f"{name}: zip entry {entry_name} is damaged ({reason})") from None
+
+
+def check_odf_parts(data: bytes, name: str) -> None:
+    """A one-line ValueError naming the file, the part and the line where an XML part odfpy reads is not
+    well-formed (odfpy prints "SAX FAILED TO PARSE" and goes on with what it read) or its zip entry is damaged.
+    Parsed with lxml, nothing loaded; a namespace prefix left undeclared is no error here: odfpy declares it."""
+    etree = require("lxml.etree", "documents")
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        present = set(package.namelist())
+        for part in ODF_PARTS:
+            if part not in present:
+                continue
+            parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+            try:
+                etree.fromstring(read_entry(package, part, name), parser)
+            except etree.XMLSyntaxError as exc:
+                fatal = [error for error in parser.error_log if error.domain_name != "NAMESPACE"]
+                if fatal or not len(parser.error_log):
+                    error = fatal[0] if fatal else None
+                    line, message = (error.line, error.message) if error else (exc.lineno, exc.msg)
+                    raise ValueError(f"{name}: not a readable .odt file: {part} line {line}: "
+                                     f"{message.strip()}") from None
 
 
 def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = None) -> None:
@@ -477,7 +515,7 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
             for name in package.namelist():
                 if not (name == "xl/sharedStrings.xml" or regex.match(r"xl/(?:worksheets|tables)/[^/]+\.xml$", name)):
                     continue
-                root = lxml.fromstring(package.read(name))
+                root = lxml.fromstring(read_entry(package, name, "workbook"))
                 changed = False
                 for holder in root.iter(SHEET + "si", SHEET + "is"):           # a string: <t>, or rich runs' <t>s
                     texts = [t for t in holder.iter(SHEET + "t") if t.getparent().tag != SHEET + "rPh"]
@@ -494,9 +532,9 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
                         changed = True
                 if changed:
                     replaced[name] = lxml.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-    except (zipfile.BadZipFile, OSError, ValueError, lxml.XMLSyntaxError):
+        return _repacked(blob, replaced, "workbook") if replaced else blob
+    except (*DAMAGED, lxml.XMLSyntaxError):
         return blob
-    return _repacked(blob, replaced) if replaced else blob
 
 
 class OdtDocument(FollowsDirection):
@@ -512,11 +550,12 @@ class OdtDocument(FollowsDirection):
         opendocument = require("odf.opendocument", "documents")
         text_ns = require("odf.namespaces", "documents").TEXTNS
         _open_zip(data, name, ".odt", max_xml_bytes)
+        check_odf_parts(data, name)
         try:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .odt file: {exc}") from None
-        self._data = data
+        self._data, self._name = data, name
         self._text_ns = text_ns
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template")}
         self._chunks: list[tuple[list[Any], Any, _Layout]] = []
@@ -774,7 +813,7 @@ class OdtDocument(FollowsDirection):
         relabel_odf(self._document, direction)
         return _repacked(self._data, {"content.xml": self._document.contentxml(),
                                       "styles.xml": self._document.stylesxml().encode("utf-8"),
-                                      **relabelled_meta(self._data, direction)})
+                                      **relabelled_meta(self._data, direction, self._name)}, self._name)
 
 
 # -- the document's own language tags follow the run ---------------------------------------------------------------
@@ -842,13 +881,13 @@ def relabel_odf(document: Any, direction: Direction) -> None:
         stack.extend(getattr(node, "childNodes", ()))
 
 
-def relabelled_meta(data: bytes, direction: Direction) -> dict[str, bytes]:
+def relabelled_meta(data: bytes, direction: Direction, name: str = "document") -> dict[str, bytes]:
     """`{"meta.xml": its bytes}` with a `dc:language` naming the run's source naming its target, else `{}` (an
     OpenDocument's metadata, which odfpy would otherwise rewrite whole)."""
     with zipfile.ZipFile(io.BytesIO(data)) as package:
         if "meta.xml" not in package.namelist():
             return {}
-        meta = _relabelled_part(package.read("meta.xml"), direction)
+        meta = _relabelled_part(read_entry(package, "meta.xml", name), direction)
     return {"meta.xml": meta} if meta is not None else {}
 
 
@@ -871,9 +910,10 @@ def _relabelled_part(raw: bytes, direction: Direction) -> bytes | None:
                           standalone=info.standalone)
 
 
-def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
+def _repacked(data: bytes, replaced: dict[str, bytes], name: str = "document") -> bytes:
     """The zip package `data` again, entry by entry in its order, with the entries named in `replaced` given new
-    contents (added at the end where it lacked them); every other entry (folders too) as it was."""
+    contents (added at the end where it lacked them); every other entry (folders too) as it was. A damaged entry
+    is a one-line ValueError naming `name` and the entry (`read_entry`)."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
         names = set()
@@ -882,7 +922,8 @@ def _repacked(data: bytes, replaced: dict[str, bytes]) -> bytes:
             info = zipfile.ZipInfo(item.filename, item.date_time)
             info.compress_type, info.external_attr, info.comment = item.compress_type, item.external_attr, item.comment
             info.create_system = item.create_system
-            target.writestr(info, replaced[item.filename] if item.filename in replaced else source.read(item))
+            content = replaced[item.filename] if item.filename in replaced else read_entry(source, item, name)
+            target.writestr(info, content)
         for name, content in replaced.items():
             if name not in names:
                 target.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), content, zipfile.ZIP_DEFLATED)
