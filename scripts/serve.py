@@ -68,10 +68,18 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-document-xml-bytes", type=int, default=12_000_000,
                         help="an office file whose XML parts unpack to more is refused before parsing (about 20 "
                              "bytes of memory per byte of XML; default: %(default)s, about 250 MB)")
+    parser.add_argument("--max-documents", type=int, default=2,
+                        help="documents read, translated and written at once; more wait for a turn, in order "
+                             "(default: %(default)s)")
+    parser.add_argument("--max-waiting-documents", type=int, default=16,
+                        help="documents that may wait for a turn; more get a 503 (default: %(default)s)")
     parser.add_argument("--file-timeout-s", type=float, default=600.0,
                         help="a document not translated by then gets a 503 (default: %(default)s)")
     parser.add_argument("--file-ttl-s", type=float, default=1800.0,
                         help="how long a translated file can be downloaded (GET /download_file/...; default: %(default)s)")
+    parser.add_argument("--max-files-bytes", type=int, default=500_000_000,
+                        help="translated files waiting for download, in all; a new one past it deletes the oldest "
+                             "(default: %(default)s)")
     parser.add_argument("--files-dir", metavar="DIR",
                         help="where translated files wait for download (default: a private temporary directory, "
                              "deleted at exit)")
@@ -90,7 +98,8 @@ def main() -> int:
                                max_file_bytes=args.max_file_bytes, file_timeout_s=args.file_timeout_s,
                                file_ttl_s=args.file_ttl_s, files_dir=args.files_dir,
                                max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
-                               max_document_xml_bytes=args.max_document_xml_bytes)
+                               max_document_xml_bytes=args.max_document_xml_bytes,
+                               max_files_bytes=args.max_files_bytes, max_documents=args.max_documents, max_waiting_documents=args.max_waiting_documents)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

@@ -112,6 +112,35 @@ def test_a_client_that_disconnects_stops_its_request_of_long_paragraphs(tmp_path
         assert engine.sentences < 2000                            # the rest of the request was never translated
 
 
+def test_documents_take_turns_and_a_full_line_is_a_json_503(tmp_path):
+    engine = SlowEngine(0.002)
+    settings = ServiceSettings(beam=1, max_batch=16, max_documents=1, max_waiting_documents=1,
+                               files_dir=str(tmp_path / "files"))
+    app = create_app(engine, settings)
+    with served_in_thread(app) as url:
+        answers = {}
+
+        def upload(name):
+            answers[name] = httpx.post(url + "/translate_document", timeout=60,
+                                       files={"file": (f"{name}.txt", f"Good night {name}. ".encode() * 300)})
+        first = threading.Thread(target=upload, args=("a",))
+        first.start()
+        wait_until(lambda: engine.sentences >= 16)                  # a has its turn
+        second = threading.Thread(target=upload, args=("b",))
+        second.start()
+        wait_until(lambda: httpx.get(url + "/health").json()["waiting_documents"] == 1)
+        during_a = engine.sentences
+        third = httpx.post(url + "/translate_document", files={"file": ("c.txt", b"Hello.")}, timeout=30)
+        assert third.status_code == 503 and "waiting for their turn" in third.json()["error"]
+        assert third.headers["retry-after"] == "5"
+        first.join(60)
+        second.join(60)
+        assert httpx.post(url + "/translate", json={"text": "Hello."}, timeout=30).json()["translations"] == ["HELLO."]
+    assert answers["a"].status_code == answers["b"].status_code == 200
+    assert answers["b"].content.decode().strip() == ("Good night b. " * 300).upper().strip()
+    assert during_a < 300 + 16                                   # b waited: it was not translated beside a
+
+
 def test_a_lone_request_does_not_wait_for_company():
     calls = []
     batcher = Batcher(lambda sentences, beam: calls.append(time.perf_counter()) or sentences, max_batch=8,

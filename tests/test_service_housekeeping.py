@@ -74,6 +74,19 @@ def test_the_default_ttl_is_swept_every_minute():
     assert store.sweep_every_s == 60
 
 
+def test_the_store_keeps_at_most_max_bytes_deleting_the_oldest_first(tmp_path):
+    store = file_store.FileStore(str(tmp_path / "files"), 1800, max_bytes=2500)
+    names = []
+    for index in range(5):
+        names.append(store.put(bytes(1000), f"d{index}.txt"))
+        os.utime(store.path(names[-1]), (time.time() + index, time.time() + index))     # distinct ages
+    kept = [name for name in names if store.path(name) is not None]
+    assert kept == names[-2:]                                   # 2,000 bytes: the newest two
+    assert sum(path.stat().st_size for path in (tmp_path / "files").iterdir()) <= 2500
+    big = store.put(bytes(4000), "big.txt")                     # alone over the limit: kept, the rest deleted
+    assert store.path(big) is not None and [n for n in names if store.path(n)] == []
+
+
 def dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()

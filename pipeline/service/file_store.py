@@ -149,11 +149,12 @@ def remove_leftovers(parent: Path | None = None) -> int:
 class FileStore:
     """Translated files awaiting download: `put(bytes, filename) -> name`, `path(name)`, expired after `ttl_s`.
 
-    `start()` sweeps now, then every `sweep_every_s` in a thread until `close()`.
+    `start()` sweeps now, then every `sweep_every_s` in a thread until `close()`. At most `max_bytes` wait in all:
+    a file that would take the store past it deletes the oldest ones first (they are then a 404, as expired ones).
     """
 
-    def __init__(self, directory: str | None, ttl_s: float):
-        self.ttl_s = ttl_s
+    def __init__(self, directory: str | None, ttl_s: float, max_bytes: int = 500_000_000):
+        self.ttl_s, self.max_bytes = ttl_s, max_bytes
         self.sweep_every_s = max(min(60.0, ttl_s / 4), MIN_SWEEP_S)
         self._given = Path(directory) if directory is not None else None
         self._directory: Path | None = None
@@ -201,9 +202,34 @@ class FileStore:
         `translated_name`)."""
         name = f"{secrets.token_hex(16)}.{translated_name(filename, target)}"
         partial = self.directory / f".{name}.part"
+        self._make_room(len(data))
         partial.write_bytes(data)
         os.replace(partial, self.directory / name)
         return name
+
+    def _make_room(self, size: int) -> None:
+        """Delete the oldest stored files until `size` more bytes fit within `max_bytes`."""
+        directory = self.directory
+        with self._lock:
+            stored = []
+            for path in directory.iterdir():
+                if STORED_NAME.match(path.name) or PARTIAL.match(path.name):
+                    try:
+                        status = path.stat()
+                    except OSError:
+                        continue
+                    stored.append((status.st_mtime, status.st_size, path))
+            total = sum(size for _, size, _ in stored)
+            for _, file_size, path in sorted(stored, key=lambda item: item[0]):
+                if total + size <= self.max_bytes:
+                    break
+                if not STORED_NAME.match(path.name):        # another request's file being written
+                    continue
+                try:
+                    path.unlink()
+                    total -= file_size
+                except OSError:
+                    pass
 
     def path(self, name: str) -> Path | None:
         """The file stored as `name`, or None (unknown, expired, or not a name this store gives)."""

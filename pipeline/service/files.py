@@ -71,25 +71,28 @@ async def translate_upload(state: ServiceState, data: bytes, filename: str, rout
     the run's where the request names it, given to the reader; with source auto, the door gives it once detected);
     400 for a file its reader rejects, 503 past `file_timeout_s` or while shutting down. Its pieces go to the run's
     batcher as bulk work, `max_batch` at a time, so string requests are served between them; once `request`'s
-    client disconnects, no further piece is translated."""
-    try:
-        document = await run_in_threadpool(functools.partial(
-            open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
-            direction=direction))
-    except ValueError as exc:
-        await run_in_threadpool(release_memory)
-        raise ServiceError(400, f"Invalid request: {exc}") from None
-    try:
-        run, glossary = await route(document)
-        translate = run.blocking_translator(asyncio.get_running_loop(), glossary, job_size=state.settings.max_batch,
-                                            timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
-        return await run_in_threadpool(functools.partial(translate_document, translate, document, name=filename,
-                                                         direction=run.direction))
-    except ValueError as exc:
-        raise ServiceError(400, f"Invalid request: {exc}") from None
-    finally:
-        del document
-        await run_in_threadpool(release_memory)
+    client disconnects, no further piece is translated. At most `max_documents` documents at once
+    (`ServiceState.document_turn`)."""
+    async with state.document_turn(request):
+        try:
+            document = await run_in_threadpool(functools.partial(
+                open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
+                direction=direction))
+        except ValueError as exc:
+            await run_in_threadpool(release_memory)
+            raise ServiceError(400, f"Invalid request: {exc}") from None
+        try:
+            run, glossary = await route(document)
+            translate = run.blocking_translator(asyncio.get_running_loop(), glossary,
+                                                job_size=state.settings.max_batch,
+                                                timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
+            return await run_in_threadpool(functools.partial(translate_document, translate, document, name=filename,
+                                                             direction=run.direction))
+        except ValueError as exc:
+            raise ServiceError(400, f"Invalid request: {exc}") from None
+        finally:
+            del document
+            await run_in_threadpool(release_memory)
 
 
 def release_memory() -> None:

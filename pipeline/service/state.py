@@ -8,11 +8,12 @@ engine, and a busy run never delays another."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -241,7 +242,9 @@ class ServiceState:
             self.runs[run.direction] = run
         self.rate_limit = RateLimit(settings.req_limit) if settings.req_limit else None
         self.glossaries = GlossaryStore(settings.glossary_db or ":memory:")
-        self.files = FileStore(settings.files_dir, settings.file_ttl_s)
+        self.files = FileStore(settings.files_dir, settings.file_ttl_s, settings.max_files_bytes)
+        self._document_turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self.documents_waiting = 0       # documents waiting for a turn (touched on the event loop only)
         self._detector, self._detector_lock = None, threading.Lock()     # made on the first /detect or auto
 
     # -- the runs and their languages --------------------------------------------------------------------------
@@ -362,6 +365,46 @@ class ServiceState:
                 raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
                                         f"the limit is {limits.max_chars}")
 
+    @contextlib.asynccontextmanager
+    async def document_turn(self, request: Request | None = None) -> AsyncIterator[None]:
+        """A turn to read, translate and write one document: at most `max_documents` at once, the others waiting
+        in order, so that many uploads never hold every thread (each document's reading and writing is Python work
+        that holds the interpreter: 40 at once left /translate unanswered for minutes). More than
+        `max_waiting_documents` waiting, or none free within `file_timeout_s`: a 503; a client that disconnects
+        while it waits leaves the line (`ClientGone`)."""
+        if self.documents_waiting >= self.settings.max_waiting_documents and self._turns().locked():
+            raise ServiceError(503, f"{self.documents_waiting} documents are waiting for their turn: try again later",
+                               {"Retry-After": "5"})
+        turns = self._turns()
+        self.documents_waiting += 1
+        turn = asyncio.ensure_future(turns.acquire())
+        watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
+        try:
+            done, _ = await asyncio.wait({turn} | ({watcher} if watcher else set()),
+                                         timeout=self.settings.file_timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.documents_waiting -= 1
+            if watcher is not None:
+                watcher.cancel()
+        if turn not in done:
+            turn.cancel()
+            if turn.done() and not turn.cancelled():     # granted as it was cancelled: give it back
+                turns.release()
+            if watcher is not None and watcher in done:
+                raise ClientGone()
+            raise busy(self.settings.file_timeout_s)
+        try:
+            yield
+        finally:
+            turns.release()
+
+    def _turns(self) -> asyncio.Semaphore:
+        """The documents' turns on the running event loop (an app may be served by one loop after another)."""
+        loop = asyncio.get_running_loop()
+        if self._document_turns is None or self._document_turns[0] is not loop:
+            self._document_turns = (loop, asyncio.Semaphore(self.settings.max_documents))
+        return self._document_turns[1]
+
     async def detect(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
         """Each text's languages among those the runs serve (`languages`; `pipeline.language`), most likely first,
         with confidences."""
@@ -384,6 +427,7 @@ class ServiceState:
                 "limits": {name: getattr(self.settings, name)
                            for name in ("max_sentences", "max_chars", "timeout_s", "max_body_bytes")},
                 "auth": self.settings.api_key is not None, "waiting_requests": self.waiting,
+                "waiting_documents": self.documents_waiting,
                 "batching": first["batching"], "runs": [run.health() for run in self.runs.values()]}
 
 
