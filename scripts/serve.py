@@ -99,7 +99,8 @@ def main() -> int:
                                file_ttl_s=args.file_ttl_s, files_dir=args.files_dir,
                                max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
                                max_document_xml_bytes=args.max_document_xml_bytes,
-                               max_files_bytes=args.max_files_bytes, max_documents=args.max_documents, max_waiting_documents=args.max_waiting_documents)
+                               max_files_bytes=args.max_files_bytes, max_documents=args.max_documents,
+                               max_waiting_documents=args.max_waiting_documents)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0
