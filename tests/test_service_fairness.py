@@ -47,27 +47,34 @@ class SlowEngine:
         return [layout.join(piece.upper() for piece in layout.to_translate) for layout in layouts]
 
 
+def small_requests_during(client, send_heavy):
+    """Send a heavy request (`send_heavy(client)`) in a thread and, once 64 sentences are done, 20 one-sentence
+    `/translate`s: (the heavy response, their latencies, the sentences translated before the heavy one ended)."""
+    heavy = {}
+    thread = threading.Thread(target=lambda: heavy.update(response=send_heavy(client)))
+    thread.start()
+    wait_until(lambda: client.get("/health").json()["batching"]["sentences"] >= 64)
+    latencies = []
+    for _ in range(20):
+        started = time.perf_counter()
+        response = client.post("/translate", json={"text": "Good morning."}, timeout=30)
+        latencies.append(time.perf_counter() - started)
+        assert response.json()["translations"] == ["GOOD MORNING."]
+    done_during = client.app.state.service.default.translator.sentences
+    thread.join(60)
+    return heavy["response"], latencies, done_during
+
+
 def test_a_string_request_waits_behind_at_most_one_job_of_a_one_line_document(tmp_path):
     engine = SlowEngine()
     line = "Hello world. " * 3000                          # one line, one segment, 3,000 sentences: about 3 s
     settings = ServiceSettings(beam=1, max_batch=32, max_wait_ms=10, files_dir=str(tmp_path / "files"))
     with TestClient(create_app(engine, settings)) as client:
-        document = {}
-        thread = threading.Thread(target=lambda: document.update(response=client.post(
-            "/translate_document", files={"file": ("l.txt", line.encode())})))
-        thread.start()
-        wait_until(lambda: client.get("/health").json()["batching"]["sentences"] >= 64)
-        latencies = []
-        for _ in range(20):
-            started = time.perf_counter()
-            response = client.post("/translate", json={"text": "Good morning."}, timeout=30)
-            latencies.append(time.perf_counter() - started)
-            assert response.json()["translations"] == ["GOOD MORNING."]
-        done_during = engine.sentences
-        thread.join(60)
-    assert document["response"].status_code == 200
-    assert document["response"].content.decode() == line.upper().rstrip() or \
-        document["response"].content.decode().strip() == line.upper().strip()
+        document, latencies, done_during = small_requests_during(client, lambda c: c.post(
+            "/translate_document", files={"file": ("l.txt", line.encode())}))
+    assert document.status_code == 200
+    assert document.content.decode() == line.upper().rstrip() or \
+        document.content.decode().strip() == line.upper().strip()
     assert done_during < 3000                              # the strings were served while the document ran
     assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,000 sentences
     assert max(engine.calls) <= 32                          # the one line went in bounded jobs
@@ -78,21 +85,10 @@ def test_a_string_request_waits_behind_at_most_one_job_of_a_request_of_long_para
     paragraphs = [f"Hello world {i}. " * 60 for i in range(64)]     # 64 texts, 3,840 sentences: about 4 s
     settings = ServiceSettings(beam=1, max_batch=32, max_wait_ms=10, files_dir=str(tmp_path / "files"))
     with TestClient(create_app(engine, settings)) as client:
-        heavy = {}
-        thread = threading.Thread(target=lambda: heavy.update(response=client.post(
-            "/translate", json={"text": paragraphs}, timeout=60)))
-        thread.start()
-        wait_until(lambda: client.get("/health").json()["batching"]["sentences"] >= 64)
-        latencies = []
-        for _ in range(20):
-            started = time.perf_counter()
-            response = client.post("/translate", json={"text": "Good morning."}, timeout=30)
-            latencies.append(time.perf_counter() - started)
-            assert response.json()["translations"] == ["GOOD MORNING."]
-        done_during = engine.sentences
-        thread.join(60)
-    assert heavy["response"].status_code == 200
-    assert heavy["response"].json()["translations"] == [p.upper().strip() for p in paragraphs]
+        heavy, latencies, done_during = small_requests_during(client, lambda c: c.post(
+            "/translate", json={"text": paragraphs}, timeout=60))
+    assert heavy.status_code == 200
+    assert heavy.json()["translations"] == [p.upper().strip() for p in paragraphs]
     assert done_during < 3840                              # the small requests were served while it ran
     assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,840 sentences
     assert max(engine.calls) <= 32                          # the request went in bounded jobs
