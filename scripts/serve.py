@@ -54,6 +54,17 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
                         help="most bytes in a request's path and query string; past it a 414 (default: %(default)s)")
     parser.add_argument("--max-header-bytes", type=int, default=32_768,
                         help="most bytes in a request's headers; past them a 431 (default: %(default)s)")
+    parser.add_argument("--head-timeout-s", type=float, default=20.0,
+                        help="a request's line and headers must arrive whole within this, however slowly; past it "
+                             "a 408 and the connection closed (default: %(default)s)")
+    parser.add_argument("--body-timeout-s", type=float, default=60.0,
+                        help="a request body with no new byte for this long has its connection closed "
+                             "(default: %(default)s)")
+    parser.add_argument("--max-connections", type=int, default=1000,
+                        help="open connections at once; past it a new one gets a 503 (default: %(default)s)")
+    parser.add_argument("--max-client-connections", type=int, default=64, metavar="N",
+                        help="open connections from one client address; past it a 503 (default: %(default)s; "
+                             "0: no limit, for a service behind a proxy)")
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--glossary-db", metavar="FILE",
@@ -100,7 +111,10 @@ def main() -> int:
                                max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
                                max_document_xml_bytes=args.max_document_xml_bytes,
                                max_files_bytes=args.max_files_bytes, max_documents=args.max_documents,
-                               max_waiting_documents=args.max_waiting_documents)
+                               max_waiting_documents=args.max_waiting_documents,
+                               head_timeout_s=args.head_timeout_s, body_timeout_s=args.body_timeout_s,
+                               max_connections=args.max_connections,
+                               max_client_connections=args.max_client_connections)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

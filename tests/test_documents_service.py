@@ -109,6 +109,19 @@ def test_downloads_are_found_by_their_exact_name_only(service):
             "Invalid request: file not found (or expired)", "Not Found"), name      # no route for a "/" in it
 
 
+def test_a_bad_range_on_a_download_is_a_json_error_and_a_good_one_is_served(service):
+    client, _, _ = service
+    url = upload(client, "talk.srt").json()["translatedFileUrl"]
+    for header, status, message in (("bytes=abc", 400, "Range header: range must be requested"),
+                                    ("bytes=5-2", 400, "Range header: start must be less than end"),
+                                    ("bytes=999999-", 416, "Requested Range Not Satisfiable")):
+        response = client.get(url, headers={"Range": header})
+        assert (response.status_code, response.json()) == (status, {"error": message}), header
+    assert client.get(url, headers={"Range": "bytes=999999-"}).headers["content-range"].startswith("bytes */")
+    part = client.get(url, headers={"Range": "bytes=0-1"})
+    assert part.status_code == 206 and part.content == client.get(url).content[:2]
+
+
 def test_an_operator_s_files_directory_keeps_what_is_not_ours(tmp_path):
     files = tmp_path / "files"
     (files / "old-directory").mkdir(parents=True)

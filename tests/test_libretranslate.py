@@ -1,6 +1,7 @@
 """LibreTranslate's API in the service (issue 16, points 2-3): n-best, HTML, errors, key, CORS, rate
 limit, and real clients (libretranslatepy, httpx) against a uvicorn server on 127.0.0.1."""
 import json
+import threading
 import urllib.error
 
 import httpx
@@ -81,9 +82,13 @@ def test_html_text_nodes_are_replaced_and_markup_kept():
 
 
 def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
-    calls = []
+    calls, entered, gate = [], threading.Event(), threading.Event()
 
     def translate(sentences, beam):
+        if sentences == ["gate"]:         # holds the worker until the four jobs below are all queued
+            entered.set()
+            gate.wait(5)
+            return ["GATE"]
         calls.append(("translate", sentences, beam))
         return [s.upper() for s in sentences]
 
@@ -92,8 +97,12 @@ def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
         return [[s, s + "!"][:n] for s in sentences]
 
     batcher = Batcher(translate, max_batch=8, max_wait_ms=200, n_best=n_best).start()
+    held = batcher.submit(["gate"], 2)
+    assert entered.wait(5)
     futures = [batcher.submit(["a"], 2), batcher.submit(["b"], 2, n_best=2), batcher.submit(["c", "d"], 2),
                batcher.submit(["e"], 2, n_best=2)]
+    gate.set()
+    assert held.result(5) == ["GATE"]
     assert [future.result(5) for future in futures] == [["A"], [["b", "b!"]], ["C", "D"], [["e", "e!"]]]
     batcher.close(5)
     assert calls == [("translate", ["a", "c", "d"], 2), ("n_best", ["b", "e"], 2, 2)]   # one call per kind
@@ -116,6 +125,13 @@ def test_batcher_runs_n_best_jobs_apart_from_plain_ones():
 ])
 def test_a_body_naming_a_libretranslate_field_is_libretranslate_s(content_type, body, expected):
     assert is_libretranslate_body(content_type, body) is expected
+
+
+def test_our_body_is_ours_whatever_the_query_says(client):
+    response = client.post("/translate?source=en", json={"text": "Hello."})
+    assert response.status_code == 200 and len(response.json()["translations"]) == 1, response.text
+    libretranslate = client.post("/translate?q=Hello.&source=en&target=it")      # LibreTranslate's, in the query
+    assert libretranslate.status_code == 200 and "translatedText" in libretranslate.json(), libretranslate.text
 
 
 # -- translate: bodies, q as a string or a list, auto, alternatives, html ----------------------------------------

@@ -213,10 +213,17 @@ def test_api_key_guards_the_api_but_not_the_static_pages(tiny_engine):
                 assert response.status_code == 401
                 assert response.headers["www-authenticate"] == "Bearer"
                 assert "Authorization: Bearer <key>" in response.json()["error"]
+        # without the key, no body is read: a malformed one, an upload, an unknown glossary are all a 401
+        json_type = {"Content-Type": "application/json"}
+        for response in (test_client.post("/translate", content=b'{"text": ', headers=json_type),
+                         test_client.post("/translate_document", files={"file": ("a.txt", b"Hi.")}),
+                         test_client.get("/glossaries/no-such-one"), test_client.delete("/glossaries")):
+            assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer", response.text
         good = test_client.post("/translate", json={"text": "Hi.", "beam": 1},
-                                headers={"Authorization": "Bearer s3cret"})
+                                headers={"Authorization": "bearer s3cret"})     # the scheme in any case
         assert good.status_code == 200 and good.json()["translations"] == tiny_engine.translate(["Hi."], beam=1)
         assert test_client.get("/").status_code == 200 and test_client.get("/docs").status_code == 200
+        assert test_client.get("/languages").status_code == 200
 
 
 def test_settings_and_api_key_variable_are_checked(monkeypatch):

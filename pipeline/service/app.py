@@ -18,10 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from pipeline.documents import suffixes
 from pipeline.service import api, files, glossaries, libretranslate
-from pipeline.service.auth import bearer_auth
+from pipeline.service.auth import BearerAuthMiddleware, bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import JsonCORSMiddleware
-from pipeline.service.errors import install_error_handlers
+from pipeline.service.errors import JsonErrorBodies, install_error_handlers
 from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState, title
@@ -68,7 +68,9 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API
     route needs the key when `settings.api_key` is set. Middleware, outermost first: CORS (with
     `settings.cors_origins`), the URL and header limits (414, 431), the body-size limit, the LibreTranslate
-    dispatch of `POST /translate`. Translated files are swept while the app runs (`FileStore.start`).
+    dispatch of `POST /translate`, the key of our routes (401 before their body is read), JSON bodies for errors
+    answered below the handlers (`JsonErrorBodies`). Translated files are swept while the app runs
+    (`FileStore.start`).
     """
     settings = settings or ServiceSettings()
     state = ServiceState(translator, settings, model_info)
@@ -89,6 +91,12 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
                               f"GET / is a page for people. Pairs served: {state.served} (GET /languages).")
     app.state.service = state
     install_error_handlers(app, dict(api.FIELD_RULES))
+    codes = {"sources": state.sources, "targets": state.targets}
+    keyed = [api.router, glossaries.router(**codes), files.native_router(**codes)]   # Authorization: Bearer <key>
+    app.add_middleware(JsonErrorBodies)
+    if settings.api_key:
+        app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key,
+                           routes=[route for router in keyed for route in router.routes])
     app.add_middleware(libretranslate.Dispatch)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes,
                        larger={path: settings.max_file_bytes for path in files.FILE_ROUTES})
@@ -98,12 +106,10 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
         app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
                            max_age=86400)
-    auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []
-    codes = {"sources": state.sources, "targets": state.targets}
+    auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []      # and in the OpenAPI document
     app.include_router(page_router(state.directions))
-    app.include_router(api.router, dependencies=auth)
-    app.include_router(glossaries.router(**codes), dependencies=auth)
-    app.include_router(files.native_router(**codes), dependencies=auth)
+    for router in keyed:
+        app.include_router(router, dependencies=auth)
     app.include_router(libretranslate.translate_router(state), prefix=libretranslate.PREFIX)   # its own key check
     info = libretranslate.info_router(state)
     app.include_router(info, prefix=libretranslate.PREFIX)

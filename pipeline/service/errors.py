@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.extras import ATTENTION_ENV, cudnn_failure, cudnn_hint
 from pipeline.text import gate_text
@@ -95,3 +98,51 @@ def install_error_handlers(app: FastAPI, field_rules: dict[str, str]) -> None:
                                        f"can restart it with {ATTENTION_ENV}=xla")
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, f"internal error: {type(exc).__name__}")
+
+
+# -- errors that code below the routes answers in plain text --------------------------------------------------------
+KEPT_ERROR_HEADERS = ("allow", "content-range", "retry-after", "www-authenticate")
+QUOTED_ERROR_CHARS = 300       # a plain-text error body up to this long is kept as the message
+
+
+def is_json(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+class JsonErrorBodies:
+    """ASGI middleware: an error answered in another form than JSON by code the handlers never see (Starlette's
+    file responses refuse a malformed or unsatisfiable `Range` in plain text, or with no body) leaves as
+    `{"error": ...}` all the same: its one-line text, or the status's phrase. A HEAD answer has no body to change."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] == "HEAD":
+            await self.app(scope, receive, send)
+            return
+        held: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] >= 400 \
+                    and not is_json(Headers(raw=message.get("headers", [])).get("content-type", "")):
+                held["start"] = message
+                return
+            if "start" not in held or message["type"] != "http.response.body":
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            start = held.pop("start")
+            text = b"".join(chunks).decode("utf-8", "replace").strip()
+            status = start["status"]
+            if not text or len(text) > QUOTED_ERROR_CHARS or "\n" in text:
+                text = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else f"error {status}"
+            original = Headers(raw=start.get("headers", []))
+            kept = {name: original[name] for name in KEPT_ERROR_HEADERS if name in original}
+            await error_response(status, text, kept)(scope, receive, send)
+
+        await self.app(scope, receive, sending)

@@ -2,7 +2,7 @@
 
 uvicorn (h11) holds at most `head_buffer_bytes(...)` of an unfinished head, more than these limits accept, so a
 head that passes them is always read whole; a larger one is refused by the server itself, with the same JSON
-(`server.json_error_protocol`).
+(`connections.guarded_protocol`).
 """
 from __future__ import annotations
 

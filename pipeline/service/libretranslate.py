@@ -127,11 +127,12 @@ def invalid(message: str) -> ServiceError:
 
 
 # -- one path, two APIs --------------------------------------------------------------------------------------
-def is_libretranslate_body(content_type: str, body: bytes) -> bool:
-    """Whether a `POST /translate` body is a LibreTranslate request (see the module docstring)."""
+def body_api(content_type: str, body: bytes) -> str | None:
+    """Which API a `POST /translate` body speaks (see the module docstring): "libretranslate", "native" (a JSON
+    object with `text` and no `q`), or None when the body does not say."""
     media = content_type.split(";")[0].strip().lower()
     if media == "multipart/form-data":
-        return True
+        return "libretranslate"
     try:
         if media == "application/x-www-form-urlencoded":
             names = set(parse_qs(body.decode("latin-1"), keep_blank_values=True))     # the names are ASCII
@@ -139,12 +140,17 @@ def is_libretranslate_body(content_type: str, body: bytes) -> bool:
             parsed = json.loads(body)
             names = set(parsed) if isinstance(parsed, dict) else set()
         else:
-            return False
+            return None
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep: the service's route answers it
-        return False
+        return None
     if "text" in names and "q" not in names:         # ours, naming its pair with `source` and `target`
-        return False
-    return bool(names & FIELDS)
+        return "native"
+    return "libretranslate" if names & FIELDS else None
+
+
+def is_libretranslate_body(content_type: str, body: bytes) -> bool:
+    """Whether a `POST /translate` body is a LibreTranslate request (see the module docstring)."""
+    return body_api(content_type, body) == "libretranslate"
 
 
 class Dispatch:
@@ -167,7 +173,8 @@ class Dispatch:
                 break
         body = b"".join(chunks)
         query = set(parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-        if is_libretranslate_body(Headers(scope=scope).get("content-type", ""), body) or query & FIELDS:
+        speaks = body_api(Headers(scope=scope).get("content-type", ""), body)
+        if speaks == "libretranslate" or (speaks is None and query & FIELDS):   # our body with a query is ours
             path = PREFIX + "/translate"
             scope = {**scope, "path": path, "raw_path": path.encode()}
         replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]

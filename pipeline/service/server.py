@@ -4,14 +4,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import ipaddress
-import json
 import logging
 import os
 import signal
 import sys
 import time
 import warnings
-from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
 
 LOGGED_PATH_CHARS = 200       # an access-log line shows at most this much of a request's path and query
 LOGGED_METHOD_CHARS = 20
-REFUSAL_LINGER_S = 2.0        # how long a connection whose head was refused may still send before it is closed
 
 
 def api_key_from_env(variable: str | None) -> str | None:
@@ -89,75 +86,19 @@ def log_config() -> dict[str, Any]:
     return config
 
 
-_protocols: dict[tuple[int, int, int], type] = {}
-
-
-def json_error_protocol(max_url_bytes: int, max_header_bytes: int, buffer_bytes: int) -> type:
-    """uvicorn's h11 protocol, answering what it refuses itself as `{"error": ...}` JSON, as the app does: a
-    request head over `buffer_bytes` is a 414 (its first line is over `max_url_bytes`, or unfinished) or a
-    431 (headers), anything else h11 cannot parse a 400."""
-    key = (max_url_bytes, max_header_bytes, buffer_bytes)
-    if key in _protocols:
-        return _protocols[key]
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    from pipeline.service.headlimit import headers_message, url_message
-
-    class JsonErrorH11Protocol(H11Protocol):
-        refused = False
-
-        def data_received(self, data: bytes) -> None:
-            if not self.refused:              # after a refusal, the rest of what the client sends is dropped
-                super().data_received(data)
-
-        def shutdown(self) -> None:
-            if self.refused:
-                self.transport.close()
-            else:
-                super().shutdown()
-
-        def send_400_response(self, msg: str) -> None:
-            buffered, _ = self.conn.trailing_data
-            status, message = 400, "invalid HTTP request"
-            if len(buffered) > buffer_bytes:
-                line_end = buffered.find(b"\n")
-                if line_end < 0 or line_end > max_url_bytes:
-                    status, message = 414, url_message(max_url_bytes)
-                else:
-                    status, message = 431, headers_message(max_header_bytes)
-            body = json.dumps({"error": message}, separators=(",", ":")).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                       (b"connection", b"close")]
-            try:
-                for event in (h11.Response(status_code=status, headers=headers, reason=HTTPStatus(status).phrase),
-                              h11.Data(data=body), h11.EndOfMessage()):
-                    self.transport.write(self.conn.send(event))
-            except h11.LocalProtocolError:        # a response had begun: nothing more can be said
-                self.transport.close()
-                return
-            # closing now, with the client still sending, would reset the connection and could lose the answer
-            # on its way: end our side, drop what still comes, and close when the client does or after a while
-            self.refused = True
-            if self.transport.can_write_eof():
-                self.transport.write_eof()
-            self.loop.call_later(REFUSAL_LINGER_S, self.transport.close)
-
-    _protocols[key] = JsonErrorH11Protocol
-    return JsonErrorH11Protocol
-
-
 def uvicorn_config(app: Any, settings: ServiceSettings, *, host: str = "127.0.0.1", port: int = 8000,
                    log_level: str = "info") -> uvicorn_module.Config:
     """The server's configuration: graceful shutdown past `timeout_s`; the head buffer above the app's URL and
-    header limits (`headlimit`), with JSON refusals past it; access-log lines shortened (`AccessLogTrim`)."""
+    header limits (`headlimit`); the connections guarded (`connections.guarded_protocol`: JSON refusals, head and
+    body timeouts, connection caps; no WebSockets); access-log lines shortened (`AccessLogTrim`)."""
     uvicorn = require("uvicorn", "serve")
+    from pipeline.service.connections import guarded_protocol
     from pipeline.service.headlimit import head_buffer_bytes
 
     buffer_bytes = head_buffer_bytes(settings.max_url_bytes, settings.max_header_bytes)
-    protocol = json_error_protocol(settings.max_url_bytes, settings.max_header_bytes, buffer_bytes)
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=log_config(),
-                          http=protocol, h11_max_incomplete_event_size=buffer_bytes,
+                          http=guarded_protocol(settings, buffer_bytes), ws="none",
+                          h11_max_incomplete_event_size=buffer_bytes,
                           timeout_graceful_shutdown=int(settings.timeout_s) + 5)
 
 
@@ -207,7 +148,9 @@ def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings 
     from pipeline.service.settings import ServiceSettings
 
     run_dirs = [run_dir] if isinstance(run_dir, (str, os.PathLike)) else list(run_dir)
-    settings = settings or ServiceSettings()
+    from pipeline.service.connections import fit_open_files
+
+    settings = fit_open_files(settings or ServiceSettings())
     key = api_key_from_env(api_key_env)
     if key is not None:
         settings = dataclasses.replace(settings, api_key=key)

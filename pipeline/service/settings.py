@@ -33,21 +33,26 @@ class ServiceSettings:
     max_files_bytes: int = 500_000_000  # translated files waiting for download, in all; past it the oldest go
     max_documents: int = 2            # documents read, translated and written at once; more wait for a turn
     max_waiting_documents: int = 16   # documents waiting for a turn; past it, a 503
+    head_timeout_s: float = 20.0      # a request head (line and headers) must arrive whole within this; else a 408
+    body_timeout_s: float = 60.0      # a request body with no new byte for this long: the connection is closed
+    max_connections: int = 1000       # open connections at once; past it a new one gets a 503
+    max_client_connections: int = 64  # open connections from one client address (0: no limit, behind a proxy)
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes",
                      "max_url_bytes", "max_header_bytes", "max_document_xml_bytes", "max_documents",
-                     "max_files_bytes"):
+                     "max_files_bytes", "max_connections"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0:
             raise ValueError(f"max_wait_ms must be >= 0, got {self.max_wait_ms}")
-        for name in ("timeout_s", "file_timeout_s", "file_ttl_s"):
+        for name in ("timeout_s", "file_timeout_s", "file_ttl_s", "head_timeout_s", "body_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         OPTIONS["beam"].check(self.beam, MAX_BEAM)
-        if self.max_waiting_documents < 0:
-            raise ValueError(f"max_waiting_documents must be >= 0, got {self.max_waiting_documents}")
+        for name in ("max_waiting_documents", "max_client_connections"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.req_limit < 0:
             raise ValueError(f"req_limit must be >= 0 (0: no limit), got {self.req_limit}")
         if not 0 <= self.max_alternatives < MAX_BEAM:

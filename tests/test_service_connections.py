@@ -1,0 +1,134 @@
+"""The server's guard on connections, through a real uvicorn server (a stand-in translator: no model): a request
+head that trickles in is a JSON 408 when its time is up and a silent connection is closed; a stalled body is cut
+off; one client address cannot take every connection; a WebSocket upgrade is plain HTTP; and the server goes on
+serving after each. Before the guard, each of these connections stayed open for good."""
+import json
+import socket
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+from test_service_housekeeping import Server, get, settings  # noqa: E402
+
+
+def connect(server: Server) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=10)
+
+
+def read_all(connection: socket.socket) -> bytes:
+    """Everything the server sends until it closes (or the socket's timeout passes: a test failure)."""
+    answer = b""
+    while chunk := connection.recv(65536):
+        answer += chunk
+    return answer
+
+
+def answer_of(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def still_serving(server: Server) -> None:
+    status, _, body = server.exchange(get(b"/languages"))
+    assert status == 200 and b'"code":"en"' in body
+
+
+def test_a_head_that_trickles_in_gets_a_json_408_when_its_time_is_up():
+    with Server(settings(head_timeout_s=1.0)) as running:
+        started = time.time()
+        with connect(running) as connection:
+            for byte in b"GET /languages HTTP/1.1\r\nHost: t":         # a byte every 0.1 s: never idle, never done
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    break
+                time.sleep(0.1)
+            status, headers, body = answer_of(read_all(connection))
+        assert (status, headers["content-type"]) == (408, "application/json")
+        assert json.loads(body) == {"error": "the request head did not arrive within 1 s"}
+        assert 0.9 < time.time() - started < 3
+        still_serving(running)
+
+
+def test_a_connection_that_sends_nothing_is_closed_and_one_that_is_served_is_not_cut_short():
+    with Server(settings(head_timeout_s=0.5)) as running:
+        started = time.time()
+        with connect(running) as connection:
+            assert read_all(connection) == b""                  # closed, without a word
+        assert 0.4 < time.time() - started < 3
+        with connect(running) as connection:                    # a whole head in time: served, and kept alive
+            connection.sendall(b"GET /languages HTTP/1.1\r\nHost: t\r\n\r\n")
+            time.sleep(0.8)                                     # past the head timeout, within keep-alive's 5 s
+            connection.sendall(get(b"/languages"))
+            answers = read_all(connection)
+        assert answers.count(b"HTTP/1.1 200 OK") == 2
+
+
+def test_a_stalled_body_is_cut_off_and_the_server_goes_on():
+    with Server(settings(body_timeout_s=0.5)) as running:
+        started = time.time()
+        with connect(running) as connection:
+            connection.sendall(b"POST /translate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                               b"Content-Length: 100\r\n\r\n{\"text\": ")
+            assert read_all(connection) == b""
+        assert 0.4 < time.time() - started < 3
+        still_serving(running)
+
+
+def test_one_client_address_cannot_take_every_connection():
+    with Server(settings(max_client_connections=3)) as running:
+        held = [connect(running) for _ in range(3)]
+        try:
+            time.sleep(0.2)
+            with connect(running) as fourth:
+                status, headers, body = answer_of(read_all(fourth))
+            assert (status, headers["content-type"], headers["retry-after"]) == (503, "application/json", "1")
+            assert json.loads(body)["error"].startswith("too many connections from one client address (at most 3)")
+            held.pop().close()
+            time.sleep(0.2)
+            still_serving(running)                               # a place freed is a place taken
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def test_connections_in_all_are_capped_too():
+    with Server(settings(max_connections=2, max_client_connections=0)) as running:
+        held = [connect(running) for _ in range(2)]
+        try:
+            time.sleep(0.2)
+            status, _, body = running.exchange(get(b"/languages"))
+            assert status == 503 and "too many connections in all (at most 2)" in json.loads(body)["error"]
+        finally:
+            for connection in held:
+                connection.close()
+        time.sleep(0.2)
+        still_serving(running)
+
+
+def test_a_websocket_upgrade_is_served_as_plain_http():
+    with Server(settings()) as running:
+        status, headers, body = running.exchange(
+            b"GET /languages HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+    assert status == 200 and headers["content-type"] == "application/json" and b'"code":"en"' in body
+
+
+def test_the_connection_cap_is_fitted_to_the_open_file_limit(monkeypatch, capsys):
+    resource = pytest.importorskip("resource")
+    from pipeline.service.connections import SPARE_DESCRIPTORS, fit_open_files
+
+    limits = {"now": (512, 4096)}
+    monkeypatch.setattr(resource, "getrlimit", lambda which: limits["now"])
+    monkeypatch.setattr(resource, "setrlimit", lambda which, value: limits.update(now=value))
+    assert fit_open_files(settings(max_connections=1000)).max_connections == 1000      # raised to fit
+    assert limits["now"] == (1000 + SPARE_DESCRIPTORS, 4096) and capsys.readouterr().err == ""
+    limits["now"] = (512, 512)                                                      # cannot be raised
+    fitted = fit_open_files(settings(max_connections=1000, max_client_connections=500))
+    assert (fitted.max_connections, fitted.max_client_connections) == (512 - SPARE_DESCRIPTORS,) * 2
+    assert "--max-connections 1,000 lowered to 256" in capsys.readouterr().err
