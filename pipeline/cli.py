@@ -75,6 +75,8 @@ def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]
     if args.sentences and args.input:
         error("give sentences or --input, not both")
     known = by_extension(Path(args.input).suffix) if args.input else None
+    if args.input and not args.format:
+        check_lines_suffix(args.input)
     document = args.format or (known.name if known and known.name != "txt" else None)   # a .txt file: lines
     if (args.format or args.overwrite) and not args.input:
         error("--format and --overwrite need --input")
@@ -103,6 +105,19 @@ def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]
     if parsed is not None:
         return _translate_document(translator, parsed, document, args.output, options)
     return _translate_lines(translator, sentences, args.output, options)
+
+
+def check_lines_suffix(path: str) -> None:
+    """A ValueError naming `path` and the document extensions, where an --input of no registered extension is
+    not text to read line by line either: lines are a file without an extension, a .txt, or a corpus side named by
+    its language (`test.en`); anything else (`.xlf`, `.ass`, `.docm`) is a document this CLI cannot write back."""
+    from pipeline.documents import by_extension, suffixes
+
+    suffix = Path(path).suffix
+    if suffix and by_extension(suffix) is None and suffix[1:].lower() not in LANGUAGE_NAMES:
+        raise ValueError(f"{path}: no document format is known by the extension {suffix}; expected one of "
+                         f"{', '.join(suffixes())} (.txt, a language code such as .en, or no extension: one text a "
+                         "line), or give --format")
 
 
 def _check_output(args: argparse.Namespace) -> None:

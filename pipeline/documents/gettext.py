@@ -25,7 +25,8 @@ inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not o
 A catalog is read in the charset its header declares (`charset=ISO-8859-1`, any Python knows), else as UTF-8 (or
 UTF-16 with a byte-order mark), and written back in that charset, header unchanged, where every translation fits in
 it, else as UTF-8 with the header saying so. A line that is not a comment, a keyword and quoted strings, or quoted
-strings (`msgid "Hello` unclosed) is a one-line ValueError naming the file and the line.
+strings (`msgid "Hello` unclosed), or an entry whose msgctxt and msgid repeat an earlier one's (which msgfmt refuses),
+is a one-line ValueError naming the file and the line.
 """
 from __future__ import annotations
 
@@ -182,6 +183,24 @@ class Message:
         return put_accelerator(self.segment.translation, self._marker, self._letter)
 
 
+def check_unique(catalog: Iterable, text: str, name: str) -> None:
+    """A ValueError naming the file and the line of the msgid where an entry repeats an earlier one's msgctxt and
+    msgid, which msgfmt refuses ("duplicate message definition"); obsolete entries (`#~`) are not counted."""
+    seen: set[tuple[str | None, str]] = set()
+    lines = text.splitlines()
+    for entry in catalog:
+        if entry.obsolete:
+            continue
+        key = (entry.msgctxt, entry.msgid)
+        if key in seen:
+            line = next((number for number in range(max(entry.linenum, 1), len(lines) + 1)
+                         if lines[number - 1].lstrip().startswith("msgid ")), entry.linenum)
+            context = f" (msgctxt {entry.msgctxt!r})" if entry.msgctxt is not None else ""
+            raise ValueError(f"{name}: not a gettext catalog: line {line}: msgid {entry.msgid[:60]!r}{context} "
+                             "is defined twice")
+        seen.add(key)
+
+
 class PoDocument:
     """A gettext catalog: `segments` of its untranslated entries (all with `overwrite`, or for a source catalog),
     and `render()`. `direction`: the run's (`direct`); None opens it for English -> Italian without judging its
@@ -208,6 +227,7 @@ class PoDocument:
                 self._catalog = polib.pofile(handle.name, wrapwidth=79, encoding="utf-8")
             except (OSError, ValueError, UnicodeError, LookupError) as exc:
                 raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
+        check_unique(self._catalog, text.removeprefix("\ufeff"), name)
         self._name, self._overwrite = name, overwrite
         self._language = self._catalog.metadata.get("Language", "").strip()
         self._msgids_language: str | None = None

@@ -19,8 +19,9 @@ lower-cases names, which the written case puts back.
 The root's `lang` and `xml:lang`, where they name the run's source language (`en`, `en-US` on an English -> Italian
 run), name its target instead (`it`): the page is now in it. Other elements' languages are left as written.
 Text inside <script>, <style>, <code>, <pre>, <textarea> and comments, attribute values other than
-`TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated. Each text node is translated
-as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
+`TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated; the symbols `SYMBOLS`
+(© ® ™) come back where they were, which a model whose vocabulary lacks them would drop. Each text node is
+translated as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
 """
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ SAYS_XHTML = regex.compile(r"\A\ufeff?\s*<\?xml[\s?]"
                            r"|<html\b[^>]*\bxmlns\s*=\s*[\"']http://www\.w3\.org/1999/xhtml[\"']", regex.I)
 START_TAG = regex.compile(r"<([A-Za-z][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>")
 ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
+# Symbols no translation changes and a model whose vocabulary lacks them drops (© 2024, Acme™): kept verbatim.
+# Punctuation a translation may change (`&` for "and", dashes, ellipses, quotes, no-break spaces) is left to it.
+SYMBOLS = regex.compile(r"[\u00a9\u00ae\u2122\u2120\u2117]+")     # © ® ™ ℠ ℗
 HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.*?-->\s*)*"
                            rb"<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
 
@@ -188,9 +192,9 @@ class HtmlText:
 
 
 class HtmlDocument(FollowsDirection):
-    """An `.html` file: `segments` (a URL, e-mail address or file path in a text kept verbatim), and `render()`
-    its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`; English ->
-    Italian where none is given)."""
+    """An `.html` file: `segments` (a URL, e-mail address, file path or `SYMBOLS` in a text kept verbatim), and
+    `render()` its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`;
+    English -> Italian where none is given)."""
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
         self.direction = direction
@@ -209,7 +213,7 @@ class HtmlDocument(FollowsDirection):
             self._crlf = "\r\n" in (markup if isinstance(markup, str) else data.decode(self._encoding, "replace"))
         except LookupError:
             self._crlf = b"\r\n" in data
-        self.segments = [Segment(text, protected=protected_spans(text)) for text in self._html.texts]
+        self.segments = [Segment(text, protected=protected_spans(text, SYMBOLS)) for text in self._html.texts]
 
     def render(self) -> bytes:
         codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)

@@ -3,7 +3,9 @@ renderer (the formatter built on it), both well kept.
 
 What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced
 and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
-URLs, e-mail addresses and paths of the text (`segments.protected_spans`); the structure of headings, lists, block
+URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
+(`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, `$` math; `$$` math blocks,
+lines of block tags, and admonition lines, whose indented body is translated); the structure of headings, lists, block
 quotes, tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
 the translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML, and
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
@@ -35,6 +37,20 @@ STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to Com
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
 SOURCE_KEPT = ("code_inline", "html_inline", "image")
+# Extensions to CommonMark that many sites' Markdown carries, kept verbatim as raw HTML is (an `html_inline` or
+# `html_block` token, which the renderer writes as read): footnote references and definitions' labels (`[^1]`,
+# `[^1]:`), Liquid/Jinja and Hugo tags (`{{ page.title }}`, `{% include a.html %}`, `{{< figure >}}`,
+# `{{% notice %}}`), attribute lists (`{#id .class}`), and math: `$$...$$`, and `$...$` as Pandoc reads it (no
+# space inside either dollar, no digit after the closing one: "$5 and $10" is no math).
+TEMPLATE = r"\{\{.{0,2000}?\}\}|\{%.{0,2000}?%\}"
+INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
+                            r"|\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}"
+                            r"|\$\$(?:\\.|[^$\\]){1,20000}?\$\$"
+                            r"|\$(?![\s$])(?:\\.|[^$\\]){0,2000}?(?<![\s\\])\$(?![0-9$])", regex.S)
+TASK_MARKER = regex.compile(r"\[[ xX]\](?=[ \t])")              # a task list item's box, where its text starts
+TEMPLATE_LINE = regex.compile(r"(?:\{%.{0,2000}?%\}|\{\{[<%].{0,2000}?[>%]\}\}|[ \t])+")   # block tags alone
+FOOTNOTE_DEFINITION = regex.compile(r"\[\^[^\]\s]{1,200}\]:")
+ADMONITION = regex.compile(r"(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*")   # MkDocs / Python-Markdown
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
 
 
@@ -171,6 +187,102 @@ def _cut_at(text: str, spans: list[str]) -> list[str]:
     return out + [rest]
 
 
+def _kept_inline(state: Any, silent: bool) -> bool:
+    """Inline rule: an extension's span (`INLINE_KEPT`, or a task box where the text starts) as raw HTML is kept."""
+    if state.src[state.pos] not in "[{$":
+        return False
+    match = INLINE_KEPT.match(state.src, state.pos, state.posMax)
+    if match is None and state.pos == 0:
+        match = TASK_MARKER.match(state.src, 0, state.posMax)
+    if match is None:
+        return False
+    kept = match.group(0)
+    if kept.startswith("[^") and kept.endswith(":") and state.pos:      # a definition's label starts its text
+        kept = kept[:-1]
+    if not silent:
+        state.push("html_inline", "", 0).content = kept
+    state.pos += len(kept)
+    return True
+
+
+def _line(state: Any, line: int) -> str:
+    """Line `line` of a block state's source, without its indentation."""
+    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
+
+
+def _kept_block(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: a line of Liquid/Jinja/Hugo block tags alone, or a `$$` math block, kept as raw HTML is."""
+    if state.sCount[start] - state.blkIndent >= 4:
+        return False
+    line, last = _line(state, start), start
+    if line.startswith("$$"):
+        while not (_line(state, last).rstrip().endswith("$$") and (last > start or len(line.rstrip()) >= 4)):
+            last += 1
+            if last >= end or state.isEmpty(last):
+                return False
+    elif not (line.startswith("{") and TEMPLATE_LINE.fullmatch(line)):
+        return False
+    if silent:
+        return True
+    token = state.push("html_block", "", 0)
+    token.map, token.content = [start, last + 1], state.getLines(start, last + 1, state.blkIndent, True)
+    state.line = last + 1
+    return True
+
+
+def _footnote_definition(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: `[^1]: text` is a paragraph (its label kept by `_kept_inline`), never a link definition."""
+    if state.sCount[start] - state.blkIndent >= 4 or not FOOTNOTE_DEFINITION.match(_line(state, start)):
+        return False
+    return True if silent else require("markdown_it.rules_block", "documents").paragraph(state, start, end, False)
+
+
+def _admonition(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: an admonition (`!!! note "Title"`, kept as written) and its body, the lines indented under it
+    (Markdown, translated)."""
+    if state.sCount[start] - state.blkIndent >= 4 or not ADMONITION.fullmatch(_line(state, start)):
+        return False
+    if silent:
+        return True
+    indent, last = state.sCount[start] + 4, start + 1
+    while last < end and (state.isEmpty(last) or state.sCount[last] >= indent):
+        last += 1
+    while last > start + 1 and state.isEmpty(last - 1):
+        last -= 1
+    opening = state.push("admonition_open", "div", 1)
+    opening.markup, opening.map = _line(state, start).rstrip(), [start, last]
+    saved = state.blkIndent, state.parentType, state.lineMax
+    state.blkIndent, state.parentType, state.lineMax = indent, "admonition", last
+    state.md.block.tokenize(state, start + 1, last)
+    state.blkIndent, state.parentType, state.lineMax = saved
+    state.push("admonition_close", "div", -1)
+    state.line = last
+    return True
+
+
+def _render_admonition(node: Any, context: Any) -> str:
+    """An admonition's line as written, then its body's blocks indented under it."""
+    body = "\n\n".join(child.render(context) for child in node.children)
+    return "\n".join([node.markup, *("    " + line if line else "" for line in body.split("\n") if body)])
+
+
+class Extensions:
+    """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
+    RENDERERS = {"admonition": _render_admonition}
+    POSTPROCESSORS: dict = {}
+
+
+def with_extensions(md: Any) -> Any:
+    """`md` (a MarkdownIt) reading the extensions this module keeps (`INLINE_KEPT`, `_kept_block`, footnote
+    definitions, admonitions)."""
+    md.inline.ruler.before("text", "kept_extension", _kept_inline)
+    interrupts = {"alt": ["paragraph", "reference", "blockquote", "list"]}
+    md.block.ruler.before("fence", "kept_extension", _kept_block, interrupts)
+    md.block.ruler.before("reference", "footnote_definition", _footnote_definition)
+    md.block.ruler.before("fence", "admonition", _admonition)
+    return md
+
+
 class MarkdownDocument(FollowsDirection):
     """A Markdown file: `segments`, and `render()` its bytes."""
 
@@ -184,9 +296,10 @@ class MarkdownDocument(FollowsDirection):
         match = FRONT_MATTER.match(text)
         self._front = match.group(0) if match else ""
         self._newline = "\r\n" if "\r\n" in text else "\n"
-        self._md = markdown_it.MarkdownIt("commonmark", {"maxNesting": MAX_NESTING, "store_labels": True}).enable("table")
+        options = {"maxNesting": MAX_NESTING, "store_labels": True}
+        self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"))
         self._env: dict = {}                        # reference-link definitions, shared by parse and render
-        self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"]], "mdformat": {}}
+        self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
         self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
         self.segments: list[InlineSegment] = []
         for token in self._tokens:

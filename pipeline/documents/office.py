@@ -2,18 +2,18 @@
 OpenDocument text (`.odt`, with `odfpy`), the well-kept libraries for each.
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
-(`.docx`, `.odt`), text boxes and shapes, slides' tables, groups, speaker notes and charts (`.pptx`: titles,
-series names, category labels). A paragraph is cut at line breaks and tabs, and around a hyperlink's text, into
-chunks, each one text, so that breaks, tabs and links stay where they were; a table of contents' entry gives only
-its text (`.odt`: not its number, tab and page number). Everything that is not text (styles, images, numbering,
-bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail addresses and file
-paths come back verbatim. Runs (`.odt`: spans) carry a chunk's formatting (`_Layout`): the translation goes into
-its main run, and a run formatted otherwise (a bold word, a code font) keeps its formatting where its text, or
-its text translated alone (in the same batch), occurs in the chunk's translation (a menu path, a name, a term);
-where one does not, the chunk is translated piece by piece between such runs, each run getting its own
-translation in its place, so no formatted run is dropped. The language tags that name the run's source language
-(Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name its target in
-the translation (`relabel_ooxml`, `relabel_odf`), so that it is spell-checked in its own language.
+(`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
+speaker notes and charts (`.pptx`: titles, series names, category labels). A paragraph is cut at line breaks and
+tabs, and around a hyperlink's text, into chunks, each one text, so that breaks, tabs and links stay where they
+were; a table of contents' entry gives only its text (`.odt`: not its number, tab and page number). Everything that
+is not text (styles, images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they
+are; URLs, e-mail addresses and file paths come back verbatim. Runs (`.odt`: spans) carry a chunk's formatting
+(`_Layout`): the translation goes into its main run, and a run formatted otherwise (a bold word, a code font) keeps
+its formatting where its text, or its text translated alone (in the same batch), occurs in the chunk's translation
+(a menu path, a name, a term); where one does not, the chunk is translated piece by piece between such runs, each
+run getting its own translation in its place, so no formatted run is dropped. The language tags that name the run's
+source language (Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name
+its target in the translation (`relabel_ooxml`, `relabel_odf`), so that it is spell-checked in its own language.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 SHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 CACHES = {C + "strCache", C + "strLit", C + "lvl"}      # where a chart keeps the text of its data
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
-WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*)\.xml$")
+WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*|footnotes|endnotes|comments)\.xml$")
 
 
 NUMBERED = regex.compile(r"\s*[0-9]+(?:\.[0-9]+)*[.)]?(?=\s)\s*")              # "1.2 " before an index entry
@@ -416,14 +416,20 @@ class _OoxmlDocument(FollowsDirection):
 
     def render(self) -> bytes:
         self._paragraphs.apply()
+        self._store()
         relabel_ooxml(self._package.part.package, self.output_direction)
         out = io.BytesIO()
         self._package.save(out)
         return out.getvalue()
 
+    def _store(self) -> None:
+        """Write back what the library keeps as bytes and was parsed here to be translated (none by default)."""
+
 
 class DocxDocument(_OoxmlDocument):
-    """A Word document: `segments` of the body, tables, headers, footers and text boxes; `render()`."""
+    """A Word document: `segments` of the body, tables, headers, footers, text boxes, footnotes, endnotes and
+    comments; `render()`. Parts python-docx keeps as bytes (footnotes, endnotes) are parsed here, loading nothing,
+    and written back with their declaration."""
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
                  direction: Direction | None = None):
@@ -434,10 +440,28 @@ class DocxDocument(_OoxmlDocument):
             self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .docx file: {exc}") from None
-        parts = [part for part in self._package.part.package.iter_parts()
-                 if WORD_PARTS.match(str(part.partname)) and hasattr(part, "element")]
-        self._paragraphs = _OoxmlParagraphs([part.element for part in parts], W)
+        parts = [part for part in self._package.part.package.iter_parts() if WORD_PARTS.match(str(part.partname))]
+        parsed = [(part, _parsed_part(part.blob)) for part in parts if not hasattr(part, "element")]
+        self._parsed = [(part, root) for part, root in parsed if root is not None]
+        roots = [part.element for part in parts if hasattr(part, "element")] + [root for _, root in self._parsed]
+        self._paragraphs = _OoxmlParagraphs(roots, W)
         self.segments = self._paragraphs.segments
+
+    def _store(self) -> None:
+        etree = require("lxml.etree", "documents")
+        for part, root in self._parsed:
+            part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _parsed_part(blob: bytes) -> Any:
+    """An XML part's tree, parsed loading no DTD or entity; None where it does not parse (it is left as it was, as
+    Word would refuse it anyway)."""
+    etree = require("lxml.etree", "documents")
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+    try:
+        return etree.fromstring(blob, parser)
+    except etree.XMLSyntaxError:
+        return None
 
 
 class PptxDocument(_OoxmlDocument):

@@ -1,9 +1,10 @@
 """Subtitles: SubRip (`.srt`, with `srt`) and WebVTT (`.vtt`, with `webvtt-py`), both well kept and pure Python.
 
 What survives exactly: cue numbers and identifiers (a SubRip file without numbers stays without), timings and
-positioning (SRT coordinates, WebVTT cue settings), WebVTT's header, STYLE, REGION and NOTE blocks, every tag in a
-cue (`<i>`, `<v Roger>`, `{\\an8}`), and the file's encoding: most subtitles in the wild are not UTF-8, so a file
-that is not is read in the encoding charset-normalizer finds (`Encoded(..., detect=True)`) and written back in it.
+positioning (SRT coordinates, WebVTT cue settings), WebVTT's header, STYLE, REGION and NOTE blocks (byte for byte,
+in their places), every tag in a cue (`<i>`, `<v Roger>`, `{\\an8}`), and the file's encoding: most subtitles in the
+wild are not UTF-8, so a file that is not is read in the encoding charset-normalizer finds (`Encoded(...,
+detect=True)`) and written back in it.
 A SubRip cue's number and timing line are written back as they were read; a timing line that is not
 `HH:MM:SS,mmm --> HH:MM:SS,mmm` (the `srt` library would read `-00:00:05,000` or `00:00:0x` as something else) is
 one error naming the cue and its line.
@@ -34,7 +35,24 @@ SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P
 # A line where a cue's timing is due (a cue's first line, or the one after its number) that is meant as one: it opens
 # with a number (or a minus) and has an arrow, or opens with three numbers as a timestamp does.
 SRT_TIMING_LIKE = regex.compile(r"[ \t]*-?[0-9].*-->.*|[ \t]*-?[0-9]+[,.:][0-9]+[,.:][0-9]+.*")
-SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*\r?\n[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
+VTT_BLANK_LINES = regex.compile(r"(\n(?:[ \t]*\n)+)")          # between a WebVTT file's blocks
+SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
+                          rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
+
+
+def line_end(text: str) -> str:
+    """A subtitle file's line end: CR LF, a lone CR (old Mac files, where no LF is), else LF."""
+    return "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+
+
+def as_lf(text: str) -> str:
+    """`text` with its line ends (`line_end`) read as LF."""
+    return text.replace(line_end(text), "\n")
+
+
+def printable(text: str) -> str:
+    """`text` for a one-line message: control characters (a stray CR) written as escapes."""
+    return regex.sub(r"[\x00-\x1f\x7f]", lambda match: repr(match.group(0))[1:-1], text)
 
 
 def looks_like_srt(data: bytes) -> bool:
@@ -83,7 +101,7 @@ class SrtDocument:
     def __init__(self, data: bytes, name: str = "document"):
         srt = require("srt", "documents")
         self._encoded = Encoded(data, name, detect=True)
-        text = self._encoded.text.replace("\r\n", "\n")
+        text = as_lf(self._encoded.text)
         self._heads = srt_heads(text, name)
         try:
             subtitles = list(srt.parse(text))
@@ -106,8 +124,8 @@ class SrtDocument:
     def render(self) -> bytes:
         blocks = [head.text + "\n" + cue.render() for head, cue in zip(self._heads, self._cues)]
         text = "\n\n".join(blocks) + "\n"
-        if "\r\n" in self._encoded.text:
-            text = text.replace("\n", "\r\n")
+        if line_end(self._encoded.text) != "\n":
+            text = text.replace("\n", line_end(self._encoded.text))
         return self._encoded.encode(text)
 
 
@@ -142,7 +160,7 @@ def srt_heads(text: str, name: str) -> list[SrtHead]:
             block_start, at = False, at + 1
             continue
         match = SRT_TIMING.fullmatch(timing)
-        shown = timing.strip() if len(timing.strip()) <= 80 else timing.strip()[:77] + "..."
+        shown = printable(timing.strip() if len(timing.strip()) <= 80 else timing.strip()[:77] + "...")
         if match is None:
             raise ValueError(f'{name}: cue {len(heads) + 1} (line {at + 1}): timing "{shown}" is not '
                              "HH:MM:SS,mmm --> HH:MM:SS,mmm")
@@ -163,9 +181,9 @@ class VttDocument:
         webvtt = require("webvtt", "documents")
         self._encoded = Encoded(data, name, detect=True)
         try:
-            self._vtt = webvtt.from_string(self._encoded.text.replace("\r\n", "\n"))
+            self._vtt = webvtt.from_string(as_lf(self._encoded.text))
         except (webvtt.errors.MalformedFileError, webvtt.errors.MalformedCaptionError) as exc:
-            raise ValueError(f"{name}: not a WebVTT file: {exc}") from None
+            raise ValueError(f"{name}: not a WebVTT file: {printable(str(exc))}") from None
         timings = sum("-->" in line for line in self._encoded.text.splitlines())
         if timings != len(self._vtt.captions):               # webvtt-py skips a cue it cannot read
             raise ValueError(f"{name}: not a WebVTT file: {timings - len(self._vtt.captions)} of {timings} cues "
@@ -174,9 +192,32 @@ class VttDocument:
         self.segments = [segment for cue in self._cues for segment in cue.segments]
 
     def render(self) -> bytes:
-        for caption, cue in zip(self._vtt.captions, self._cues):
-            caption.text = cue.render()
-        text = self._vtt.content
-        if "\r\n" in self._encoded.text:
-            text = text.replace("\n", "\r\n")
+        text = self._rewritten()
+        if text is None:                                     # blocks not as webvtt-py read them: its writer
+            for caption, cue in zip(self._vtt.captions, self._cues):
+                caption.text = cue.render()
+            text = self._vtt.content
+        if line_end(self._encoded.text) != "\n":
+            text = text.replace("\n", line_end(self._encoded.text))
         return self._encoded.encode(text)
+
+    def _rewritten(self) -> str | None:
+        """The file as written, each cue's text replaced by its translation: the header, NOTE, STYLE and REGION
+        blocks and the blank lines between blocks stay byte for byte. None where the cue blocks (those with a
+        timing line first, or after an identifier) are not the cues webvtt-py read."""
+        parts = VTT_BLANK_LINES.split(as_lf(self._encoded.text))   # block, blank run, block, ...
+        cues = iter(self._cues)
+        found = 0
+        for index in range(2 if parts[0].startswith(("WEBVTT", "\ufeffWEBVTT")) else 0, len(parts), 2):
+            block = parts[index].rstrip("\n")                  # the file's last block keeps its line end
+            lines, end = block.split("\n"), parts[index][len(block):]
+            timing = next((at for at, line in enumerate(lines[:2]) if "-->" in line), None)
+            if timing is None or lines[0].startswith("NOTE"):
+                continue
+            found += 1
+            cue = next(cues, None)
+            if cue is None:
+                return None
+            text = cue.render()
+            parts[index] = "\n".join(lines[:timing + 1] + ([text] if text else [])) + end
+        return "".join(parts) if found == len(self._cues) else None

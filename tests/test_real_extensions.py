@@ -1,0 +1,302 @@
+"""What translating real-world files from other projects found: Markdown extensions handed to the model as prose,
+HTML symbols a model may drop, documents of unknown extensions read as plain text by the CLI, duplicate gettext
+entries, WebVTT header blocks rewritten, CR-only subtitles, and office notes left untranslated. Every input is
+built here; the stand-in models are plain functions, no engine."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.documents import translate_document
+
+
+def suffixed(texts):
+    """A model that translates words and keeps every mark: "Word" -> "Word-it"."""
+    return [re.sub(r"(?<![^\s(])([A-Za-z]{3,})(?=[\s.,;:?!)]|$)", r"\1-it", text) for text in texts]
+
+
+def shouting(texts):
+    """A model that mangles markup: it drops brackets, braces, dollars, hashes and the like, and shouts."""
+    return [re.sub(r"[\[\]{}$%<>!#^]", "", text).upper() for text in texts]
+
+
+def recording(model):
+    seen = []
+
+    def translate(texts):
+        seen.extend(texts)
+        return model(texts)
+    return translate, seen
+
+
+# -- 1. Markdown extensions are kept verbatim, the prose around them translated --------------------------------------
+EXTENDED = """---
+title: Hello world
+---
+
+# Install the tool {#install .big}
+
+- [ ] write the docs
+- [x] fix the bug
+
+This has a note[^1] here.
+
+[^1]: The footnote text is here.
+
+[^short]: Word
+
+Hello {{ page.title }} and {% include foo.html %} there.
+
+{{< figure src="a.png" title="A cat" >}}
+
+{{% notice tip %}}
+Use the force.
+{{% /notice %}}
+
+The formula $e = mc^2$ is famous, but it costs $5 and $10 today.
+
+$$
+\\int_0^1 x\\,dx
+$$
+
+!!! note "Read this"
+    The body of the note is prose.
+
+    And a second paragraph.
+
+Done.
+"""
+
+
+@pytest.mark.parametrize("model", [suffixed, shouting], ids=["faithful", "mangling"])
+def test_markdown_extensions_are_kept_verbatim(model):
+    out = translate_document(None, EXTENDED.encode(), name="a.md", translate=model).decode()
+    assert out.startswith("---\ntitle: Hello world\n---\n")                          # front matter as written
+    for kept in ("{#install .big}\n", "\n- [ ] ", "\n- [x] ", "[^1] ", "\n[^1]: ", "\n[^short]: ",
+                 "{{ page.title }}", "{% include foo.html %}", '\n{{< figure src="a.png" title="A cat" >}}\n',
+                 "\n{{% notice tip %}}\n", "\n{{% /notice %}}\n", "$e = mc^2$", "\n$$\n\\int_0^1 x\\,dx\n$$\n",
+                 '\n!!! note "Read this"\n    '):
+        assert kept in out, kept
+    if model is suffixed:
+        assert "# Install-it the-it tool-it {#install .big}\n" in out and "- [ ] write-it the-it docs-it\n" in out
+        assert "[^1]: The-it footnote-it text-it is here-it." in out and "[^short]: Word-it" in out
+        assert ('!!! note "Read this"\n    The-it body-it of the-it note-it is prose-it.\n\n    And-it a second-it'
+                in out)
+        assert "it costs-it $5 and-it $10 today-it." in out              # lone dollars are prose, not math
+    else:
+        assert "    THE BODY OF THE NOTE IS PROSE." in out and "[^1]: THE FOOTNOTE TEXT IS HERE." in out
+
+
+def test_markdown_extensions_reach_the_model_with_their_prose_only_around_them():
+    translate, seen = recording(suffixed)
+    translate_document(None, EXTENDED.encode(), name="a.md", translate=translate)
+    assert "The body of the note is prose." in seen and "Use the force." in seen
+    assert not any(text.startswith(("{{%", "{{<", "$$", "!!!")) for text in seen)
+
+
+# -- 2. HTML: symbols no translation changes survive a model whose vocabulary lacks them -----------------------------
+def ascii_only(texts):
+    """A model whose vocabulary is ASCII: it drops every other character, and translates words."""
+    return suffixed([text.encode("ascii", "ignore").decode() for text in texts])
+
+
+@pytest.mark.parametrize("xhtml", [False, True], ids=["html", "xhtml"])
+def test_html_symbols_survive_a_model_that_drops_them(xhtml):
+    from lxml import etree
+
+    head = '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">' if xhtml else "<html>"
+    page = (f"{head}<body><p>Acme&trade; makes tools for \u00ae brands.</p><p>&copy; 2024 Acme Tools\u2122 Company"
+            "</p><p>Tom &amp; Mary \u2014 see you.</p></body></html>")
+    out = translate_document(None, page.encode(), name="a.html", translate=ascii_only).decode()
+    trade = "&#8482;" if xhtml else "&trade;"          # XML defines no &trade;: its numeric reference
+    assert f"Acme-it{trade} makes-it tools-it for-it \u00ae brands-it." in out
+    assert f"{'&#169;' if xhtml else '&copy;'} 2024 Acme-it Tools-it{trade} Company-it" in out
+    assert "Tom-it &amp; Mary-it  see-it you-it." in out    # `&` and dashes stay the model's to translate (or drop)
+    if xhtml:
+        etree.fromstring(out.encode())
+
+
+# -- 3. The CLI: a document of an unknown extension is one error, not lines of text ----------------------------------
+def translate_cli(*args):
+    from conftest import ROOT
+
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "translate.py"), *map(str, args)],
+                          capture_output=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", ["strings.xlf", "layout.XML", "talk.ass", "macro.docm"])
+def test_the_cli_refuses_a_document_of_an_unknown_extension_in_one_line(tmp_path, name):
+    source = tmp_path / name
+    source.write_bytes(b"<xliff><file><body><trans-unit id='1'><source>Hello</source></trans-unit></body></file>")
+    result = translate_cli("--run", tmp_path / "no-run-needed", "--input", source, "--output", tmp_path / "out")
+    stderr = result.stderr.decode()
+    assert result.returncode == 2 and stderr.count("\n") == 1 and stderr.startswith(f"error: {source}: "), stderr
+    assert ".srt" in stderr and ".docx" in stderr and Path(name).suffix in stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]
+
+
+def test_the_cli_still_reads_text_files_line_by_line(tmp_path):
+    from pipeline.cli import check_lines_suffix
+
+    for name in ("en.txt", "test.en", "sentences", "notes.text", "IT.TXT"):
+        check_lines_suffix(str(tmp_path / name))                        # no error: lines of text
+    source = tmp_path / "test.en"
+    source.write_bytes(b"Hello.\n")
+    result = translate_cli("--run", tmp_path / "no-run-needed", "--input", source)
+    assert "no document format" not in result.stderr.decode()           # it got as far as loading the run
+
+
+# -- 4. Gettext: an entry defined twice (msgctxt and msgid) is refused, as msgfmt refuses it -------------------------
+CATALOG = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+#: a.py:1
+msgid "Open"
+msgstr ""
+
+msgctxt "menu"
+msgid "Open"
+msgstr ""
+
+#~ msgid "Open"
+#~ msgstr "Apri"
+"""
+
+
+def test_gettext_refuses_a_duplicate_entry_naming_the_line_of_the_second():
+    from pipeline.documents import open_document
+
+    assert len(open_document(CATALOG.encode(), name="app.po").segments) == 2      # other context, obsolete: fine
+    again = CATALOG + '\n#: b.py:2\n#, python-format\nmsgid "Open"\nmsgstr ""\n'
+    with pytest.raises(ValueError) as error:
+        open_document(again.encode(), name="app.po")
+    line = again.splitlines().index('msgid "Open"', 16) + 1
+    assert str(error.value) == f"app.po: not a gettext catalog: line {line}: msgid 'Open' is defined twice"
+    in_context = CATALOG + '\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "Apri"\n'
+    with pytest.raises(ValueError, match=r"^app\.po: not a gettext catalog: line 17: msgid 'Open' \(msgctxt 'menu'\)"):
+        open_document(in_context.encode(), name="app.po")
+
+
+# -- 5. WebVTT: header, STYLE, REGION and NOTE blocks stay byte for byte, in their places ----------------------------
+VTT = """WEBVTT - Some title
+Kind: captions
+Language: en
+
+NOTE
+This file was written by hand,
+over two lines.
+
+STYLE
+::cue {
+  color: yellow;
+}
+
+REGION
+id:fred
+width:40%
+
+NOTE a one-line note
+
+1
+00:00:01.000 --> 00:00:04.000 line:0 region:fred
+Hello there, my friend.
+
+NOTE between cues
+still a note
+
+
+intro
+00:00:05.000 --> 00:00:08.000
+<v Roger>Where are you going?
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_webvtt_keeps_its_header_and_note_blocks_byte_for_byte(newline):
+    source = VTT.replace("\n", newline)
+    out = translate_document(None, source.encode(), name="a.vtt", translate=suffixed).decode()
+    expected = source.replace("Hello there, my friend.", "Hello-it there-it, my friend-it.")
+    assert out == expected.replace("Where are you going?", "Where-it are-it you-it going-it?")
+
+
+# -- 6. Old Mac subtitles: CR-only line ends are read, and kept; a message never holds a raw CR ----------------------
+def test_a_cr_only_srt_is_read_and_written_with_its_line_ends():
+    from pipeline.documents import detect_format
+
+    source = b"1\r00:00:01,000 --> 00:00:02,000\rHello there.\r\r2\r00:00:03,000 --> 00:00:04,000\rGood bye.\r"
+    out = translate_document(None, source, name="mac.srt", translate=suffixed)
+    assert out == source.replace(b"Hello there.", b"Hello-it there-it.").replace(b"Good bye.", b"Good-it bye-it.")
+    assert detect_format(source) == "srt"
+    vtt = b"WEBVTT\r\rNOTE kept\r\r00:00:01.000 --> 00:00:02.000\rHello there.\r"
+    out = translate_document(None, vtt, name="mac.vtt", translate=suffixed)
+    assert out == vtt.replace(b"Hello there.", b"Hello-it there-it.")
+
+
+def test_a_subtitle_error_is_one_printable_line():
+    from pipeline.documents import open_document
+
+    source = b"1\n00:00:01,000 -\r-> 00:00:02,000\nHello there.\n"
+    with pytest.raises(ValueError) as error:
+        open_document(source, name="bad.srt")
+    message = str(error.value)
+    assert message.startswith("bad.srt: cue 1 (line 2): timing") and message.isprintable(), message
+
+
+# -- 7. Word: footnotes, endnotes and comments are translated as the body is ----------------------------------------
+NOTES = {"footnotes": ("footnote", "The footnote explains this."), "endnotes": ("endnote", "The endnote cites that.")}
+WORD = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def with_notes(data: bytes) -> bytes:
+    """A .docx (python-docx writes none) with a footnote and an endnote part, each a separator and one note."""
+    import io
+    import zipfile
+
+    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for item in source.infolist():
+            content = source.read(item)
+            if item.filename == "[Content_Types].xml":
+                content = content.replace(b"</Types>", b"".join(
+                    b'<Override PartName="/word/%s.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+                    b'wordprocessingml.%s+xml"/>' % (part.encode(), part.encode()) for part in NOTES) + b"</Types>")
+            elif item.filename == "word/_rels/document.xml.rels":
+                content = content.replace(b"</Relationships>", b"".join(
+                    b'<Relationship Id="rIdNote%d" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                    b'relationships/%s" Target="%s.xml"/>' % (index, part.encode(), part.encode())
+                    for index, part in enumerate(NOTES)) + b"</Relationships>")
+            package.writestr(item, content)
+        for part, (tag, text) in NOTES.items():
+            package.writestr(f"word/{part}.xml", (
+                f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:{part} xmlns:w="{WORD}">'
+                f'<w:{tag} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{tag}>'
+                f'<w:{tag} w:id="1"><w:p><w:r><w:{tag}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r>'
+                f"</w:p></w:{tag}></w:{part}>").encode())
+    return out.getvalue()
+
+
+def test_docx_footnotes_endnotes_and_comments_are_translated():
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("The body text stays here.")
+    document.add_comment(paragraph.runs, text="The reviewer wrote this comment.", author="Ann")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    source = with_notes(buffer.getvalue())
+    translate, seen = recording(suffixed)
+    out = translate_document(None, source, name="notes.docx", translate=translate)
+    assert {"The footnote explains this.", "The endnote cites that.", "The reviewer wrote this comment."} <= set(seen)
+    package = zipfile.ZipFile(io.BytesIO(out))
+    footnotes, endnotes = (package.read(f"word/{part}.xml").decode() for part in NOTES)
+    assert footnotes.startswith('<?xml version=\'1.0\' encoding=\'UTF-8\' standalone=\'yes\'?>')
+    assert "> The-it footnote-it explains-it this-it.</w:t>" in footnotes and "<w:footnoteRef/>" in footnotes
+    assert "<w:separator/>" in footnotes and "> The-it endnote-it cites-it that-it.</w:t>" in endnotes
+    assert "The-it reviewer-it wrote-it this-it comment-it." in package.read("word/comments.xml").decode()
+    assert "The-it body-it text-it stays-it here-it." in docx.Document(io.BytesIO(out)).paragraphs[0].text
