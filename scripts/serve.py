@@ -79,6 +79,9 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-document-xml-bytes", type=int, default=12_000_000,
                         help="an office file whose XML parts unpack to more is refused before parsing (about 20 "
                              "bytes of memory per byte of XML; default: %(default)s, about 250 MB)")
+    parser.add_argument("--max-document-unpacked-bytes", type=int, default=100_000_000,
+                        help="an office file whose parts, pictures included, unpack to more is refused before "
+                             "parsing (each is held in memory, about twice; default: %(default)s)")
     parser.add_argument("--max-documents", type=int, default=2,
                         help="documents read, translated and written at once; more wait for a turn, in order "
                              "(default: %(default)s)")
@@ -110,6 +113,7 @@ def main() -> int:
                                file_ttl_s=args.file_ttl_s, files_dir=args.files_dir,
                                max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
                                max_document_xml_bytes=args.max_document_xml_bytes,
+                               max_document_unpacked_bytes=args.max_document_unpacked_bytes,
                                max_files_bytes=args.max_files_bytes, max_documents=args.max_documents,
                                max_waiting_documents=args.max_waiting_documents,
                                head_timeout_s=args.head_timeout_s, body_timeout_s=args.body_timeout_s,

@@ -81,3 +81,23 @@ def test_memory_comes_back_after_documents(client):
         data, expected = (document, 200) if index % 2 else (bomb, 400)
         assert client.post("/translate_document", files={"file": ("a.docx", data)}).status_code == expected
     assert rss() - start < 40_000_000, (start, rss())
+
+
+def test_an_office_file_whose_picture_unpacks_to_150_mb_is_refused_before_reading(client):
+    base = io.BytesIO()
+    import docx
+
+    docx.Document().save(base)
+    out = io.BytesIO()
+    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            target.writestr(item, source.read(item.filename))
+        with target.open("word/media/image1.png", "w") as picture:      # zeros: a 150 MB picture zips to 150 KB
+            for _ in range(150):
+                picture.write(bytes(1_000_000))
+    assert len(out.getvalue()) < 1_000_000
+    before = rss()
+    response = client.post("/translate_document", files={"file": ("picture.docx", out.getvalue())})
+    assert response.status_code == 400, response.headers["content-type"]     # before: a 200, the file translated
+    assert "over the 100,000,000-byte limit for one document" in response.json()["error"]
+    assert rss() - before < 50_000_000                   # nothing was read (each part is held, about twice, before)

@@ -59,11 +59,13 @@ def document_format(name: str) -> Format:
 
 
 def open_document(data: bytes, format: str | None = None, name: str = "document", overwrite: bool = False,
-                  max_xml_bytes: int | None = None, direction: Direction | None = None) -> Document:
+                  max_xml_bytes: int | None = None, direction: Direction | None = None,
+                  max_unpacked_bytes: int | None = None) -> Document:
     """The reader for `data` (`format`, else `detect_format`); ValueError naming `name` for a bad file (one
     nested too deeply for its library included). `overwrite`: gettext entries already translated are translated
     again. `max_xml_bytes`: office files whose XML parts unpack to more are refused before parsing (default
-    `office.MAX_XML_BYTES`; the service sets its own). `direction`: the run's, where known (a catalog it cannot
+    `office.MAX_XML_BYTES`; the service sets its own), and `max_unpacked_bytes` the same for all their parts (default
+    `office.MAX_UNPACKED_BYTES`). `direction`: the run's, where known (a catalog it cannot
     translate is refused here); else the door gives it (`translate_document`)."""
     if format is None:
         format = detect_format(data, name)
@@ -72,7 +74,8 @@ def open_document(data: bytes, format: str | None = None, name: str = "document"
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ValueError(f"{name}: {len(data):,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte document limit")
     reader = FORMATS[format]
-    given = {"overwrite": overwrite, "max_xml_bytes": max_xml_bytes, "direction": direction}
+    given = {"overwrite": overwrite, "max_xml_bytes": max_xml_bytes, "max_unpacked_bytes": max_unpacked_bytes,
+             "direction": direction}
     options = {key: value for key, value in given.items() if key in reader.options}
     try:
         return reader.open(data, name, **options)

@@ -86,6 +86,8 @@ def detected(data: bytes) -> Format | None:
     return next((format for format in FORMATS.values() if format.detect and format.detect(data)), None)
 
 
+OFFICE_OPTIONS = ("max_xml_bytes", "max_unpacked_bytes", "direction")    # the office readers' (`office._open_zip`)
+
 register(Format("txt", (".txt", ".text"), "text/plain; charset=utf-8", False, TextDocument))
 register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument,
                 options=("direction",)))
@@ -95,8 +97,8 @@ register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument,
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
-                DocxDocument, lambda data: package_kind(data) == "docx", options=("max_xml_bytes", "direction")))
+                DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-                True, PptxDocument, lambda data: package_kind(data) == "pptx", options=("max_xml_bytes", "direction")))
+                True, PptxDocument, lambda data: package_kind(data) == "pptx", options=OFFICE_OPTIONS))
 register(Format("odt", (".odt",), "application/vnd.oasis.opendocument.text", True, OdtDocument,
-                lambda data: package_kind(data) == "odt", options=("max_xml_bytes", "direction")))
+                lambda data: package_kind(data) == "odt", options=OFFICE_OPTIONS))

@@ -98,19 +98,22 @@ def check_odf_parts(data: bytes, name: str) -> None:
                                      f"{message.strip()}") from None
 
 
-def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = None) -> None:
+def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = None,
+              max_unpacked_bytes: int | None = None) -> None:
     """A one-line error for bytes that are not a zip package at all (the libraries' own errors say less), that
-    unpack to more than `MAX_UNPACKED_BYTES`, or whose XML parts (what the libraries parse into memory, at about 20
-    bytes of memory per byte) unpack to more than `max_xml_bytes` (default `MAX_XML_BYTES`): checked from the zip's
-    directory, before anything is parsed."""
+    unpack to more than `max_unpacked_bytes` (default `MAX_UNPACKED_BYTES`: the libraries hold every part in memory,
+    pictures too, and write each again), or whose XML parts (what the libraries parse into memory, at about 20 bytes
+    of memory per byte) unpack to more than `max_xml_bytes` (default `MAX_XML_BYTES`): checked from the zip's
+    directory, before anything is parsed (zipfile never unpacks an entry past the size the directory gives it)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             items = package.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise ValueError(f"{name}: not a {what} file (not a zip package)") from None
     unpacked = sum(item.file_size for item in items)
-    if unpacked > MAX_UNPACKED_BYTES:
-        raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {MAX_UNPACKED_BYTES:,}-byte limit")
+    most = MAX_UNPACKED_BYTES if max_unpacked_bytes is None else max_unpacked_bytes
+    if unpacked > most:
+        raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {most:,}-byte limit for one document")
     limit = MAX_XML_BYTES if max_xml_bytes is None else max_xml_bytes
     xml = sum(item.file_size for item in items if item.filename.lower().endswith((".xml", ".rels")))
     if xml > limit:
@@ -432,10 +435,10 @@ class DocxDocument(_OoxmlDocument):
     and written back with their declaration."""
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
-                 direction: Direction | None = None):
+                 direction: Direction | None = None, max_unpacked_bytes: int | None = None):
         self.direction = direction
         docx = require("docx", "documents")
-        _open_zip(data, name, ".docx", max_xml_bytes)
+        _open_zip(data, name, ".docx", max_xml_bytes, max_unpacked_bytes)
         try:
             self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
@@ -469,10 +472,10 @@ class PptxDocument(_OoxmlDocument):
     charts (`_ChartLabels`)."""
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
-                 direction: Direction | None = None):
+                 direction: Direction | None = None, max_unpacked_bytes: int | None = None):
         self.direction = direction
         pptx = require("pptx", "documents")
-        _open_zip(data, name, ".pptx", max_xml_bytes)
+        _open_zip(data, name, ".pptx", max_xml_bytes, max_unpacked_bytes)
         try:
             self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
@@ -569,11 +572,11 @@ class OdtDocument(FollowsDirection):
     original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
-                 direction: Direction | None = None):
+                 direction: Direction | None = None, max_unpacked_bytes: int | None = None):
         self.direction = direction
         opendocument = require("odf.opendocument", "documents")
         text_ns = require("odf.namespaces", "documents").TEXTNS
-        _open_zip(data, name, ".odt", max_xml_bytes)
+        _open_zip(data, name, ".odt", max_xml_bytes, max_unpacked_bytes)
         check_odf_parts(data, name)
         try:
             self._document = opendocument.load(io.BytesIO(data))

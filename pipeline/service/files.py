@@ -77,7 +77,7 @@ async def translate_upload(state: ServiceState, data: bytes, filename: str, rout
         try:
             document = await run_in_threadpool(functools.partial(
                 open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
-                direction=direction))
+                direction=direction, max_unpacked_bytes=state.settings.max_document_unpacked_bytes))
         except ValueError as exc:
             await run_in_threadpool(release_memory)
             raise ServiceError(400, f"Invalid request: {exc}") from None

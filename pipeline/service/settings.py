@@ -30,6 +30,7 @@ class ServiceSettings:
     max_url_bytes: int = 32_768       # most bytes in a request's path and query string (414 past it)
     max_header_bytes: int = 32_768    # most bytes in a request's headers, `name: value\r\n` each (431 past it)
     max_document_xml_bytes: int = 12_000_000  # an office file whose XML parts unpack to more: 400 before parsing
+    max_document_unpacked_bytes: int = 100_000_000  # an office file whose parts, pictures too, unpack to more: 400
     max_files_bytes: int = 500_000_000  # translated files waiting for download, in all; past it the oldest go
     max_documents: int = 2            # documents read, translated and written at once; more wait for a turn
     max_waiting_documents: int = 16   # documents waiting for a turn; past it, a 503
@@ -40,8 +41,8 @@ class ServiceSettings:
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes",
-                     "max_url_bytes", "max_header_bytes", "max_document_xml_bytes", "max_documents",
-                     "max_files_bytes", "max_connections"):
+                     "max_url_bytes", "max_header_bytes", "max_document_xml_bytes", "max_document_unpacked_bytes",
+                     "max_documents", "max_files_bytes", "max_connections"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_wait_ms < 0:
