@@ -45,6 +45,7 @@ HEADER_LANGUAGES = {"en": "en", "english": "en", "eng": "en", "it": "it", "itali
 HEADER_ROLES = {"source": "source", "src": "source", "term": "source", "target": "target", "tgt": "target",
                 "translation": "target"}
 MAX_TERM_CHARS = 500
+CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x9f]")     # control characters that are not whitespace
 
 
 GlossaryLike = Union["Glossary", Mapping[str, str], str, os.PathLike, None]
@@ -151,6 +152,9 @@ class Glossary:
                 raise GlossaryError(f"{where}: empty {side} side")
             if len(text) > MAX_TERM_CHARS:
                 raise GlossaryError(f"{where}: {side} side over {MAX_TERM_CHARS} characters")
+            control = CONTROL.search(text)
+            if control:           # a NUL or an escape would be written into every translation that uses the term
+                raise GlossaryError(f"{where}: {side} side holds the control character U+{ord(control.group()):04X}")
         key = source if self.case_sensitive else fold(source)
         known = self.terms.get(key)
         if known is not None:

@@ -111,6 +111,8 @@ def test_a_tbx_with_a_wrong_root_an_entity_or_too_deep_is_a_one_line_error(tmp_p
     ("empty.tsv", "account\t \n", "line 1: empty Italian side"),
     ("empty_en.csv", ",conto\n", "line 1: empty English side"),
     ("dup.tsv", "account\tconto\nAccount\tprofilo\n", "line 2: 'Account' is already 'conto'"),
+    ("nul.tsv", "account\tconto\nsave\tsal\x00va\n", "line 2: Italian side holds the control character U+0000"),
+    ("esc.csv", "\x1b[31mred,rosso\n", "line 1: English side holds the control character U+001B"),
     ("latin.tsv", "caf\xe9\tcaff\xe8\n".encode("latin-1"), "line 1: not valid UTF-8"),
     ("bad.tbx", "<martif><text><body><termEntry>", "not a TBX file"),
     ("terms.xlsx", "x", "unknown extension"),
