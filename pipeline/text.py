@@ -80,6 +80,12 @@ def gate_text(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text`, cut at `limit` characters with a note of how many more there were (for a log line or a message that
+    quotes what a client sent)."""
+    return text if len(text) <= limit else f"{text[:limit]}...(+{len(text) - limit:,} characters)"
+
+
 def gate_texts(texts: Iterable[str]) -> list[str]:
     """`gate_text` of each; a str instead of a list of texts is a TypeError."""
     if isinstance(texts, str):

@@ -65,6 +65,9 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-client-connections", type=int, default=64, metavar="N",
                         help="open connections from one client address; past it a 503 (default: %(default)s; "
                              "0: no limit, for a service behind a proxy)")
+    parser.add_argument("--forwarded-allow-ips", default="", metavar="IPS",
+                        help="comma-separated addresses of reverse proxies whose X-Forwarded-For header names the "
+                             "client (for --req-limit and the log), or '*' (default: none, the header is ignored)")
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--glossary-db", metavar="FILE",
@@ -118,7 +121,9 @@ def main() -> int:
                                max_waiting_documents=args.max_waiting_documents,
                                head_timeout_s=args.head_timeout_s, body_timeout_s=args.body_timeout_s,
                                max_connections=args.max_connections,
-                               max_client_connections=args.max_client_connections)
+                               max_client_connections=args.max_client_connections,
+                               forwarded_allow_ips=tuple(ip.strip() for ip in args.forwarded_allow_ips.split(",")
+                                                         if ip.strip()))
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

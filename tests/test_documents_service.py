@@ -109,6 +109,40 @@ def test_downloads_are_found_by_their_exact_name_only(service):
             "Invalid request: file not found (or expired)", "Not Found"), name      # no route for a "/" in it
 
 
+def test_a_text_download_says_the_charset_its_bytes_are_in(service):
+    client, _, _ = service
+    cases = (("a.txt", "Hello world.\n".encode("utf-16"), "text/plain; charset=utf-16"),
+             ("a.md", "# Hello world\n".encode("utf-8"), "text/markdown; charset=utf-8"),
+             ("a.vtt", "WEBVTT\n\n00:00.000 --> 00:01.000\nCaf\xe9 time.\n".encode("cp1252"),
+              "text/vtt; charset=windows-1252"))
+    for name, data, expected in cases:
+        native = client.post("/translate_document", files={"file": (name, data)})
+        assert native.status_code == 200 and native.headers["content-type"] == expected, (name, native.headers)
+        download = client.get(upload(client, name, data).json()["translatedFileUrl"])
+        assert download.headers["content-type"] == expected, name                     # was: charset=utf-8
+
+
+def test_head_is_answered_as_get_without_a_body(service):
+    client, _, _ = service
+    url = upload(client, "talk.srt").json()["translatedFileUrl"]
+    for path in ("/languages", "/", url):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", path             # was a 405
+        assert head.headers["content-length"] == str(len(got.content)) and \
+            head.headers["content-type"] == got.headers["content-type"], path
+    missing = client.head("/no-such-page")
+    assert missing.status_code == 404 and missing.content == b""
+
+
+def test_an_error_quoting_what_a_client_sent_is_cut_short(service):
+    client, _, _ = service
+    for response in (upload(client, "talk.srt", source="x" * 100_000),
+                     client.post("/translate", json={"text": "Hi.", "source": "x" * 100_000, "target": "it"}),
+                     client.post("/translate", json={"q": "Hi.", "source": "x" * 100_000, "target": "it"})):
+        assert response.status_code == 400 and len(response.content) < 1000, len(response.content)   # was 100 KB
+        assert "xxx" in response.json()["error"] and "characters)" in response.json()["error"]
+
+
 def test_a_bad_range_on_a_download_is_a_json_error_and_a_good_one_is_served(service):
     client, _, _ = service
     url = upload(client, "talk.srt").json()["translatedFileUrl"]

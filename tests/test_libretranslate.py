@@ -2,6 +2,7 @@
 limit, and real clients (libretranslatepy, httpx) against a uvicorn server on 127.0.0.1."""
 import json
 import threading
+import time
 import urllib.error
 
 import httpx
@@ -162,6 +163,24 @@ def test_auto_and_detect_name_the_language_for_real(client, tiny_engine, beam):
     assert [d["language"] for d in italian] == ["it", "en"] and italian[0]["confidence"] > 80   # was: en, 100
     for unknown in ("Guten Morgen, wie geht es dir heute?", "12345 67890"):
         assert max(d["confidence"] for d in client.post("/detect", data={"q": unknown}).json()) < 30
+
+
+def test_detect_keeps_the_text_limits_and_a_long_word_cannot_hold_the_service():
+    from pipeline.language import LanguageDetector
+
+    detector = LanguageDetector(("en", "it"))
+    detector.detect("warm up")
+    started = time.perf_counter()
+    assert detector.detect("a" * 200_000)[0][1] < 100        # lingua: 9 s for this word before, holding the GIL
+    assert time.perf_counter() - started < 1.0
+
+
+def test_detect_refuses_texts_over_the_limits_as_translate_does(client):
+    for body in ({"json": {"q": "a" * 201}}, {"data": {"q": "a" * 201}},      # the fixture's --max-chars 200
+                 {"json": {"q": ["Hello."] * 5}}):                               # and --max-sentences 4
+        response = client.post("/detect", **body)
+        assert response.status_code == 400 and "exceeds text limit" in response.json()["error"], response.text
+    assert client.post("/detect", json={"q": ["Hello there.", "How are you?"]}).status_code == 200
 
 
 def test_alternatives_come_from_the_beam(client, tiny_engine, beam):

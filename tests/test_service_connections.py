@@ -132,3 +132,40 @@ def test_the_connection_cap_is_fitted_to_the_open_file_limit(monkeypatch, capsys
     fitted = fit_open_files(settings(max_connections=1000, max_client_connections=500))
     assert (fitted.max_connections, fitted.max_client_connections) == (512 - SPARE_DESCRIPTORS,) * 2
     assert "--max-connections 1,000 lowered to 256" in capsys.readouterr().err
+
+
+def test_x_forwarded_for_is_believed_only_from_the_proxies_named():
+    body = b"q=Hi&source=en&target=it"
+
+    def statuses(running: Server) -> list[int]:
+        return [running.exchange(b"POST /translate HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: 10.0.0.%d\r\n"
+                                 b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n"
+                                 b"Connection: close\r\n\r\n%s" % (index, len(body), body))[0] for index in range(3)]
+    with Server(settings(req_limit=2)) as running:             # the header ignored: one client, limited
+        assert statuses(running) == [200, 200, 429]
+    with Server(settings(req_limit=2, forwarded_allow_ips=("127.0.0.1",))) as running:   # a proxy here: three
+        assert statuses(running) == [200, 200, 200]
+
+
+def test_the_access_log_shows_no_key_and_no_text_and_a_short_client():
+    import logging
+
+    from pipeline.service.server import AccessLogTrim, masked_query
+
+    assert masked_query("/translate?api_key=sekrit&q=Hello%20there&source=en") == \
+        "/translate?api_key=***&q=***&source=en"
+    assert masked_query("/detect?api%5Fkey=sekrit&x=1") == "/detect?api%5Fkey=***&x=1"
+    assert masked_query("/languages") == "/languages"
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                               ("1.2.3.4" * 1000 + ":5", "POST", "/translate?api_key=sekrit", "1.1", 200), None)
+    AccessLogTrim().filter(record)
+    line = record.getMessage()
+    assert "sekrit" not in line and "api_key=***" in line and len(line) < 200, line
+
+
+def test_a_trailing_slash_is_a_json_404_not_a_redirect_to_the_client_s_host():
+    with Server(settings()) as running:
+        status, headers, body = running.exchange(b"GET /health/ HTTP/1.1\r\nHost: evil.example\r\n"
+                                                 b"Connection: close\r\n\r\n")
+    assert (status, headers["content-type"], "location" in headers) == (404, "application/json", False)
+    assert json.loads(body) == {"error": "Not Found"}

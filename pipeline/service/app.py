@@ -21,7 +21,7 @@ from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import BearerAuthMiddleware, bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import JsonCORSMiddleware
-from pipeline.service.errors import JsonErrorBodies, install_error_handlers
+from pipeline.service.errors import HeadAsGet, JsonErrorBodies, install_error_handlers
 from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState, title
@@ -65,12 +65,11 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     with the same direction are a ValueError); each run's batcher worker runs while the app runs. `model_info`: a
     dict for one translator, or one per translator.
 
-    The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API
-    route needs the key when `settings.api_key` is set. Middleware, outermost first: CORS (with
-    `settings.cors_origins`), the URL and header limits (414, 431), the body-size limit, the LibreTranslate
-    dispatch of `POST /translate`, the key of our routes (401 before their body is read), JSON bodies for errors
-    answered below the handlers (`JsonErrorBodies`). Translated files are swept while the app runs
-    (`FileStore.start`).
+    The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API route needs
+    the key when `settings.api_key` is set. Middleware, outermost first: CORS (with `settings.cors_origins`), the
+    URL and header limits (414, 431), the body-size limit, the LibreTranslate dispatch of `POST /translate`, the key
+    of our routes (401 before their body is read), `HEAD` as `GET` (`HeadAsGet`), JSON bodies for errors answered
+    below the handlers (`JsonErrorBodies`). Translated files are swept while the app runs (`FileStore.start`).
     """
     settings = settings or ServiceSettings()
     state = ServiceState(translator, settings, model_info)
@@ -86,7 +85,9 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
             state.glossaries.close()
             await run_in_threadpool(state.files.close)
 
+    # no redirect for a trailing slash: its Location would be built from the client's Host header (an open redirect)
     app = FastAPI(title=f"{title(state.directions)} translation", version="1", lifespan=lifespan,
+                  redirect_slashes=False,
                   description="POST /translate with {\"text\": ...}, or LibreTranslate's {\"q\": ...}; "
                               f"GET / is a page for people. Pairs served: {state.served} (GET /languages).")
     app.state.service = state
@@ -94,6 +95,7 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     codes = {"sources": state.sources, "targets": state.targets}
     keyed = [api.router, glossaries.router(**codes), files.native_router(**codes)]   # Authorization: Bearer <key>
     app.add_middleware(JsonErrorBodies)
+    app.add_middleware(HeadAsGet)
     if settings.api_key:
         app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key,
                            routes=[route for router in keyed for route in router.routes])

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.extras import ATTENTION_ENV, cudnn_failure, cudnn_hint
-from pipeline.text import gate_text
+from pipeline.text import gate_text, shortened
 
 log = logging.getLogger("pipeline.service")
 
@@ -36,9 +36,14 @@ def error_responses(codes: list[tuple[int, str, str]]) -> dict[int | str, dict[s
         "schema": ERROR_SCHEMA, "example": {"error": example}}}} for status, when, example in codes}
 
 
+MAX_ERROR_CHARS = 500         # an error message quoting what a client sent is cut here, not echoed whole
+
+
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    """`{"error": message}`; the message passes the text gate, since it may quote what a client sent."""
-    return JSONResponse({"error": gate_text(message)}, status_code=status, headers=headers)
+    """`{"error": message}`; the message passes the text gate and is cut at `MAX_ERROR_CHARS`, since it may quote
+    what a client sent (a 9 MB `source` was echoed whole)."""
+    return JSONResponse({"error": shortened(gate_text(message), MAX_ERROR_CHARS)}, status_code=status,
+                        headers=headers)
 
 
 # -- request validation -> one readable line ---------------------------------------------------------------------
@@ -146,3 +151,27 @@ class JsonErrorBodies:
             await error_response(status, text, kept)(scope, receive, send)
 
         await self.app(scope, receive, sending)
+
+
+class HeadAsGet:
+    """ASGI middleware: `HEAD` is answered as `GET` would be, headers only (Content-Length included), as HTTP asks
+    of a server and as LibreTranslate's Flask does; FastAPI's GET routes alone answered it with a 405."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        ended = False
+
+        async def headers_only(message: Message) -> None:
+            nonlocal ended
+            if message["type"] != "http.response.body":
+                await send(message)
+            elif not ended:                            # the body is dropped; the answer ends at once
+                ended = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)

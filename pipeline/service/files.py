@@ -16,9 +16,11 @@ service serves one pair. A pair not served is a 400 naming the served ones.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import ctypes
 import functools
 import os
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from fastapi import APIRouter, Depends, Request
@@ -27,6 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from pipeline.documents import FORMATS, by_extension, open_document, suffixes, translate_document
+from pipeline.documents.encoding import guessed_encoding
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
@@ -51,6 +54,30 @@ def fixed(run: ServedRun, glossary: Any = None) -> Route:
     async def route(document: Any) -> tuple[ServedRun, Any]:
         return run, glossary
     return route
+
+
+def labelled(media_type: str, data: bytes) -> str:
+    """`media_type` with its `charset` parameter (a text format's) saying what `data` is, where every download was
+    labelled UTF-8: `utf-16` after a UTF-16 byte-order mark, `utf-8` where it decodes so, else the code page a
+    subtitle file came in and went back in (`guessed_encoding`: windows-1252 mostly)."""
+    kind, mark, _ = media_type.partition(";")
+    if not mark or "charset=" not in media_type:
+        return media_type
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return f"{kind}; charset=utf-16"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{kind}; charset={charset_label(guessed_encoding(data) or 'utf-8')}"
+    return f"{kind}; charset=utf-8"
+
+
+def charset_label(codec: str) -> str:
+    """A Python codec's name as HTTP labels it: `cp1252` is `windows-1252`, `iso8859-15` is `iso-8859-15`."""
+    name = codecs.lookup(codec).name
+    if name.startswith("cp125") and len(name) == 6:
+        return "windows-" + name[2:]
+    return name.replace("iso8859-", "iso-8859-")
 
 
 def opening_text(document: Any, limit: int = DETECTED_CHARS) -> str:
@@ -206,7 +233,10 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
             raise ServiceError(404, "Invalid request: file not found (or expired)")
         download = name.split(".", 1)[1]
         format = by_extension(os.path.splitext(download)[1]) or FORMATS["txt"]
-        return FileResponse(path, media_type=format.media_type, filename=download)
+        media_type = format.media_type
+        if "charset=" in media_type:                  # a text format: say what the file's bytes are
+            media_type = await run_in_threadpool(lambda: labelled(media_type, Path(path).read_bytes()))
+        return FileResponse(path, media_type=media_type, filename=download)
 
     return router
 
@@ -246,7 +276,7 @@ def native_router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] =
                                             overwrite=overwrite in ("true", "1"), request=request,
                                             direction=run.direction)
         name = translated_name(filename, run.direction.target)
-        return Response(translated, media_type=FORMATS[format].media_type, headers={
+        return Response(translated, media_type=labelled(FORMATS[format].media_type, translated), headers={
             "Content-Disposition": f'attachment; filename="{name}"'})
 
     return router

@@ -248,7 +248,12 @@ def requested_texts(state: ServiceState, fields: dict[str, Any], is_json: bool) 
     for name in ("q", "source", "target"):
         if not fields.get(name):
             raise invalid(f"Invalid request: missing {name} parameter")
-    q = fields["q"]
+    return limited_q(state, fields["q"], is_json)
+
+
+def limited_q(state: ServiceState, q: Any, is_json: bool) -> list[str]:
+    """`q` as a list (`check_q`), within `--max-sentences` texts of `--max-chars` characters each, as LibreTranslate
+    checks its own limits (400s, for /translate and /detect alike)."""
     texts = check_q(q)
     if not is_json:                       # form bodies: CRLF line ends count as one character, as in LibreTranslate
         texts = ["\n".join(text.splitlines()) for text in texts]
@@ -419,12 +424,11 @@ def info_router(state: ServiceState) -> APIRouter:
         """LibreTranslate's detect: the languages this service's runs read or write, most likely first, each with
         its confidence (0-100; low for a text in another language or with no letters). `pipeline.language`:
         lingua, compared with their neighbours too."""
-        fields, _ = await read_fields(request)
+        fields, is_json = await read_fields(request)
         check_key(state, request, fields)
         if not fields.get("q"):
             raise invalid("Invalid request: missing q parameter")
-        check_q(fields["q"])
-        text = fields["q"] if isinstance(fields["q"], str) else " ".join(map(str, fields["q"]))
+        text = " ".join(limited_q(state, fields["q"], is_json))
         [ranked] = await state.detect([gate_text(text)])
         return [{"confidence": confidence, "language": language} for language, confidence in ranked]
 

@@ -12,8 +12,10 @@ import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from urllib.parse import unquote_plus
 
 from pipeline.extras import require
+from pipeline.text import shortened
 
 if TYPE_CHECKING:
     import uvicorn as uvicorn_module
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 LOGGED_PATH_CHARS = 200       # an access-log line shows at most this much of a request's path and query
 LOGGED_METHOD_CHARS = 20
+LOGGED_CLIENT_CHARS = 60
+MASKED_FIELDS = frozenset({"api_key", "q"})   # query fields whose values the access log does not show
 
 
 def api_key_from_env(variable: str | None) -> str | None:
@@ -54,21 +58,30 @@ def warm_up(translator: Engine, beams: Iterable[int]) -> float:
     return time.perf_counter() - started
 
 
-def shortened(text: str, limit: int) -> str:
-    """`text`, cut at `limit` characters with a note of how many more there were."""
-    return text if len(text) <= limit else f"{text[:limit]}...(+{len(text) - limit:,} characters)"
+def masked_query(path: str) -> str:
+    """`path` with the values of its query's `MASKED_FIELDS` (a key, a client's text) written as `***`, whatever
+    the spelling of their names (`api%5Fkey`)."""
+    target, mark, query = path.partition("?")
+    if not mark:
+        return path
+    parts = []
+    for part in query.split("&"):
+        name, equals, _ = part.partition("=")
+        parts.append(f"{name}=***" if equals and unquote_plus(name) in MASKED_FIELDS else part)
+    return f"{target}?{'&'.join(parts)}"
 
 
 class AccessLogTrim(logging.Filter):
     """Shortens uvicorn's access-log records (client, method, path with query, version, status): a 100 KB
-    query string is one line of a few hundred characters, not 100 KB."""
+    query string is one line of a few hundred characters, not 100 KB; an API key or a text sent in the query is
+    not written (`masked_query`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and len(record.args) == 5 and not getattr(record, "trimmed", False):
             record.trimmed = True
             client, method, path, version, status = record.args
-            record.args = (client, shortened(str(method), LOGGED_METHOD_CHARS),
-                           shortened(str(path), LOGGED_PATH_CHARS), version, status)
+            record.args = (shortened(str(client), LOGGED_CLIENT_CHARS), shortened(str(method), LOGGED_METHOD_CHARS),
+                           shortened(masked_query(str(path)), LOGGED_PATH_CHARS), version, status)
         return True
 
 
@@ -90,14 +103,18 @@ def uvicorn_config(app: Any, settings: ServiceSettings, *, host: str = "127.0.0.
                    log_level: str = "info") -> uvicorn_module.Config:
     """The server's configuration: graceful shutdown past `timeout_s`; the head buffer above the app's URL and
     header limits (`headlimit`); the connections guarded (`connections.guarded_protocol`: JSON refusals, head and
-    body timeouts, connection caps; no WebSockets); access-log lines shortened (`AccessLogTrim`)."""
+    body timeouts, connection caps; no WebSockets); `X-Forwarded-For` believed only from
+    `settings.forwarded_allow_ips` (uvicorn believes 127.0.0.1 by default); access-log lines shortened and masked
+    (`AccessLogTrim`)."""
     uvicorn = require("uvicorn", "serve")
     from pipeline.service.connections import guarded_protocol
     from pipeline.service.headlimit import head_buffer_bytes
 
     buffer_bytes = head_buffer_bytes(settings.max_url_bytes, settings.max_header_bytes)
+    proxies = ",".join(settings.forwarded_allow_ips)
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=log_config(),
                           http=guarded_protocol(settings, buffer_bytes), ws="none",
+                          proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
                           h11_max_incomplete_event_size=buffer_bytes,
                           timeout_graceful_shutdown=int(settings.timeout_s) + 5)
 

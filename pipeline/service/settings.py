@@ -38,6 +38,7 @@ class ServiceSettings:
     body_timeout_s: float = 60.0      # a request body with no new byte for this long: the connection is closed
     max_connections: int = 1000       # open connections at once; past it a new one gets a 503
     max_client_connections: int = 64  # open connections from one client address (0: no limit, behind a proxy)
+    forwarded_allow_ips: tuple[str, ...] = ()  # proxies whose X-Forwarded-For names the client (empty: none)
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes",
