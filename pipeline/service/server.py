@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import ipaddress
 import logging
 import os
@@ -187,6 +188,10 @@ def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings 
             print(f"{run.direction.code}: compiling the decoder for beam {' and '.join(map(str, beams))} ...",
                   file=sys.stderr, flush=True)
             print(f"compiled in {warm_up(run.translator, beams):.1f} s", file=sys.stderr, flush=True)
+    # what is loaded by now (the models, the libraries) lives as long as the process: leave it out of the garbage
+    # collector's full passes, so that the one after each document (`files.release_memory`) walks only what came
+    # after (with the tiny run loaded, 440,000 objects: 215 ms holding the interpreter, every request waiting)
+    gc.freeze()
     print(f"serving {app.state.service.served}", file=sys.stderr, flush=True)
     config = uvicorn_config(app, settings, host=host, port=port, log_level=log_level)
     # uvicorn shuts down gracefully on SIGTERM or Ctrl-C, then raises the signal again for the handler it found:
