@@ -328,7 +328,8 @@ def test_bad_files_give_one_line_naming_the_file(name, data, message):
 
 @pytest.mark.parametrize("data, line", [(b'msgid "a"\nmsgstr "b"\n\nmsgid "Hello\nmsgstr ""\n', 4),
                                         (b'msgid "Hello"\nmsgstr "Ciao\n', 2),
-                                        (b'msgid ""\n"Hello\nmsgstr ""\n', 2)])
+                                        (b'msgid ""\n"Hello\nmsgstr ""\n', 2),
+                                        (b'msgid "a"\nmsgstr "b"\n\nmsgid "Hi\\q"\nmsgstr ""\n', 4)])   # msgfmt: bad escape
 def test_a_malformed_catalog_is_one_line_naming_the_file_and_line(data, line):
     with pytest.raises(ValueError, match=rf"^a\.po: not a gettext catalog: line {line}: expected ") as caught:
         open_document(data, name="a.po")

@@ -300,3 +300,36 @@ def test_docx_footnotes_endnotes_and_comments_are_translated():
     assert "<w:separator/>" in footnotes and "> The-it endnote-it cites-it that-it.</w:t>" in endnotes
     assert "The-it reviewer-it wrote-it this-it comment-it." in package.read("word/comments.xml").decode()
     assert "The-it body-it text-it stays-it here-it." in docx.Document(io.BytesIO(out)).paragraphs[0].text
+
+
+def test_an_office_part_declaring_a_doctype_is_one_line_error():
+    import io
+    import zipfile
+
+    import docx
+
+    buffer = io.BytesIO()
+    docx.Document().save(buffer)
+    out = io.BytesIO()
+    with zipfile.ZipFile(buffer) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":            # an internal entity used in the text
+                data = data.replace(b"?>", b'?><!DOCTYPE x [<!ENTITY f "INTERNAL">]>', 1).replace(
+                    b"<w:body>", b"<w:body><w:p><w:r><w:t>&f;Hello.</w:t></w:r></w:p>", 1)
+            target.writestr(item, data)
+    with pytest.raises(ValueError) as error:          # was: a .docx whose document.xml no longer parsed
+        translate_document(None, out.getvalue(), name="entity.docx", translate=suffixed)
+    assert str(error.value) == ("entity.docx: XML part word/document.xml declares a DOCTYPE, which no .docx file has "
+                                "(its entities would not survive the translation)")
+
+
+def test_binary_bytes_named_html_are_one_line_error():
+    import random
+
+    garbage = random.Random(7).randbytes(5000)
+    for name in ("noise.html", "noise.htm"):
+        with pytest.raises(ValueError, match=rf"^{name}: not an HTML file: binary data \("):   # was: "translated"
+            translate_document(None, garbage, name=name, translate=suffixed)
+    page = b"<p>Tab\tand form feed\x0c are text.</p>"
+    assert translate_document(None, page, name="ok.html", translate=suffixed).startswith(b"<p>Tab-it")

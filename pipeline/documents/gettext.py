@@ -141,8 +141,9 @@ def looks_like_po(data: bytes) -> bool:
     return bool(PO_START.search(head)) and b"msgstr" in head
 
 
+# strings as GNU gettext reads them, with its escapes only (msgfmt refuses `\q`, which polib would read as `\\q`)
 PO_LINE = regex.compile(r'\s*(?:(?:msgctxt|msgid|msgid_plural|msgstr|msgstr\[[0-9]+\])\s*)?'
-                        r'(?:"(?:[^"\\]|\\.)*"\s*)+|\s*(?:#.*)?')      # strings as GNU gettext reads them
+                        r'(?:"(?:[^"\\]|\\[ntbrfva\\"0-7]|\\x[0-9A-Fa-f])*"\s*)+|\s*(?:#.*)?')
 CHARSET = regex.compile(r"charset\s*=\s*[^\s;]*", regex.I)
 HEADER_CHARSET = regex.compile(rb'^"Content-Type:[^"\n]*charset\s*=\s*([A-Za-z0-9_.:-]+)', regex.M | regex.I)
 

@@ -50,6 +50,8 @@ ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
 # Symbols no translation changes and a model whose vocabulary lacks them drops (© 2024, Acme™): kept verbatim.
 # Punctuation a translation may change (`&` for "and", dashes, ellipses, quotes, no-break spaces) is left to it.
 SYMBOLS = regex.compile(r"[\u00a9\u00ae\u2122\u2120\u2117]+")     # © ® ™ ℠ ℗
+CONTROL_BYTES = regex.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+MAX_CONTROL_SHARE = 0.01
 HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.*?-->\s*)*"
                            rb"<(?:!doctype\s+html|html)[\s>]", regex.I | regex.S)
 
@@ -191,6 +193,15 @@ class HtmlText:
                     after.extract()
 
 
+def check_not_binary(data: bytes, name: str) -> None:
+    """A one-line ValueError for bytes (not UTF-8) that are no page in any 8-bit encoding: a NUL, or more than
+    `MAX_CONTROL_SHARE` of control bytes other than tab, line ends and form feed (BeautifulSoup decodes anything,
+    and random bytes came back "translated")."""
+    controls = len(CONTROL_BYTES.findall(data))
+    if b"\x00" in data or controls > MAX_CONTROL_SHARE * max(len(data), 1):
+        raise ValueError(f"{name}: not an HTML file: binary data ({controls:,} control bytes in {len(data):,})")
+
+
 class HtmlDocument(FollowsDirection):
     """An `.html` file: `segments` (a URL, e-mail address, file path or `SYMBOLS` in a text kept verbatim), and
     `render()` its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`;
@@ -203,6 +214,8 @@ class HtmlDocument(FollowsDirection):
             markup: str | bytes = data.decode("utf-8-sig")
             self._encoding = "utf-8"
         except UnicodeDecodeError:
+            if self._mark not in (b"\xff\xfe", b"\xfe\xff"):
+                check_not_binary(data, name)
             markup, self._encoding = data, None
         try:
             self._html = HtmlText(markup)

@@ -45,6 +45,8 @@ LEADER_PAGE = regex.compile(r"\s*(?:\.{3,}|…{2,}|_{3,}|·{3,})\s*[0-9ivxlcdmIV
 ALPHABETICAL_PAGES = regex.compile(r"(?:,\s*[0-9]+(?:\s*[-–]\s*[0-9]+)?(?:\s*ff?\.)?)+\s*\Z")   # "term, 3, 7-9"
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
 MAX_XML_BYTES = 100_000_000          # XML parts (parsed into memory, ~20 bytes of RSS per byte) past this: refused
+DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)    # OOXML (OPC) and ODF parts have none: a crafted file's entities
+DOCTYPE_WINDOW = 4096                # the opening of a part where a DOCTYPE would stand
 
 
 def package_kind(data: bytes) -> str | None:
@@ -104,7 +106,9 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
     unpack to more than `max_unpacked_bytes` (default `MAX_UNPACKED_BYTES`: the libraries hold every part in memory,
     pictures too, and write each again), or whose XML parts (what the libraries parse into memory, at about 20 bytes
     of memory per byte) unpack to more than `max_xml_bytes` (default `MAX_XML_BYTES`): checked from the zip's
-    directory, before anything is parsed (zipfile never unpacks an entry past the size the directory gives it)."""
+    directory, before anything is parsed (zipfile never unpacks an entry past the size the directory gives it).
+    And for an XML part that declares a DOCTYPE, which no office file has: the libraries expand no entity, and
+    one used in a text would leave the translated part unreadable."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             items = package.infolist()
@@ -115,9 +119,20 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
     if unpacked > most:
         raise ValueError(f"{name}: unpacks to {unpacked:,} bytes, over the {most:,}-byte limit for one document")
     limit = MAX_XML_BYTES if max_xml_bytes is None else max_xml_bytes
-    xml = sum(item.file_size for item in items if item.filename.lower().endswith((".xml", ".rels")))
+    xml_items = [item for item in items if item.filename.lower().endswith((".xml", ".rels"))]
+    xml = sum(item.file_size for item in xml_items)
     if xml > limit:
         raise ValueError(f"{name}: {xml:,} bytes of XML unpacked, over the {limit:,}-byte limit for one document")
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        for item in xml_items:
+            try:
+                with package.open(item) as part:
+                    opening = part.read(DOCTYPE_WINDOW)
+            except DAMAGED:
+                continue                      # the library's reading names it
+            if DOCTYPE.search(opening):
+                raise ValueError(f"{name}: XML part {item.filename} declares a DOCTYPE, which no {what} file has "
+                                 "(its entities would not survive the translation)")
 
 
 class _RunSegment(Segment):
