@@ -19,7 +19,9 @@ def main() -> int:
     parser.add_argument("--output", help="write translations here (default: standard output)")
     parser.add_argument("--format", choices=format_names(),
                         help="translate --input as a document of this format (default: from its extension; a .txt "
-                             "file is read line by line unless --format txt, which also re-wraps wrapped paragraphs)")
+                             "file, a file named by a language code such as test.en, or one without an extension is "
+                             "read line by line unless --format txt, which also re-wraps wrapped paragraphs; any "
+                             "other extension is an error)")
     parser.add_argument("--overwrite", action="store_true",
                         help="gettext catalogs: translate entries that already have a translation too")
     parser.add_argument("--glossary", help="a term list (.tsv/.csv source<TAB>target, or .tbx) whose terms the "
