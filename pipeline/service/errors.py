@@ -110,6 +110,14 @@ KEPT_ERROR_HEADERS = ("allow", "content-range", "retry-after", "www-authenticate
 QUOTED_ERROR_CHARS = 300       # a plain-text error body up to this long is kept as the message
 
 
+def phrase(status: int) -> str:
+    """HTTP's reason phrase for `status` ("Requested Range Not Satisfiable"), or "error <status>"."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"error {status}"
+
+
 def is_json(content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
@@ -145,7 +153,7 @@ class JsonErrorBodies:
             text = b"".join(chunks).decode("utf-8", "replace").strip()
             status = start["status"]
             if not text or len(text) > QUOTED_ERROR_CHARS or "\n" in text:
-                text = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else f"error {status}"
+                text = phrase(status)
             original = Headers(raw=start.get("headers", []))
             kept = {name: original[name] for name in KEPT_ERROR_HEADERS if name in original}
             await error_response(status, text, kept)(scope, receive, send)
