@@ -333,3 +333,10 @@ def test_binary_bytes_named_html_are_one_line_error():
             translate_document(None, garbage, name=name, translate=suffixed)
     page = b"<p>Tab\tand form feed\x0c are text.</p>"
     assert translate_document(None, page, name="ok.html", translate=suffixed).startswith(b"<p>Tab-it")
+
+
+@pytest.mark.parametrize("cue", ["00:00:00.000 --> 00:00:02.000\n \nhello world\n",
+                                 "00:00:00.000 --> 00:00:02.000\nhello world\n \nsecond line here\n"])
+def test_a_webvtt_cue_with_a_line_of_spaces_is_translated_once(cue):
+    out = translate_document(None, ("WEBVTT\n\n" + cue).encode(), name="yt.vtt", translate=suffixed).decode()
+    assert "hello-it world-it" in out and "hello world" not in out and out.count("-->") == 1, out   # was: twice

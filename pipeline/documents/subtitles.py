@@ -35,7 +35,8 @@ SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P
 # A line where a cue's timing is due (a cue's first line, or the one after its number) that is meant as one: it opens
 # with a number (or a minus) and has an arrow, or opens with three numbers as a timestamp does.
 SRT_TIMING_LIKE = regex.compile(r"[ \t]*-?[0-9].*-->.*|[ \t]*-?[0-9]+[,.:][0-9]+[,.:][0-9]+.*")
-VTT_BLANK_LINES = regex.compile(r"(\n(?:[ \t]*\n)+)")          # between a WebVTT file's blocks
+# between a WebVTT file's blocks: empty lines only (a line of spaces, which YouTube writes into its cues, is cue text)
+VTT_BLANK_LINES = regex.compile(r"(\n\n+)")
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
