@@ -340,3 +340,38 @@ def test_binary_bytes_named_html_are_one_line_error():
 def test_a_webvtt_cue_with_a_line_of_spaces_is_translated_once(cue):
     out = translate_document(None, ("WEBVTT\n\n" + cue).encode(), name="yt.vtt", translate=suffixed).decode()
     assert "hello-it world-it" in out and "hello world" not in out and out.count("-->") == 1, out   # was: twice
+
+
+def test_gettext_keeps_brace_specs_qt_counts_grouping_flags_and_options():
+    catalog = (
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Language: en\\n"\n\n'
+        '#, python-brace-format\nmsgid "The order ships on {date:%Y-%m-%d} to {name!r}."\nmsgstr ""\n\n'
+        '#, qt-format\nmsgid "%n file(s) selected in %1"\nmsgstr ""\n\n'
+        '#, c-format\nmsgid "Copied %\'d files"\nmsgstr ""\n\n'
+        'msgid "Run the tool with --help or --verbose for details"\nmsgstr ""\n')
+    translate, seen = recording(shouting)
+    out = translate_document(None, catalog.encode(), name="app.po", translate=translate).decode()
+    for kept in ("{date:%Y-%m-%d}", "{name!r}", "%n", "%1", "%'d", "--help", "--verbose"):
+        assert kept in out, (kept, out)          # was: the model saw {date:%Y-%m-72}, %n, %'D and --help
+    assert not any("%Y" in text or "--help" in text for text in seen), seen
+
+
+def test_a_segment_of_numbers_alone_is_copied_not_translated():
+    srt = b"1\n00:00:01,000 --> 00:00:02,000\n1984\n\n2\n00:00:02,000 --> 00:00:03,000\nIn 1984 it rained.\n"
+    markdown = b"| Year | Share |\n| --- | --- |\n| 2024 | 12% |\n| Total | 1,200 |\n"
+    for name, data in (("a.srt", srt), ("a.md", markdown)):
+        translate, seen = recording(lambda texts: ["Il mio 20." for _ in texts])     # a model given no words
+        out = translate_document(None, data, name=name, translate=translate).decode()
+        assert not [text for text in seen if not re.search(r"[A-Za-z]", text)], seen       # was: 1984, 2024, 12%
+        for number in (b"1984", b"2024", b"12%", b"1,200"):
+            assert (number.decode() in out) == (number in data), (number, out)
+
+
+def test_html_elements_that_opt_out_of_translation_are_kept():
+    page = (b'<p>Buy <span translate="no">Acme Widgets</span> and <b class="brand notranslate">Foo Bar</b> today.</p>'
+            b'<p translate="NO" title="Keep this title">Never translated here</p>'
+            b'<p><math><mi>sin</mi><mo>(</mo><mi>x</mi><mo>)</mo></math> grows.</p>')
+    out = translate_document(None, page, name="a.html", translate=suffixed).decode()
+    for kept in ("Acme Widgets", "Foo Bar", "Never translated here", 'title="Keep this title"', "<mi>sin</mi>"):
+        assert kept in out, (kept, out)                     # was: Acme-it Widgets-it, sin-it ...
+    assert "Buy-it" in out and "today-it." in out and "grows-it." in out

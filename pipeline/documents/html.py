@@ -18,7 +18,8 @@ are dropped. BeautifulSoup's `html.parser` still reads such a page (one parser, 
 lower-cases names, which the written case puts back.
 The root's `lang` and `xml:lang`, where they name the run's source language (`en`, `en-US` on an English -> Italian
 run), name its target instead (`it`): the page is now in it. Other elements' languages are left as written.
-Text inside <script>, <style>, <code>, <pre>, <textarea> and comments, attribute values other than
+Text inside <script>, <style>, <code>, <pre>, <textarea>, <template>, MathML's <math>, elements that say
+`translate="no"` or have the class `notranslate`, and comments, attribute values other than
 `TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated; the symbols `SYMBOLS`
 (© ® ™) come back where they were, which a model whose vocabulary lacks them would drop. Each text node is
 translated as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
@@ -35,7 +36,7 @@ from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 from pipeline.language import Direction, FollowsDirection
 
-UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template"})
+UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math"})
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")          # on the root: the page's language
 ENTITY = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -117,6 +118,14 @@ def _written_case(source: str) -> dict[str, str]:
             if len(names) == 1 and next(iter(names)) != lower}
 
 
+def opted_out(tag) -> bool:
+    """Whether an element asks not to be translated: HTML's `translate="no"`, or the `notranslate` class that
+    translation services honour (a product name, a code sample marked up as prose)."""
+    translate = tag.attrs.get("translate")
+    classes = tag.attrs.get("class") or ()
+    return (isinstance(translate, str) and translate.strip().lower() == "no") or "notranslate" in classes
+
+
 class HtmlText:
     """`HtmlText(markup).texts` are the texts to translate (text nodes and `TRANSLATED_ATTRIBUTES` values,
     stripped); `render(translations)` is the markup with each replaced by its translation, its surrounding
@@ -138,8 +147,8 @@ class HtmlText:
         self._formatter = _formatter(bs4, _entities(source, self.xml), self.xml)
         self._bs4, self._source = bs4, source
 
-        hidden = {id(node) for tag in self._soup.find_all(UNTRANSLATED)   # one walk per untranslated subtree
-                  for node in (tag, *tag.descendants)}
+        hidden = {id(node) for tag in self._soup.find_all(lambda tag: tag.name in UNTRANSLATED or opted_out(tag))
+                  for node in (tag, *tag.descendants)}                       # one walk per untranslated subtree
         self._nodes = [node for node in self._soup.find_all(string=True)
                        if type(node) is bs4.NavigableString                      # not comments, doctypes
                        and id(node) not in hidden and any(character.isalpha() for character in node)]
