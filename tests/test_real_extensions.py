@@ -375,3 +375,20 @@ def test_html_elements_that_opt_out_of_translation_are_kept():
     for kept in ("Acme Widgets", "Foo Bar", "Never translated here", 'title="Keep this title"', "<mi>sin</mi>"):
         assert kept in out, (kept, out)                     # was: Acme-it Widgets-it, sin-it ...
     assert "Buy-it" in out and "today-it." in out and "grows-it." in out
+
+
+def test_office_files_of_the_wrong_kind_say_what_they_are():
+    import io
+
+    import docx
+
+    buffer = io.BytesIO()
+    docx.Document().save(buffer)
+    with pytest.raises(ValueError) as wrong:           # was: "... file '<_io.BytesIO object at 0x...>' is not ..."
+        translate_document(None, buffer.getvalue(), name="slides.pptx", translate=suffixed)
+    assert str(wrong.value) == "slides.pptx: not a .pptx file but a .docx one: rename it"
+    legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000)
+    with pytest.raises(ValueError, match=r"^old\.docx: not a \.docx file but a legacy binary Office file"):
+        translate_document(None, legacy, name="old.docx", translate=suffixed)
+    with pytest.raises(ValueError, match=r"^a\.po: not UTF-8 .* byte 20 \(line 2\) cannot be decoded$"):
+        translate_document(None, b'msgid ""\nmsgstr "caf\xe9 au lait"\n', name="a.po", translate=suffixed)

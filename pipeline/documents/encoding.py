@@ -73,8 +73,9 @@ class Encoded:
             guessed = guessed_encoding(data) if detect and codec == "utf-8" else None
             if guessed is None:
                 also = ", and no other encoding reads it as text" if detect and codec == "utf-8" else ""
+                line = data[:exc.start].count(b"\n") + 1
                 raise ValueError(f"{name}: not UTF-8 (or UTF-16 with a byte-order mark) text{also}: byte "
-                                 f"{exc.start} cannot be decoded") from None
+                                 f"{exc.start} (line {line}) cannot be decoded") from None
             codec, self.text = guessed, data.decode(guessed)
         self.codec = codec
 

@@ -45,6 +45,7 @@ LEADER_PAGE = regex.compile(r"\s*(?:\.{3,}|…{2,}|_{3,}|·{3,})\s*[0-9ivxlcdmIV
 ALPHABETICAL_PAGES = regex.compile(r"(?:,\s*[0-9]+(?:\s*[-–]\s*[0-9]+)?(?:\s*ff?\.)?)+\s*\Z")   # "term, 3, 7-9"
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
 MAX_XML_BYTES = 100_000_000          # XML parts (parsed into memory, ~20 bytes of RSS per byte) past this: refused
+OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"   # the compound-file signature of .doc, .ppt and .xls
 DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)    # OOXML (OPC) and ODF parts have none: a crafted file's entities
 DOCTYPE_WINDOW = 4096                # the opening of a part where a DOCTYPE would stand
 
@@ -109,11 +110,17 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
     directory, before anything is parsed (zipfile never unpacks an entry past the size the directory gives it).
     And for an XML part that declares a DOCTYPE, which no office file has: the libraries expand no entity, and
     one used in a text would leave the translated part unreadable."""
+    if data.startswith(OLE2):
+        raise ValueError(f"{name}: not a {what} file but a legacy binary Office file (.doc, .ppt, .xls): save it "
+                         f"as {what} first")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             items = package.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise ValueError(f"{name}: not a {what} file (not a zip package)") from None
+    kind = package_kind(data)
+    if kind is not None and f".{kind}" != what:
+        raise ValueError(f"{name}: not a {what} file but a .{kind} one: rename it")
     unpacked = sum(item.file_size for item in items)
     most = MAX_UNPACKED_BYTES if max_unpacked_bytes is None else max_unpacked_bytes
     if unpacked > most:
