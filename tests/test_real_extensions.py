@@ -392,3 +392,10 @@ def test_office_files_of_the_wrong_kind_say_what_they_are():
         translate_document(None, legacy, name="old.docx", translate=suffixed)
     with pytest.raises(ValueError, match=r"^a\.po: not UTF-8 .* byte 20 \(line 2\) cannot be decoded$"):
         translate_document(None, b'msgid ""\nmsgstr "caf\xe9 au lait"\n', name="a.po", translate=suffixed)
+
+
+def test_a_crlf_catalog_comes_back_crlf():
+    catalog = (b'msgid ""\r\nmsgstr ""\r\n"Content-Type: text/plain; charset=UTF-8\\n"\r\n\r\n'
+               b'msgid "Open the file"\r\nmsgstr ""\r\n')
+    out = translate_document(None, catalog, name="win.po", translate=suffixed)
+    assert b'msgstr "Open-it the-it file-it"\r\n' in out and b"\n" not in out.replace(b"\r\n", b""), out   # was LF

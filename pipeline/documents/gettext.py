@@ -223,6 +223,7 @@ class PoDocument:
                 line = data[:exc.start].count(b"\n") + 1
                 raise ValueError(f"{name}: not {self._charset} text (its header's charset): line {line}") from None
         check_syntax(text, name)
+        self._crlf = "\r\n" in text                      # written back with the line ends it came with
         # polib reads a path when given one: the catalog goes through a file of ours, never the client's text
         with tempfile.NamedTemporaryFile(suffix=".po") as handle:
             handle.write(text.removeprefix("\ufeff").encode("utf-8"))
@@ -316,4 +317,4 @@ class PoDocument:
         text = str(self._catalog)
         if not self._catalog.header:                      # polib writes a lone "#" for an empty header
             text = text.removeprefix("#\n")
-        return text
+        return text.replace("\n", "\r\n") if self._crlf else text
