@@ -5,8 +5,10 @@ What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), 
 and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
 URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
 (`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, `$` math; `$$` math blocks,
-lines of block tags, and admonition lines, whose indented body is translated); the structure of headings, lists, block
-quotes, tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
+lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
+`export` statements; Docusaurus/VitePress `:::` container fences, whose body and plain title are translated; GitHub
+alert markers, `> [!NOTE]`, alone on their quote's first line); the structure of headings, lists, block quotes,
+tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
 the translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML, and
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
 and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
@@ -50,7 +52,23 @@ INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
 TASK_MARKER = regex.compile(r"\[[ xX]\](?=[ \t])")              # a task list item's box, where its text starts
 TEMPLATE_LINE = regex.compile(r"(?:\{%.{0,2000}?%\}|\{\{[<%].{0,2000}?[>%]\}\}|[ \t])+")   # block tags alone
 FOOTNOTE_DEFINITION = regex.compile(r"\[\^[^\]\s]{1,200}\]:")
-ADMONITION = regex.compile(r"(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*")   # MkDocs / Python-Markdown
+# MkDocs / Python-Markdown: an admonition's line (`!!! note "Title"`, `??? tip`) or a content tab's (`=== "Label"`)
+ADMONITION = regex.compile(r"(?:(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?|===[!+]?[ \t]+\"[^\"\n]*\")[ \t]*")
+# Docusaurus / VitePress containers: `:::note`, `:::tip Title`, `:::warning[Title]`, `:::info{title="x"}`, closed by
+# a line of as many colons or more (an outer one has more: `::::`)
+CONTAINER = regex.compile(r"(?P<fence>:{3,})[ \t]*[\w-]+(?:\[[^\]\n]*\]|\{[^{}\n]*\})*"
+                          r"(?:[ \t]+(?P<title>[^\n]*?))?[ \t]*")
+CONTAINER_CLOSE = regex.compile(r"(?P<fence>:{3,})[ \t]*")
+# GitHub alerts: a block quote whose first line is one of these is rendered as a note, a tip, ...
+ALERT = regex.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", regex.I)
+# MDX (Docusaurus) ESM statements, top level only: `import X from '...'`, `import {A} from "..."`, `import '...'`,
+# `export const|default|function|let|var|class ...`; an import is one only where a `from` and a quote follow
+MDX_STATEMENT = regex.compile(r"import(?:[ \t]+[\w$]|[ \t]*[{*'\"])"
+                              r"|export[ \t]+(?:(?:const|default|function|let|var|class|async)(?![\w$])|[{*])")
+MDX_IMPORT = regex.compile(r"""import[ \t]*(?:(?:type[ \t]+)?(?:[\w$]+(?:[ \t]*,[ \t]*)?)?"""
+                           r"""(?:\{[^{}]*\}|\*[ \t]*as[ \t]+[\w$]+)?\s*from\s*)?(?:'[^'\n]*'|"[^"\n]*")""")
+MDX_IMPORT_LINE = regex.compile(r"^import(?![\w$])", regex.M)
+MDX_MAX_LINES = 200        # how far a statement's open brackets are followed (each start scans at most this)
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
 
 
@@ -266,20 +284,120 @@ def _render_admonition(node: Any, context: Any) -> str:
     return "\n".join([node.markup, *("    " + line if line else "" for line in body.split("\n") if body)])
 
 
+def _container(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: a Docusaurus / VitePress container (`:::note Title` ... `:::`): its fence lines kept as written
+    but for a title after a space (text, translated), the lines between them Markdown (translated). One left open
+    ends where its parent does, as markdown-it-container reads it."""
+    match = CONTAINER.fullmatch(_line(state, start))
+    if state.sCount[start] - state.blkIndent >= 4 or match is None:
+        return False
+    if silent:
+        return True
+    fence, last, closed = len(match.group("fence")), start + 1, False
+    while last < end and (state.isEmpty(last) or state.sCount[last] >= state.blkIndent):
+        closing = CONTAINER_CLOSE.fullmatch(_line(state, last))
+        closed = bool(closing and len(closing.group("fence")) >= fence and state.sCount[last] - state.blkIndent < 4)
+        if closed:
+            break
+        last += 1
+    title = match.group("title") or ""
+    opening = state.push("container_open", "div", 1)
+    opening.markup = _line(state, start)[:match.start("title") if title else None].rstrip()
+    opening.map = [start, last + closed]
+    opening.info = _line(state, last).rstrip() if closed else ""
+    opening.meta = {"before": start + 1 < last and state.isEmpty(start + 1),
+                    "after": last - 1 > start and state.isEmpty(last - 1), "title": bool(title)}
+    if title:                                       # `:::tip Title`: the title is text, translated
+        token = state.push("inline", "", 0)
+        token.content, token.map, token.children = title, [start, start + 1], []
+    saved = state.parentType, state.lineMax
+    state.parentType, state.lineMax = "container", last
+    state.md.block.tokenize(state, start + 1, last)
+    state.parentType, state.lineMax = saved
+    state.push("container_close", "div", -1)
+    state.line = last + closed
+    return True
+
+
+def _render_container(node: Any, context: Any) -> str:
+    """A container's opening line as written (its title translated), its body's blocks, and its closing line as
+    written (where it had one), with a blank line between them where the source had one."""
+    children = node.children[1:] if node.meta.get("title") else node.children
+    body = "\n\n".join(child.render(context) for child in children)
+    out = node.markup + (" " + node.children[0].render(context) if node.meta.get("title") else "")
+    if body:
+        out += ("\n\n" if node.meta.get("before") else "\n") + body
+    if node.info:
+        out += ("\n\n" if body and node.meta.get("after") else "\n") + node.info
+    return out
+
+
+def _alert(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: a GitHub alert's marker (`[!NOTE]`), the first line of a block quote, kept as written on a line
+    of its own, the quote's other lines Markdown (translated)."""
+    if (not state.tokens or state.tokens[-1].type != "blockquote_open" or state.sCount[start] - state.blkIndent >= 4
+            or not ALERT.fullmatch(_line(state, start))):
+        return False
+    if silent:
+        return True
+    opening = state.push("alert_open", "div", 1)
+    opening.markup, opening.map = _line(state, start).rstrip(), [start, end]
+    state.md.block.tokenize(state, start + 1, end)
+    state.push("alert_close", "div", -1)
+    state.line = end
+    return True
+
+
+def _render_alert(node: Any, context: Any) -> str:
+    """A GitHub alert's marker, then the quote's blocks from the next line (as GitHub reads an alert)."""
+    return "\n".join([node.markup, *(["\n\n".join(child.render(context) for child in node.children)]
+                                      if node.children else [])])
+
+
+def _mdx_statement(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: MDX's top-level `import` and `export` statements (`MDX_STATEMENT`, each import whole as
+    `MDX_IMPORT`), kept as raw HTML is. A statement runs to a blank line, or past it while its brackets are open
+    (`export function` with blank lines)."""
+    if state.level or state.blkIndent or state.sCount[start] or not MDX_STATEMENT.match(_line(state, start)):
+        return False
+    paragraph = start
+    while paragraph < end and not state.isEmpty(paragraph):
+        paragraph += 1
+    last, depth = start, 0
+    while last < end and last - start < MDX_MAX_LINES and not (depth <= 0 and state.isEmpty(last)):
+        line = _line(state, last)
+        depth += sum(line.count(opening) - line.count(closing) for opening, closing in ("{}", "()", "[]"))
+        last += 1
+    if depth > 0 or (last < end and not state.isEmpty(last) and last - start >= MDX_MAX_LINES):
+        last = paragraph                            # never closed (within reach): the paragraph alone
+    text = state.getLines(start, last, 0, False)
+    if not all(MDX_IMPORT.match(text, line.start()) for line in MDX_IMPORT_LINE.finditer(text)):
+        return False                                # "import the data from 'x'": prose
+    if silent:
+        return True
+    token = state.push("html_block", "", 0)
+    token.map, token.content = [start, last], text
+    state.line = last
+    return True
+
+
 class Extensions:
     """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
-    RENDERERS = {"admonition": _render_admonition}
+    RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert}
     POSTPROCESSORS: dict = {}
 
 
 def with_extensions(md: Any) -> Any:
     """`md` (a MarkdownIt) reading the extensions this module keeps (`INLINE_KEPT`, `_kept_block`, footnote
-    definitions, admonitions)."""
+    definitions, admonitions and content tabs, Docusaurus containers, GitHub alerts, MDX statements)."""
     md.inline.ruler.before("text", "kept_extension", _kept_inline)
     interrupts = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "kept_extension", _kept_block, interrupts)
     md.block.ruler.before("reference", "footnote_definition", _footnote_definition)
     md.block.ruler.before("fence", "admonition", _admonition)
+    md.block.ruler.before("fence", "container", _container)
+    md.block.ruler.before("fence", "alert", _alert)
+    md.block.ruler.before("fence", "mdx_statement", _mdx_statement)
     return md
 
 

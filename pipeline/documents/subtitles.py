@@ -10,7 +10,8 @@ A SubRip cue's number and timing line are written back as they were read; a timi
 one error naming the cue and its line.
 A cue of several lines is one text for the model (the lines of a sentence are one sentence), and its translation
 is wrapped again into at most two balanced lines of `WIDTH` visible characters where it fits, never cut inside a
-tag. A dialogue cue, each line opening with a dash or a WebVTT voice tag (`<v Roger>`), keeps one line per speaker.
+tag. A dialogue cue, each line opening with a dash or a WebVTT voice tag (`<v Roger>`), after any tags that open
+the line (`<i>- Hey!</i>`, `{\\an8}- Hey!`), keeps one line per speaker, each speaker's text translated alone.
 Tags around the whole cue stay around it; a tag inside it must come back verbatim (else its text is translated
 between the tags, `segments`), as must a URL, e-mail address, entity or file path (`protected_spans`).
 """
@@ -27,8 +28,10 @@ from pipeline.extras import require
 
 WIDTH = 42                  # characters per subtitle line (the common broadcast and streaming guideline)
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
-EDGE_TAGS = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*\s*|\s*(?:(?:{TAG.pattern})\s*)*$")
-DIALOGUE = regex.compile(r"^\s*(?:[-–—]|<v[ .][^<>\n]{0,200}>)\s*")     # a speaker's line: a dash, or a voice
+LEADING_TAGS = regex.compile(rf"(?:\s*(?:{TAG.pattern}))*\s*")              # the tags a text opens with
+TRAILING_TAGS = regex.compile(rf"\s*(?:(?:{TAG.pattern})\s*)*$")             # the tags it ends with (`search`)
+# a speaker's line: a dash or a voice, after the tags that open the line (`<i>- Hey!</i>`, `{\an8}- Hey!`, `<i>-Hey`)
+DIALOGUE = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*?\s*(?:[-–—]|<v[ .][^<>\n]{{0,200}}>)\s*")
 SRT_INDEX = regex.compile(r"[ \t]*-?[0-9]+(?:\.[0-9]*)?[ \t]*")         # a cue number, as the srt library reads one
 SRT_TIMESTAMP = r"[0-9]+:[0-5][0-9]:[0-5][0-9][,.][0-9]{3}"
 SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P<end>{SRT_TIMESTAMP})(?:[ \t][^\n]*)?")
@@ -78,8 +81,8 @@ class Cue:
         for unit in units:
             dash = DIALOGUE.match(unit).group(0) if self._dialogue else ""
             body = unit[len(dash):]
-            head = EDGE_TAGS.match(body).group(0)
-            tail = EDGE_TAGS.search(body, len(head)).group(0) if len(head) < len(body) else ""
+            head = LEADING_TAGS.match(body).group(0)
+            tail = TRAILING_TAGS.search(body, len(head)).group(0) if len(head) < len(body) else ""
             inner = body[len(head):len(body) - len(tail)]
             self._units.append((dash, head, tail))
             self.segments.append(Segment(inner, protected_spans(inner, TAG)))
