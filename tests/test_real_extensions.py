@@ -219,6 +219,7 @@ def test_webvtt_keeps_its_header_and_note_blocks_byte_for_byte(newline):
     source = VTT.replace("\n", newline)
     out = translate_document(None, source.encode(), name="a.vtt", translate=suffixed).decode()
     expected = source.replace("Hello there, my friend.", "Hello-it there-it, my friend-it.")
+    expected = expected.replace("Language: en", "Language: it")         # the header's language is the target's
     assert out == expected.replace("Where are you going?", "Where-it are-it you-it going-it?")
 
 
@@ -399,3 +400,16 @@ def test_a_crlf_catalog_comes_back_crlf():
                b'msgid "Open the file"\r\nmsgstr ""\r\n')
     out = translate_document(None, catalog, name="win.po", translate=suffixed)
     assert b'msgstr "Open-it the-it file-it"\r\n' in out and b"\n" not in out.replace(b"\r\n", b""), out   # was LF
+
+
+def test_a_youtube_webvtt_header_names_the_target_language():
+    from pipeline.language import Direction
+
+    vtt = b"WEBVTT\nKind: captions\nLanguage: en\n\n00:00:00.000 --> 00:00:02.000\nHello world\n"
+    out = translate_document(None, vtt, name="yt.vtt", translate=suffixed).decode()
+    assert out.startswith("WEBVTT\nKind: captions\nLanguage: it\n\n") and "Hello-it world-it" in out, out   # was: en
+    back = translate_document(None, vtt.replace(b"en\n", b"it-IT\n", 1), name="yt.vtt", translate=suffixed,
+                              direction=Direction("it", "en")).decode()
+    assert "Language: en-US\n" in back, back
+    other = translate_document(None, vtt.replace(b"en\n", b"fr\n", 1), name="yt.vtt", translate=suffixed).decode()
+    assert "Language: fr\n" in other                       # another language is left as written

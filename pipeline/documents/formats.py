@@ -93,7 +93,8 @@ register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", Fals
                 options=("direction",)))
 register(Format("html", (".html", ".htm"), "text/html", False, HtmlDocument, looks_like_html, options=("direction",)))
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
-register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt))
+register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt,
+                options=("direction",)))
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,

@@ -25,6 +25,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans, wrap_balanced
 from pipeline.extras import require
+from pipeline.language import REGIONS, Direction, FollowsDirection
 
 WIDTH = 42                  # characters per subtitle line (the common broadcast and streaming guideline)
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
@@ -40,6 +41,7 @@ SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P
 SRT_TIMING_LIKE = regex.compile(r"[ \t]*-?[0-9].*-->.*|[ \t]*-?[0-9]+[,.:][0-9]+[,.:][0-9]+.*")
 # between a WebVTT file's blocks: empty lines only (a line of spaces, which YouTube writes into its cues, is cue text)
 VTT_BLANK_LINES = regex.compile(r"(\n\n+)")
+VTT_LANGUAGE = regex.compile(r"^(Language:[ \t]*)([A-Za-z]{2})((?:[-_][A-Za-z0-9]+)?)(?=[ \t]*$)", regex.M)
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -178,10 +180,12 @@ def srt_heads(text: str, name: str) -> list[SrtHead]:
     return heads
 
 
-class VttDocument:
-    """A WebVTT file: `segments`, and `render()` its bytes."""
+class VttDocument(FollowsDirection):
+    """A WebVTT file: `segments`, and `render()` its bytes, a header's `Language:` naming the run's source language
+    naming its target (`direction`, `direct`; English -> Italian where none is given), as YouTube's files carry one."""
 
-    def __init__(self, data: bytes, name: str = "document"):
+    def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
+        self.direction = direction
         webvtt = require("webvtt", "documents")
         self._encoded = Encoded(data, name, detect=True)
         try:
@@ -212,7 +216,10 @@ class VttDocument:
         parts = VTT_BLANK_LINES.split(as_lf(self._encoded.text))   # block, blank run, block, ...
         cues = iter(self._cues)
         found = 0
-        for index in range(2 if parts[0].startswith(("WEBVTT", "\ufeffWEBVTT")) else 0, len(parts), 2):
+        header = parts[0].startswith(("WEBVTT", "\ufeffWEBVTT"))
+        if header:
+            parts[0] = VTT_LANGUAGE.sub(self._relabelled, parts[0])
+        for index in range(2 if header else 0, len(parts), 2):
             block = parts[index].rstrip("\n")                  # the file's last block keeps its line end
             lines, end = block.split("\n"), parts[index][len(block):]
             timing = next((at for at, line in enumerate(lines[:2]) if "-->" in line), None)
@@ -225,3 +232,11 @@ class VttDocument:
             text = cue.render()
             parts[index] = "\n".join(lines[:timing + 1] + ([text] if text else [])) + end
         return "".join(parts) if found == len(self._cues) else None
+
+    def _relabelled(self, match: regex.Match) -> str:
+        """A header's `Language: en` (`en-US`) as the target's (`it`, `it-IT`) where it names the source."""
+        direction = self.output_direction
+        if match.group(2).lower() != direction.source:
+            return match.group(0)
+        region = match.group(3)
+        return match.group(1) + direction.target + (region[0] + REGIONS[direction.target] if region else "")
