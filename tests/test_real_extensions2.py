@@ -217,3 +217,12 @@ def test_srt_tagged_dialogue_keeps_a_line_per_speaker():
     assert "<i>This-it is a long-it sentence-it\nthat-it spans-it two-it lines-it.</i>\n" in out
     assert seen == ["Hey there!", "What is going on?", "Come here.", "Not now.", "Hello friend", "Goodbye friend",
                     "Wait for us,", "Never again.", "This is a long sentence that spans two lines."]
+
+
+def test_github_emoji_and_mentions_are_kept_and_times_and_e_mail_stay_prose():
+    from pipeline.documents import translate_document
+
+    page = b"Ship it :rocket: with @octocat and @my-team today.\n\nMeet at 10:30:45 or mail ann@example.com now.\n"
+    out = translate_document(None, page, name="a.md", translate=lambda texts: [t.upper() for t in texts]).decode()
+    assert ":rocket:" in out and "@octocat" in out and "@my-team" in out, out     # was: :ROCKET:, @OCTOCAT
+    assert "SHIP IT" in out and "10:30:45" in out and "ann@example.com" in out and "MEET AT" in out, out

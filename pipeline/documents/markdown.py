@@ -43,12 +43,15 @@ SOURCE_KEPT = ("code_inline", "html_inline", "image")
 # `html_block` token, which the renderer writes as read): footnote references and definitions' labels (`[^1]`,
 # `[^1]:`), Liquid/Jinja and Hugo tags (`{{ page.title }}`, `{% include a.html %}`, `{{< figure >}}`,
 # `{{% notice %}}`), attribute lists (`{#id .class}`), and math: `$$...$$`, and `$...$` as Pandoc reads it (no
-# space inside either dollar, no digit after the closing one: "$5 and $10" is no math).
+# space inside either dollar, no digit after the closing one: "$5 and $10" is no math); GitHub's emoji shortcodes
+# and mentions.
 TEMPLATE = r"\{\{.{0,2000}?\}\}|\{%.{0,2000}?%\}"
 INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
                             r"|\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}"
                             r"|\$\$(?:\\.|[^$\\]){1,20000}?\$\$"
-                            r"|\$(?![\s$])(?:\\.|[^$\\]){0,2000}?(?<![\s\\])\$(?![0-9$])", regex.S)
+                            r"|\$(?![\s$])(?:\\.|[^$\\]){0,2000}?(?<![\s\\])\$(?![0-9$])"
+                            r"|(?<![\w:]):[a-z0-9_+-]{1,40}:(?![\w:])"          # GitHub's emoji, :rocket:
+                            r"|(?<![\w.@/])@[A-Za-z0-9][A-Za-z0-9-]{0,38}(?![\w@-])", regex.S)   # a mention, @octocat
 TASK_MARKER = regex.compile(r"\[[ xX]\](?=[ \t])")              # a task list item's box, where its text starts
 TEMPLATE_LINE = regex.compile(r"(?:\{%.{0,2000}?%\}|\{\{[<%].{0,2000}?[>%]\}\}|[ \t])+")   # block tags alone
 FOOTNOTE_DEFINITION = regex.compile(r"\[\^[^\]\s]{1,200}\]:")
@@ -207,7 +210,7 @@ def _cut_at(text: str, spans: list[str]) -> list[str]:
 
 def _kept_inline(state: Any, silent: bool) -> bool:
     """Inline rule: an extension's span (`INLINE_KEPT`, or a task box where the text starts) as raw HTML is kept."""
-    if state.src[state.pos] not in "[{$":
+    if state.src[state.pos] not in "[{$:@":
         return False
     match = INLINE_KEPT.match(state.src, state.pos, state.posMax)
     if match is None and state.pos == 0:
