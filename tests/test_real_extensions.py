@@ -11,24 +11,12 @@ import pytest
 
 from pipeline.documents import translate_document
 
-
-def suffixed(texts):
-    """A model that translates words and keeps every mark: "Word" -> "Word-it"."""
-    return [re.sub(r"(?<![^\s(])([A-Za-z]{3,})(?=[\s.,;:?!)]|$)", r"\1-it", text) for text in texts]
+from stand_ins import new_docx, recording, rezipped, suffixed
 
 
 def shouting(texts):
     """A model that mangles markup: it drops brackets, braces, dollars, hashes and the like, and shouts."""
     return [re.sub(r"[\[\]{}$%<>!#^]", "", text).upper() for text in texts]
-
-
-def recording(model):
-    seen = []
-
-    def translate(texts):
-        seen.extend(texts)
-        return model(texts)
-    return translate, seen
 
 
 # -- 1. Markdown extensions are kept verbatim, the prose around them translated --------------------------------------
@@ -253,30 +241,23 @@ WORD = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 def with_notes(data: bytes) -> bytes:
     """A .docx (python-docx writes none) with a footnote and an endnote part, each a separator and one note."""
-    import io
-    import zipfile
-
-    source, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        for item in source.infolist():
-            content = source.read(item)
-            if item.filename == "[Content_Types].xml":
-                content = content.replace(b"</Types>", b"".join(
-                    b'<Override PartName="/word/%s.xml" ContentType="application/vnd.openxmlformats-officedocument.'
-                    b'wordprocessingml.%s+xml"/>' % (part.encode(), part.encode()) for part in NOTES) + b"</Types>")
-            elif item.filename == "word/_rels/document.xml.rels":
-                content = content.replace(b"</Relationships>", b"".join(
-                    b'<Relationship Id="rIdNote%d" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
-                    b'relationships/%s" Target="%s.xml"/>' % (index, part.encode(), part.encode())
-                    for index, part in enumerate(NOTES)) + b"</Relationships>")
-            package.writestr(item, content)
-        for part, (tag, text) in NOTES.items():
-            package.writestr(f"word/{part}.xml", (
-                f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:{part} xmlns:w="{WORD}">'
-                f'<w:{tag} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{tag}>'
-                f'<w:{tag} w:id="1"><w:p><w:r><w:{tag}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r>'
-                f"</w:p></w:{tag}></w:{part}>").encode())
-    return out.getvalue()
+    def declared(name: str, content: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            return content.replace(b"</Types>", b"".join(
+                b'<Override PartName="/word/%s.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+                b'wordprocessingml.%s+xml"/>' % (part.encode(), part.encode()) for part in NOTES) + b"</Types>")
+        if name == "word/_rels/document.xml.rels":
+            return content.replace(b"</Relationships>", b"".join(
+                b'<Relationship Id="rIdNote%d" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                b'relationships/%s" Target="%s.xml"/>' % (index, part.encode(), part.encode())
+                for index, part in enumerate(NOTES)) + b"</Relationships>")
+        return content
+    notes = {f"word/{part}.xml": (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:{part} xmlns:w="{WORD}">'
+        f'<w:{tag} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{tag}>'
+        f'<w:{tag} w:id="1"><w:p><w:r><w:{tag}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r>'
+        f"</w:p></w:{tag}></w:{part}>").encode() for part, (tag, text) in NOTES.items()}
+    return rezipped(data, declared, notes)
 
 
 def test_docx_footnotes_endnotes_and_comments_are_translated():
@@ -304,23 +285,13 @@ def test_docx_footnotes_endnotes_and_comments_are_translated():
 
 
 def test_an_office_part_declaring_a_doctype_is_one_line_error():
-    import io
-    import zipfile
-
-    import docx
-
-    buffer = io.BytesIO()
-    docx.Document().save(buffer)
-    out = io.BytesIO()
-    with zipfile.ZipFile(buffer) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            data = source.read(item.filename)
-            if item.filename == "word/document.xml":            # an internal entity used in the text
-                data = data.replace(b"?>", b'?><!DOCTYPE x [<!ENTITY f "INTERNAL">]>', 1).replace(
-                    b"<w:body>", b"<w:body><w:p><w:r><w:t>&f;Hello.</w:t></w:r></w:p>", 1)
-            target.writestr(item, data)
+    def with_entity(name: str, data: bytes) -> bytes:
+        if name != "word/document.xml":
+            return data
+        return data.replace(b"?>", b'?><!DOCTYPE x [<!ENTITY f "INTERNAL">]>', 1).replace(   # used in the text
+            b"<w:body>", b"<w:body><w:p><w:r><w:t>&f;Hello.</w:t></w:r></w:p>", 1)
     with pytest.raises(ValueError) as error:          # was: a .docx whose document.xml no longer parsed
-        translate_document(None, out.getvalue(), name="entity.docx", translate=suffixed)
+        translate_document(None, rezipped(new_docx(), with_entity), name="entity.docx", translate=suffixed)
     assert str(error.value) == ("entity.docx: XML part word/document.xml declares a DOCTYPE, which no .docx file has "
                                 "(its entities would not survive the translation)")
 
@@ -379,14 +350,8 @@ def test_html_elements_that_opt_out_of_translation_are_kept():
 
 
 def test_office_files_of_the_wrong_kind_say_what_they_are():
-    import io
-
-    import docx
-
-    buffer = io.BytesIO()
-    docx.Document().save(buffer)
     with pytest.raises(ValueError) as wrong:           # was: "... file '<_io.BytesIO object at 0x...>' is not ..."
-        translate_document(None, buffer.getvalue(), name="slides.pptx", translate=suffixed)
+        translate_document(None, new_docx(), name="slides.pptx", translate=suffixed)
     assert str(wrong.value) == "slides.pptx: not a .pptx file but a .docx one: rename it"
     legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(2000)
     with pytest.raises(ValueError, match=r"^old\.docx: not a \.docx file but a legacy binary Office file"):

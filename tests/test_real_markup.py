@@ -11,19 +11,7 @@ from lxml import etree
 
 from pipeline.documents import detect_format, open_document, translate_document
 
-
-def suffixed(texts):
-    """A model that translates words and keeps every mark: "Word" -> "Word-it"."""
-    return [re.sub(r"(?<![^\s(])([A-Za-z]{3,})(?=[\s.,;:?!)]|$)", r"\1-it", text) for text in texts]
-
-
-def recording(model):
-    seen = []
-
-    def translate(texts):
-        seen.extend(texts)
-        return model(texts)
-    return translate, seen
+from stand_ins import recording, suffixed
 
 
 # -- 1. XHTML, and any page that is well-formed XML, stays XML ----------------------------------------------------

@@ -2,8 +2,6 @@
 refused from its zip directory, before parsing, and the memory a document's parse takes is handed back afterwards,
 so eight documents later the process is where it started (a stand-in engine: no model)."""
 import ctypes
-import io
-import zipfile
 
 import pytest
 
@@ -13,6 +11,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from pipeline.config import Config  # noqa: E402
 from pipeline.service import ServiceSettings, create_app  # noqa: E402
+
+from stand_ins import new_docx, rezipped  # noqa: E402
 
 PAGE = 4096
 
@@ -24,19 +24,10 @@ def rss() -> int:
 
 def empty_paragraphs_docx(megabytes: float) -> bytes:
     """A valid .docx whose body is `megabytes` of empty paragraphs: it zips to a few hundred kilobytes."""
-    import docx
-
-    base = io.BytesIO()
-    docx.Document().save(base)
-    out = io.BytesIO()
-    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            data = source.read(item.filename)
-            if item.filename == "word/document.xml":
-                body = b"<w:p/>" * int(megabytes * 1_000_000 / 6)
-                data = data.replace(b"<w:body>", b"<w:body>" + body, 1)
-            target.writestr(item, data)
-    return out.getvalue()
+    def padded(name: str, data: bytes) -> bytes:
+        body = b"<w:p/>" * int(megabytes * 1_000_000 / 6)
+        return data.replace(b"<w:body>", b"<w:body>" + body, 1) if name == "word/document.xml" else data
+    return rezipped(new_docx(), padded)
 
 
 class Echo:
@@ -84,20 +75,10 @@ def test_memory_comes_back_after_documents(client):
 
 
 def test_an_office_file_whose_picture_unpacks_to_150_mb_is_refused_before_reading(client):
-    base = io.BytesIO()
-    import docx
-
-    docx.Document().save(base)
-    out = io.BytesIO()
-    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            target.writestr(item, source.read(item.filename))
-        with target.open("word/media/image1.png", "w") as picture:      # zeros: a 150 MB picture zips to 150 KB
-            for _ in range(150):
-                picture.write(bytes(1_000_000))
-    assert len(out.getvalue()) < 1_000_000
+    picture = rezipped(new_docx(), added={"word/media/image1.png": bytes(150_000_000)})   # zeros: zipped, 150 KB
+    assert len(picture) < 1_000_000
     before = rss()
-    response = client.post("/translate_document", files={"file": ("picture.docx", out.getvalue())})
+    response = client.post("/translate_document", files={"file": ("picture.docx", picture)})
     assert response.status_code == 400, response.headers["content-type"]     # before: a 200, the file translated
     assert "over the 100,000,000-byte limit for one document" in response.json()["error"]
     assert rss() - before < 50_000_000                   # nothing was read (each part is held, about twice, before)
