@@ -67,6 +67,11 @@ def busy(timeout_s: float) -> ServiceError:
                         {"Retry-After": "1"})
 
 
+def stopping() -> ServiceError:
+    """The 503 of work that arrives, or would go on, once the service has begun to stop."""
+    return ServiceError(503, "the service is shutting down", {"Retry-After": "1"})
+
+
 class ServedRun:
     """One run the service serves: its translator (an `Engine`, or any object with `translate(texts, beam=,
     batch_size=)` and `config`; `n_best`, `split`, `backend` and `direction` are optional), its direction, its
@@ -141,11 +146,11 @@ class ServedRun:
     async def _job(self, sentences: list[str], beam: int, n_best: int, glossary: Any, remaining_s: float,
                    timeout_s: float, request: Request | None, bulk: bool) -> list[Any]:
         if self.shutting_down.is_set():
-            raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"})
+            raise stopping()
         try:
             future = self.batcher.submit(sentences, beam, n_best, glossary, bulk=bulk)
         except BatcherClosed:
-            raise ServiceError(503, "the service is shutting down", {"Retry-After": "1"}) from None
+            raise stopping() from None
         self.waiting += 1
         try:
             return await self._result(future, remaining_s, timeout_s, request)
