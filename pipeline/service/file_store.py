@@ -211,25 +211,36 @@ class FileStore:
         """Delete the oldest stored files until `size` more bytes fit within `max_bytes`."""
         directory = self.directory
         with self._lock:
-            stored = []
-            for path in directory.iterdir():
-                if STORED_NAME.match(path.name) or PARTIAL.match(path.name):
-                    try:
-                        status = path.stat()
-                    except OSError:
-                        continue
-                    stored.append((status.st_mtime, status.st_size, path))
-            total = sum(size for _, size, _ in stored)
-            for _, file_size, path in sorted(stored, key=lambda item: item[0]):
+            ours = self._ours(directory)
+            total = sum(status.st_size for _, status, _ in ours)
+            for path, status, stored in sorted(ours, key=lambda item: item[1].st_mtime):
                 if total + size <= self.max_bytes:
                     break
-                if not STORED_NAME.match(path.name):        # another request's file being written
+                if not stored:                              # another request's file being written
                     continue
                 try:
                     path.unlink()
-                    total -= file_size
+                    total -= status.st_size
                 except OSError:
                     pass
+
+    @staticmethod
+    def _ours(directory: Path) -> list[tuple[Path, os.stat_result, bool]]:
+        """(path, stat, stored) of each file of `directory` this store writes, stored or partial: an operator's
+        other files are never touched. Empty where the directory cannot be read."""
+        try:
+            entries = list(directory.iterdir())
+        except OSError:
+            return []
+        ours = []
+        for path in entries:
+            stored = bool(STORED_NAME.match(path.name))
+            if stored or PARTIAL.match(path.name):
+                try:
+                    ours.append((path, path.stat(), stored))
+                except OSError:
+                    continue
+        return ours
 
     def path(self, name: str) -> Path | None:
         """The file stored as `name`, or None (unknown, expired, or not a name this store gives)."""
@@ -254,20 +265,13 @@ class FileStore:
         now, removed = time.time(), 0
         cutoffs = {True: now - self.ttl_s, False: now - min(self.ttl_s, PARTIAL_GRACE_S)}
         with self._lock:
-            try:
-                entries = list(directory.iterdir())
-            except OSError:
-                return 0
-            for path in entries:      # only what this store writes: an operator's other files stay
-                stored = bool(STORED_NAME.match(path.name))
-                if not (stored or PARTIAL.match(path.name)):
-                    continue
-                try:
-                    if path.is_file() and path.stat().st_mtime < cutoffs[stored]:
+            for path, status, stored in self._ours(directory):
+                if stat.S_ISREG(status.st_mode) and status.st_mtime < cutoffs[stored]:
+                    try:
                         path.unlink()
                         removed += 1
-                except OSError:
-                    pass
+                    except OSError:
+                        pass
         return removed
 
     def sweep(self) -> None:
