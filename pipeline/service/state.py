@@ -46,6 +46,19 @@ async def disconnected(request: Request, every_s: float = 0.05) -> None:
         await asyncio.sleep(every_s)
 
 
+async def outcome(task: asyncio.Future, request: Request | None, timeout_s: float) -> str:
+    """How waiting for `task` ended: "done", "gone" (`request`'s client disconnected first) or "late" (`timeout_s`
+    passed first). The task is left as it is."""
+    watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
+    try:
+        done, _ = await asyncio.wait({task} | ({watcher} if watcher else set()), timeout=timeout_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+    return "done" if task in done else "gone" if watcher is not None and watcher in done else "late"
+
+
 def direction_of(translator: Any) -> Direction:
     """The direction a translator serves: its `direction` (every `Engine`), else its config's `data.direction`,
     else English -> Italian (a stand-in with neither)."""
@@ -160,16 +173,12 @@ class ServedRun:
     async def _result(self, future: Future, remaining_s: float, timeout_s: float,
                       request: Request | None) -> list[Any]:
         result = asyncio.wrap_future(future)
-        watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
-        done, _ = await asyncio.wait({result} | ({watcher} if watcher else set()), timeout=remaining_s,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if watcher is not None:
-            watcher.cancel()
-        if result in done:
+        ended = await outcome(result, request, remaining_s)
+        if ended == "done":
             return result.result()
         future.cancel()                              # still queued: the worker skips it
         result.cancel()
-        if watcher is not None and watcher in done:
+        if ended == "gone":
             raise ClientGone()
         raise busy(timeout_s)
 
@@ -383,19 +392,15 @@ class ServiceState:
         turns = self._turns()
         self.documents_waiting += 1
         turn = asyncio.ensure_future(turns.acquire())
-        watcher = asyncio.ensure_future(disconnected(request)) if request is not None else None
         try:
-            done, _ = await asyncio.wait({turn} | ({watcher} if watcher else set()),
-                                         timeout=self.settings.file_timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            ended = await outcome(turn, request, self.settings.file_timeout_s)
         finally:
             self.documents_waiting -= 1
-            if watcher is not None:
-                watcher.cancel()
-        if turn not in done:
+        if ended != "done":
             turn.cancel()
             if turn.done() and not turn.cancelled():     # granted as it was cancelled: give it back
                 turns.release()
-            if watcher is not None and watcher in done:
+            if ended == "gone":
                 raise ClientGone()
             raise busy(self.settings.file_timeout_s)
         try:
