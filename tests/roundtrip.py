@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
+from pipeline.documents.markdown import github_anchor
+
 URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]|www\.[\w-]+(?:\.[\w-]+)+(?:/[^\s<>\"'`)\]]*[^\s<>\"'`)\].,;:!?])?")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 TAG = re.compile(r"</?[A-Za-z][^<>\n]*>|\{\\[^{}\n]*\}")
@@ -161,23 +163,43 @@ def markdown_problems(name: str, original: bytes, translated: bytes) -> list[str
     old, new = parser.parse(before_text), parser.parse(after_text)
     if [t.type for t in old] != [t.type for t in new]:
         return problems + [f"{name}: the block structure changed ({len(old)} tokens became {len(new)})"]
+    headings = [_heading_anchors(tokens) for tokens in (old, new)]
     for a, b in zip(old, new):
         if a.type in ("fence", "code_block", "html_block") and a.content != b.content:
             problems.append(f"{name}: a {a.type} changed")
         if a.type != "inline":
             continue
-        kept = [lambda c: (c.type, c.content) if c.type in ("code_inline", "html_inline") else None,
-                lambda c: (c.type, c.attrGet("href")) if c.type == "link_open" else None,
-                lambda c: (c.type, c.attrGet("src")) if c.type == "image" else None,
-                lambda c: c.type if c.type in ("strong_open", "em_open", "s_open") else None]
+        kept = [lambda c, _: (c.type, c.content) if c.type in ("code_inline", "html_inline") else None,
+                lambda c, anchors: (c.type, _link_target(c.attrGet("href"), anchors)) if c.type == "link_open" else None,
+                lambda c, _: (c.type, c.attrGet("src")) if c.type == "image" else None,
+                lambda c, _: c.type if c.type in ("strong_open", "em_open", "s_open") else None]
         for key in kept:
-            was = Counter(k for k in map(key, a.children or []) if k)
-            now = Counter(k for k in map(key, b.children or []) if k)
+            was = Counter(k for k in (key(c, headings[0]) for c in a.children or []) if k)
+            now = Counter(k for k in (key(c, headings[1]) for c in b.children or []) if k)
             problems += _differ(f"{name}: line {a.map[0] + 1 if a.map else '?'}", "inline markup", was, now)
         texts = lambda token: " ".join(c.content for c in token.children or [] if c.type == "text")   # noqa: E731
         problems += _differ(f"{name}: line {a.map[0] + 1 if a.map else '?'}", "bare URLs", spans(texts(a), URL),
                             spans(texts(b), URL))
     return problems
+
+
+def _heading_anchors(tokens: list) -> list[str]:
+    """The GitHub anchors of a parsed document's headings, in order (a repeat numbered `-1`, `-2`)."""
+    seen: Counter = Counter()
+    anchors = []
+    for token, after in zip(tokens, tokens[1:]):
+        if token.type == "heading_open":
+            base = github_anchor("".join(c.content for c in after.children or [] if c.type in ("text", "code_inline")))
+            anchors.append(base if not seen[base] else f"{base}-{seen[base]}")
+            seen[base] += 1
+    return anchors
+
+
+def _link_target(href: str | None, anchors: list[str]) -> str | tuple | None:
+    """A link's target, where a link to a heading is to that heading (its anchor follows the heading's text)."""
+    if href and href.startswith("#") and href[1:] in anchors:
+        return ("heading", anchors.index(href[1:]))
+    return href
 
 
 # -- office ------------------------------------------------------------------------------------------------------------

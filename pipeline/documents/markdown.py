@@ -16,6 +16,10 @@ mdformat's: list markers, heading style and a paragraph's line breaks are normal
 one line), which changes nothing a Markdown renderer shows. The front matter's top-level `lang`, `language` or
 `locale` (YAML or TOML; Pandoc, Jekyll and Hugo read them) naming the run's source language names its target, in the
 same form (`en` -> `it`, `en-US` -> `it-IT`, `en_GB` -> `it_IT`); everything else in it is kept as written.
+A heading's anchor is made from its text, so a translated heading has another: a link within the document
+(`[see below](#getting-started)`, inline or a reference definition) to a heading's anchor is pointed at that
+heading's new one (`#per-iniziare`), for the anchors GitHub/GitLab make and those Python-Markdown's `toc` (MkDocs)
+makes (`HeadingAnchors`); a heading with an explicit id (`{#start}`) keeps it, and other fragments are left alone.
 """
 from __future__ import annotations
 
@@ -73,6 +77,84 @@ MDX_IMPORT = regex.compile(r"""import[ \t]*(?:(?:type[ \t]+)?(?:[\w$]+(?:[ \t]*,
 MDX_IMPORT_LINE = regex.compile(r"^import(?![\w$])", regex.M)
 MDX_MAX_LINES = 200        # how far a statement's open brackets are followed (each start scans at most this)
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
+EXPLICIT_ID = regex.compile(r"\{:?[ \t]*(?:[^{}#\n]*[ \t])?#([\w-]+)")        # `{#start}`, `{: #start .wide}`
+GITHUB_REMOVED = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc}\- ]")       # github-slugger keeps letters, digits, _ and -
+TOC_REMOVED = regex.compile(r"[^\w\s-]")
+TOC_JOINED = regex.compile(r"[-\s]+")
+
+
+def github_anchor(text: str) -> str:
+    """The anchor GitHub and GitLab give a heading (github-slugger): lower case, punctuation and symbols dropped,
+    each space a hyphen."""
+    return GITHUB_REMOVED.sub("", text.lower()).replace(" ", "-")
+
+
+def toc_anchor(text: str) -> str:
+    """The anchor Python-Markdown's `toc` extension (MkDocs) gives a heading: accents dropped, ASCII only,
+    punctuation dropped, runs of spaces and hyphens one hyphen."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return TOC_JOINED.sub("-", TOC_REMOVED.sub("", ascii_text).strip().lower())
+
+
+class HeadingAnchors:
+    """Each heading's anchor before and after translation, in both styles, numbered as the renderers number
+    repeats (GitHub `-1`, `toc` `_1`); `relink()` points the document's fragment links at the new ones."""
+
+    STYLES = ((github_anchor, "-"), (toc_anchor, "_"))
+
+    def __init__(self, tokens: list[Any]):
+        self.headings = [tokens[i + 1] for i, token in enumerate(tokens[:-1])
+                         if token.type == "heading_open" and tokens[i + 1].type == "inline"]
+        self.before = [self._text(heading) for heading in self.headings]
+
+    @staticmethod
+    def _text(inline: Any) -> str | None:
+        """A heading's text as a renderer reads it for its anchor, or None where it sets its own id."""
+        children = inline.children or []
+        if any(child.type == "html_inline" and EXPLICIT_ID.match(child.content) for child in children):
+            return None
+        return "".join(child.content for child in children if child.type in ("text", "code_inline")).strip()
+
+    @staticmethod
+    def _numbered(texts: list[str | None], anchor: Any, joiner: str) -> list[str | None]:
+        seen: Counter = Counter()
+        out: list[str | None] = []
+        for text in texts:
+            if text is None:
+                out.append(None)
+                continue
+            base = anchor(text)
+            out.append(base if not seen[base] else f"{base}{joiner}{seen[base]}")
+            seen[base] += 1
+        return out
+
+    def renamed(self) -> dict[str, str]:
+        """Old anchor -> new anchor, GitHub's style first (a fragment both styles make is GitHub's)."""
+        after = [self._text(heading) for heading in self.headings]
+        moved: dict[str, str] = {}
+        for anchor, joiner in reversed(self.STYLES):
+            old, new = self._numbered(self.before, anchor, joiner), self._numbered(after, anchor, joiner)
+            moved.update({a: b for a, b in zip(old, new) if a and b and a != b})
+        return moved
+
+    def relink(self, tokens: list[Any], env: dict) -> None:
+        """Fragment links of `tokens` (and reference definitions in `env`) to a heading's old anchor, to its new one."""
+        moved = self.renamed()
+        if not moved:
+            return
+
+        def target(href: str) -> str:
+            if not href.startswith("#"):
+                return href
+            return "#" + moved.get(href[1:], moved.get(href[1:].lower(), href[1:]))
+
+        for token in tokens:
+            for child in token.children or ():
+                if child.type == "link_open" and "href" in (child.attrs or {}):
+                    child.attrs["href"] = target(child.attrs["href"])
+        for definition in env.get("references", {}).values():
+            if isinstance(definition.get("href"), str):
+                definition["href"] = target(definition["href"])
 
 
 def _signature(children: list[Any]) -> Counter:
@@ -428,6 +510,7 @@ class MarkdownDocument(FollowsDirection):
                 continue
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
             self.segments.append(InlineSegment(token, source, self._reparse, self._render_inline))
+        self._anchors = HeadingAnchors(self._tokens)
 
     def _reparse(self, text: str) -> list[Any]:
         parsed = self._md.parseInline(text, dict(self._env))
@@ -439,6 +522,7 @@ class MarkdownDocument(FollowsDirection):
     def render(self) -> bytes:
         for segment in self.segments:
             segment.apply()
+        self._anchors.relink(self._tokens, self._env)
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
