@@ -13,7 +13,17 @@ is wrapped again into at most two balanced lines of `WIDTH` visible characters w
 tag. A dialogue cue, each line opening with a dash or a WebVTT voice tag (`<v Roger>`), after any tags that open
 the line (`<i>- Hey!</i>`, `{\\an8}- Hey!`), keeps one line per speaker, each speaker's text translated alone.
 Tags around the whole cue stay around it; a tag inside it must come back verbatim (else its text is translated
-between the tags, `segments`), as must a URL, e-mail address, entity or file path (`protected_spans`).
+between the tags, `segments`), as must a URL, e-mail address, entity or file path (`protected_spans`). So must the
+symbols `SYMBOL` (♪ ♫ 🎵 © ™, any Unicode "other symbol" with its emoji modifiers), which a model whose vocabulary
+lacks them would drop: those around a cue's text (`♪ Never gonna give you up ♪`) stay around it, unseen by the
+model, and those inside it come back where they were.
+Word-timed WebVTT cues (YouTube's automatic captions: `so<00:00:01.839><c> today</c><00:00:02.159><c> we're</c>`)
+are translated as one sentence: their inline timestamps and the `<c>` class spans around the timed words, which
+would no longer line up with the translated words, are dropped (`without_word_timing`); the cue's timing and
+settings (`align:start position:0%`) stay exactly, and its other tags (`<v Roger>`, `<i>`, `<b>`) as above.
+Rolling captions (YouTube again: each cue opens with the line the cue before ended with, and the new words below
+it) keep that repeated line as a line of its own, so it reads the same in both cues; and a text that occurs in
+several cues of a file is translated once, so it comes back the same in each.
 """
 from __future__ import annotations
 
@@ -29,8 +39,16 @@ from pipeline.language import REGIONS, Direction, FollowsDirection
 
 WIDTH = 42                  # characters per subtitle line (the common broadcast and streaming guideline)
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
-LEADING_TAGS = regex.compile(rf"(?:\s*(?:{TAG.pattern}))*\s*")              # the tags a text opens with
-TRAILING_TAGS = regex.compile(rf"\s*(?:(?:{TAG.pattern})\s*)*$")             # the tags it ends with (`search`)
+# Symbols no translation changes and a model whose vocabulary lacks them drops (♪ ♫ 🎵 © ™): a run of characters
+# (with what joins to them: 👍🏽, ❤️) of Unicode's "other symbol" class. Punctuation is left to the translation.
+SYMBOL = regex.compile(r"(?:(?=\p{So})\X)+")
+KEPT = regex.compile(rf"{TAG.pattern}|{SYMBOL.pattern}")                    # a cue's spans that come back verbatim
+LEADING_TAGS = regex.compile(rf"(?:\s*(?:{KEPT.pattern}))*\s*")             # the tags and symbols a text opens with
+TRAILING_TAGS = regex.compile(rf"\s*(?:(?:{KEPT.pattern})\s*)*$")            # those it ends with (`search`)
+# WebVTT's word timing: a timestamp before a word (`<00:00:01.839>`, `<01:01.839>`), and the class spans (`<c>`,
+# `<c.colorE5E5E5>`) around the timed words
+WORD_TIMESTAMP = regex.compile(r"<(?:[0-9]{2,}:)?[0-5][0-9]:[0-5][0-9]\.[0-9]{3}>")
+CLASS_SPAN = regex.compile(r"</?c(?:\.[^\s<>.]+)*>")
 # a speaker's line: a dash or a voice, after the tags that open the line (`<i>- Hey!</i>`, `{\an8}- Hey!`, `<i>-Hey`)
 DIALOGUE = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*?\s*(?:[-–—]|<v[ .][^<>\n]{{0,200}}>)\s*")
 SRT_INDEX = regex.compile(r"[ \t]*-?[0-9]+(?:\.[0-9]*)?[ \t]*")         # a cue number, as the srt library reads one
@@ -71,13 +89,38 @@ def looks_like_vtt(data: bytes) -> bool:
     return data[:4096].lstrip(b"\xef\xbb\xbf").startswith(b"WEBVTT")
 
 
-class Cue:
-    """One cue's text as segments, and the cue's text again from their translations."""
+def without_word_timing(text: str) -> str:
+    """A WebVTT cue's text without its word timing: where it holds inline timestamps (`<00:00:01.839>`), those and
+    its class spans (`<c>`, `</c>`) are dropped, which would not line up with a translation's words; other tags
+    (`<v Roger>`, `<i>`) stay. A cue without a timestamp is returned as it is (its class spans are styling)."""
+    if not WORD_TIMESTAMP.search(text):
+        return text
+    return CLASS_SPAN.sub("", WORD_TIMESTAMP.sub("", text))
 
-    def __init__(self, text: str):
+
+def one_line(text: str) -> str:
+    """`text` with its runs of spaces and line ends as one space, and none at its ends."""
+    return " ".join(text.split())
+
+
+class Cue:
+    """One cue's text as segments, and the cue's text again from their translations.
+
+    `known`: segments by text, shared by a file's cues, so that a text is translated once and reads the same in
+    every cue. `rolled`: the line the cue before ended with; a cue of several lines that opens with it (a rolling
+    caption) keeps it as a unit of its own, translated as it was there."""
+
+    def __init__(self, text: str, known: dict[str, Segment] | None = None, rolled: str = ""):
+        known = {} if known is None else known
         lines = [line for line in text.splitlines() if line.strip()]
+        self.last_line = one_line(lines[-1]) if lines else ""
         self._dialogue = len(lines) > 1 and all(DIALOGUE.match(line) for line in lines)
-        units = lines if self._dialogue else [" ".join(line.strip() for line in lines)]
+        if self._dialogue:
+            units = lines
+        elif len(lines) > 1 and rolled and one_line(lines[0]) == rolled:
+            units = [lines[0], " ".join(line.strip() for line in lines[1:])]
+        else:
+            units = [" ".join(line.strip() for line in lines)]
         self._units = []
         self.segments = []
         for unit in units:
@@ -87,17 +130,29 @@ class Cue:
             tail = TRAILING_TAGS.search(body, len(head)).group(0) if len(head) < len(body) else ""
             inner = body[len(head):len(body) - len(tail)]
             self._units.append((dash, head, tail))
-            self.segments.append(Segment(inner, protected_spans(inner, TAG)))
+            if inner not in known:
+                known[inner] = Segment(inner, protected_spans(inner, KEPT))
+            self.segments.append(known[inner])
 
     def render(self) -> str:
         lines = []
         for (dash, head, tail), segment in zip(self._units, self.segments):
             if self._dialogue:
-                lines.append(dash + head + " ".join(segment.translation.split()) + tail)
+                lines.append(dash + head + one_line(segment.translation) + tail)
             else:
                 wrapped = wrap_balanced(segment.translation, WIDTH)
                 lines.append(head + "\n".join(wrapped) + tail)
         return "\n".join(lines)
+
+
+def read_cues(texts: list[str]) -> tuple[list[Cue], list[Segment]]:
+    """A file's cues, each told the line the cue before ended with (`Cue`'s `rolled`), and their segments: one per
+    distinct text, shared by the cues that hold it."""
+    known: dict[str, Segment] = {}
+    cues: list[Cue] = []
+    for text in texts:
+        cues.append(Cue(text, known, cues[-1].last_line if cues else ""))
+    return cues, list(known.values())
 
 
 class SrtDocument:
@@ -124,8 +179,7 @@ class SrtDocument:
                 line = f" (line {head.line})" if head is not None else ""
                 raise ValueError(f"{name}: cue {number + 1}{line}: not read as one SubRip cue (expected a number, "
                                  "a timing line, its text, and a blank line before the next cue)")
-        self._cues = [Cue(subtitle.content) for subtitle in subtitles]
-        self.segments = [segment for cue in self._cues for segment in cue.segments]
+        self._cues, self.segments = read_cues([subtitle.content for subtitle in subtitles])
 
     def render(self) -> bytes:
         blocks = [head.text + "\n" + cue.render() for head, cue in zip(self._heads, self._cues)]
@@ -196,8 +250,8 @@ class VttDocument(FollowsDirection):
         if timings != len(self._vtt.captions):               # webvtt-py skips a cue it cannot read
             raise ValueError(f"{name}: not a WebVTT file: {timings - len(self._vtt.captions)} of {timings} cues "
                              "cannot be read (timings must look like 00:00:01.000 --> 00:00:02.500)")
-        self._cues = [Cue(caption.raw_text) for caption in self._vtt.captions]
-        self.segments = [segment for cue in self._cues for segment in cue.segments]
+        self._cues, self.segments = read_cues([without_word_timing(caption.raw_text)
+                                               for caption in self._vtt.captions])
 
     def render(self) -> bytes:
         text = self._rewritten()
