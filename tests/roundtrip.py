@@ -24,7 +24,21 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 TAG = re.compile(r"</?[A-Za-z][^<>\n]*>|\{\\[^{}\n]*\}")
 PRINTF = re.compile(r"%(?:\([\w.]+\)|[0-9]+\$)?[-+#0 ]*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?"
                     r"[diouxXeEfFgGcrsab%]|\{[\w.]*\}")
-TRANSLATED_ATTRIBUTES = {"alt", "title", "placeholder", "aria-label"}
+TRANSLATED_ATTRIBUTES = {"alt", "title", "placeholder", "aria-label", "aria-placeholder", "aria-description",
+                         "aria-roledescription", "aria-valuetext", "label", "abbr"}
+BUTTON_TYPES = {"submit", "button", "reset"}                  # an <input> whose `value` is its visible label
+META_PROSE = {"description", "keywords", "og:title", "og:description", "og:image:alt", "twitter:title",
+              "twitter:description", "twitter:image:alt", "name", "og:locale", "content-language"}
+
+
+def changeable(tag: str, attributes: dict) -> set[str]:
+    """The attributes of an element that a translation may change (`tag` without its namespace)."""
+    lowered = {key.lower(): value.strip().lower() for key, value in attributes.items()}
+    if tag == "input" and lowered.get("type") in BUTTON_TYPES:
+        return TRANSLATED_ATTRIBUTES | {"value"}
+    if tag == "meta" and {lowered.get(key) for key in ("name", "property", "itemprop", "http-equiv")} & META_PROSE:
+        return TRANSLATED_ATTRIBUTES | {"content"}
+    return TRANSLATED_ATTRIBUTES
 
 
 def reverse_words(texts: list[str]) -> list[str]:
@@ -94,8 +108,9 @@ def html_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     if [e.tag for e in old] != [e.tag for e in new]:
         return problems + [f"{name}: the element tree changed ({len(old)} elements became {len(new)})"]
     for a, b in zip(old, new):
-        kept = {k: v for k, v in a.attrib.items() if k not in TRANSLATED_ATTRIBUTES}
-        if kept != {k: v for k, v in b.attrib.items() if k not in TRANSLATED_ATTRIBUTES}:
+        changing = changeable(etree.QName(a).localname if isinstance(a.tag, str) else "", dict(a.attrib))
+        kept = {k: v for k, v in a.attrib.items() if k not in changing}
+        if kept != {k: v for k, v in b.attrib.items() if k not in changing}:
             problems.append(f"{name}: <{a.tag}>'s attributes changed")
     return problems
 
@@ -107,8 +122,9 @@ def _soup_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     if [t.name for t in old] != [t.name for t in new]:
         return [f"{name}: the tag sequence changed ({len(old)} tags became {len(new)})"]
     return [f"{name}: <{a.name}>'s attributes changed" for a, b in zip(old, new)
-            if {k: v for k, v in a.attrs.items() if k not in TRANSLATED_ATTRIBUTES}
-            != {k: v for k, v in b.attrs.items() if k not in TRANSLATED_ATTRIBUTES}]
+            for changing in [changeable(a.name, {k: v for k, v in a.attrs.items() if isinstance(v, str)})]
+            if {k: v for k, v in a.attrs.items() if k not in changing}
+            != {k: v for k, v in b.attrs.items() if k not in changing}]
 
 
 # -- subtitles ------------------------------------------------------------------------------------------------------

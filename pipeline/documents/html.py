@@ -16,29 +16,55 @@ XML does not define: `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;` and numeric ref
 a no-break space the input only wrote as a character stays one; characters XML forbids (most control characters)
 are dropped. BeautifulSoup's `html.parser` still reads such a page (one parser, one tree for both kinds), and
 lower-cases names, which the written case puts back.
-The root's `lang` and `xml:lang`, where they name the run's source language (`en`, `en-US` on an English -> Italian
-run), name its target instead (`it`): the page is now in it. Other elements' languages are left as written.
+The root's `lang` and `xml:lang`, and `<meta http-equiv="content-language">`, where they name the run's source
+language (`en`, `en-US` on an English -> Italian run), name its target instead (`it`): the page is now in it; an
+`og:locale` that names it names the target's locale (`en_US` -> `it_IT`). Other elements' languages, and
+`og:locale:alternate` (the page's other versions), are left as written.
+
+Attribute values are translated where a reader sees or hears them (`translated_attributes`): `TRANSLATED_ATTRIBUTES`
+on any element (`alt`, `title`, `placeholder`, `aria-label`, `aria-description`, ...), `ELEMENT_ATTRIBUTES` (the
+`label` of <track>, <optgroup> and <option>, a <th>'s `abbr`), the `value` of a submit, button or reset <input> (its
+label; no other input's value, which is data), and a <meta>'s `content` where its `name`, `property` or `itemprop`
+says it is prose (`META_TEXT`: `description`, `og:title`, `og:description`, `og:image:alt`, `twitter:title`, ...).
+`<meta name="keywords">` is a list: each comma-separated item is translated as its own text (a model given the whole
+list may merge or reorder items), the commas and spaces kept as written. No other attribute, and no other <meta>
+(`og:url`, `og:type`, `charset`, `http-equiv`), is translated.
+
 Text inside <script>, <style>, <code>, <pre>, <textarea>, <template>, MathML's <math>, elements that say
-`translate="no"` or have the class `notranslate`, and comments, attribute values other than
-`TRANSLATED_ATTRIBUTES`, and text without a letter (`© 2024`) are not translated; the symbols `SYMBOLS`
-(© ® ™) come back where they were, which a model whose vocabulary lacks them would drop. Each text node is
-translated as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is translated in pieces.
+`translate="no"` or have the class `notranslate` (their attributes too, as HTML's translation mode is inherited,
+until a descendant says `translate="yes"`), and comments, and text without a letter (`© 2024`) are not
+translated; the symbols `SYMBOLS` (© ® ™) come back where they were, which a model whose vocabulary lacks them
+would drop. Each text node is translated as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is
+translated in pieces. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
 """
 from __future__ import annotations
 
 import html
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
 import regex
 
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
-from pipeline.language import Direction, FollowsDirection
+from pipeline.language import REGIONS, Direction, FollowsDirection
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math"})
-TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
+# Attributes whose value is text a reader sees or hears, on any element (HTML, WAI-ARIA, the defaults of W3C ITS 2.0)
+TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label", "aria-placeholder", "aria-description",
+                         "aria-roledescription", "aria-valuetext")
+ELEMENT_ATTRIBUTES = {"track": ("label",), "optgroup": ("label",), "option": ("label",), "th": ("abbr",)}
+BUTTON_INPUTS = frozenset({"submit", "button", "reset"})     # an <input> whose `value` is its visible label
+# A <meta>'s `content` is text where its `name`, `property` or `itemprop` (any case) is one of these; never a URL,
+# a type or a locale (`og:url`, `og:type`, `og:locale`), a charset or an `http-equiv`.
+META_TEXT = frozenset({"description", "og:title", "og:description", "og:image:alt", "twitter:title",
+                       "twitter:description", "twitter:image:alt", "name"})
+META_LISTS = frozenset({"keywords"})                 # a comma-separated list: each item is its own text
+META_KEYS = ("name", "property", "itemprop")
 LANGUAGE_ATTRIBUTES = ("lang", "xml:lang")          # on the root: the page's language
+META_LOCALES = frozenset({"og:locale"})             # a <meta> whose `content` is the page's locale (en_US)
+META_LANGUAGES = frozenset({"content-language"})    # an `http-equiv` <meta> whose `content` is the page's language
+LIST_ITEM = regex.compile(r"[^,]+")
 ENTITY = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\xa0": "&nbsp;"}
 XML_ALWAYS = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -126,8 +152,70 @@ def opted_out(tag) -> bool:
     return (isinstance(translate, str) and translate.strip().lower() == "no") or "notranslate" in classes
 
 
+def _says_translate(tag) -> bool:
+    """`translate="yes"` (or `translate=""`): translated again inside an element that opted out."""
+    translate = tag.attrs.get("translate")
+    return isinstance(translate, str) and translate.strip().lower() in ("yes", "")
+
+
+def _hidden(bs4, soup) -> set[int]:
+    """The ids of the elements and strings not translated: `UNTRANSLATED` elements and all inside them; an element
+    that opted out (`opted_out`) and what it holds, down to a descendant that says `translate="yes"` (HTML's
+    translation mode is inherited, and such a descendant turns it back on)."""
+    hidden: set[int] = set()
+    stack = [(soup, False)]                   # (element, whether it is opted out); a walk, not recursion
+    while stack:
+        parent, off = stack.pop()
+        for child in parent.children:
+            if not isinstance(child, bs4.Tag):
+                if off:
+                    hidden.add(id(child))
+            elif child.name in UNTRANSLATED:
+                hidden.update(id(node) for node in (child, *child.descendants))
+            else:
+                child_off = opted_out(child) or (off and not _says_translate(child))
+                if child_off:
+                    hidden.add(id(child))
+                stack.append((child, child_off))
+    return hidden
+
+
+def _attribute_value(tag, name: str) -> str | None:
+    value = tag.attrs.get(name)
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def translated_attributes(tag: Any) -> list[tuple[str, bool]]:
+    """The attributes of `tag` whose values are text to translate, each with whether its value is a comma-separated
+    list (`<meta name="keywords">`): `TRANSLATED_ATTRIBUTES`, `ELEMENT_ATTRIBUTES`, a button <input>'s `value`,
+    and a <meta>'s `content` where its `META_KEYS` name one of `META_TEXT` or `META_LISTS`."""
+    names = [(name, False) for name in (*TRANSLATED_ATTRIBUTES, *ELEMENT_ATTRIBUTES.get(tag.name, ()))]
+    if tag.name == "input" and _attribute_value(tag, "type") in BUTTON_INPUTS:
+        names.append(("value", False))
+    elif tag.name == "meta" and not tag.attrs.get("http-equiv") and not tag.attrs.get("charset"):
+        keys = {_attribute_value(tag, key) for key in META_KEYS}
+        if keys & META_LISTS:
+            names.append(("content", True))
+        elif keys & META_TEXT:
+            names.append(("content", False))
+    return [(name, listed) for name, listed in names if isinstance(tag.attrs.get(name), str)]
+
+
+def _spans(value: str, listed: bool) -> list[tuple[int, int]]:
+    """Where the texts of an attribute's value are: the value stripped, or each item of a list stripped; only those
+    with a letter."""
+    pieces = [match.span() for match in LIST_ITEM.finditer(value)] if listed else [(0, len(value))]
+    spans = []
+    for start, end in pieces:
+        piece = value[start:end]
+        start, end = start + len(piece) - len(piece.lstrip()), end - (len(piece) - len(piece.rstrip()))
+        if any(character.isalpha() for character in value[start:end]):
+            spans.append((start, end))
+    return spans
+
+
 class HtmlText:
-    """`HtmlText(markup).texts` are the texts to translate (text nodes and `TRANSLATED_ATTRIBUTES` values,
+    """`HtmlText(markup).texts` are the texts to translate (text nodes, then `translated_attributes` values,
     stripped); `render(translations)` is the markup with each replaced by its translation, its surrounding
     spaces kept. `markup` is a str, or bytes whose encoding BeautifulSoup detects (rendered back in it).
     ValueError for markup the parser rejects."""
@@ -147,16 +235,15 @@ class HtmlText:
         self._formatter = _formatter(bs4, _entities(source, self.xml), self.xml)
         self._bs4, self._source = bs4, source
 
-        hidden = {id(node) for tag in self._soup.find_all(lambda tag: tag.name in UNTRANSLATED or opted_out(tag))
-                  for node in (tag, *tag.descendants)}                       # one walk per untranslated subtree
+        hidden = _hidden(bs4, self._soup)
         self._nodes = [node for node in self._soup.find_all(string=True)
                        if type(node) is bs4.NavigableString                      # not comments, doctypes
                        and id(node) not in hidden and any(character.isalpha() for character in node)]
-        self._attributes = [(tag, name) for tag in self._soup.find_all(True) if id(tag) not in hidden
-                            for name in TRANSLATED_ATTRIBUTES
-                            if isinstance(tag.attrs.get(name), str)
-                            and any(character.isalpha() for character in tag.attrs[name])]
-        self.texts = [node.strip() for node in self._nodes] + [tag[name].strip() for tag, name in self._attributes]
+        self._attributes = [(tag, name, spans) for tag in self._soup.find_all(True) if id(tag) not in hidden
+                            for name, listed in translated_attributes(tag)
+                            for spans in [_spans(tag[name], listed)] if spans]
+        self.texts = [node.strip() for node in self._nodes] + [tag[name][start:end] for tag, name, spans
+                                                                in self._attributes for start, end in spans]
 
     def render(self, translations: Sequence[str], encoding: str = "utf-8") -> str:
         """The markup with the translations in; a `<meta charset>` names `encoding` (what the caller encodes in)."""
@@ -165,24 +252,35 @@ class HtmlText:
         for node, translation in zip(self._nodes, translations):
             leading, trailing = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
             node.replace_with(leading + translation + trailing)
-        for (tag, name), translation in zip(self._attributes, translations[len(self._nodes):]):
-            value = tag[name]
-            tag[name] = value[:len(value) - len(value.lstrip())] + translation + value[len(value.rstrip()):]
+        rest = iter(translations[len(self._nodes):])
+        for tag, name, spans in self._attributes:
+            value, parts, done = tag[name], [], 0
+            for start, end in spans:                 # what lies between the texts (spaces, commas) as written
+                parts += [value[done:start], next(rest)]
+                done = end
+            tag[name] = "".join(parts) + value[done:]
         if self.xml:
             self._as_written(self._bs4, self._source)
         return self._soup.decode(formatter=self._formatter, eventual_encoding=None if self.xml else encoding)
 
     def relabel(self, direction: Direction) -> None:
-        """The root's `lang` and `xml:lang` that name `direction`'s source language (`en`, `en-GB`) name its
-        target instead; any other value, or none, is left as written."""
-        root = self._soup.find("html", recursive=False)
-        if root is None:
-            return
+        """The root's `lang` and `xml:lang`, and a `<meta http-equiv="content-language">`, that name `direction`'s
+        source language (`en`, `en-GB`) name its target instead (`it`); an `og:locale` that does names the
+        target's locale (`en_US` -> `it_IT`). Any other value, or none, is left as written."""
         source = regex.compile(rf"\s*{regex.escape(direction.source)}(?:[-_][\w-]*)?\s*", regex.I)   # en, en-GB
-        for name in LANGUAGE_ATTRIBUTES:
+        root = self._soup.find("html", recursive=False)
+        for name in LANGUAGE_ATTRIBUTES if root is not None else ():
             value = root.attrs.get(name)
             if isinstance(value, str) and source.fullmatch(value):
                 root[name] = direction.target
+        for meta in self._soup.find_all("meta"):
+            value = meta.attrs.get("content")
+            if not isinstance(value, str) or not source.fullmatch(value):
+                continue
+            if _attribute_value(meta, "http-equiv") in META_LANGUAGES:
+                meta["content"] = direction.target
+            elif {_attribute_value(meta, key) for key in META_KEYS} & META_LOCALES:
+                meta["content"] = f"{direction.target}_{REGIONS[direction.target]}"
 
     def _as_written(self, bs4, source: str) -> None:
         """An XML page's names in their written case (once what is translated is found by their lower-case
