@@ -18,7 +18,7 @@ from typing import Callable, Protocol
 
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
-from pipeline.documents.markdown import MarkdownDocument
+from pipeline.documents.markdown import MarkdownDocument, MdxDocument
 from pipeline.documents.office import DocxDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
 from pipeline.documents.segments import Segment
@@ -91,6 +91,7 @@ OFFICE_OPTIONS = ("max_xml_bytes", "max_unpacked_bytes", "direction")    # the o
 register(Format("txt", (".txt", ".text"), "text/plain; charset=utf-8", False, TextDocument))
 register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument,
                 options=("direction",)))
+register(Format("mdx", (".mdx",), "text/markdown; charset=utf-8", False, MdxDocument, options=("direction",)))
 register(Format("html", (".html", ".htm"), "text/html", False, HtmlDocument, looks_like_html, options=("direction",)))
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt,

@@ -20,6 +20,9 @@ A heading's anchor is made from its text, so a translated heading has another: a
 (`[see below](#getting-started)`, inline or a reference definition) to a heading's anchor is pointed at that
 heading's new one (`#per-iniziare`), for the anchors GitHub/GitLab make and those Python-Markdown's `toc` (MkDocs)
 makes (`HeadingAnchors`); a heading with an explicit id (`{#start}`) keeps it, and other fragments are left alone.
+MDX (`.mdx`, `MdxDocument`) is read as Markdown, and also keeps verbatim its JavaScript expressions (`{props.name}`,
+`{/* a comment */}`, braces balanced) and its JSX tags whose attributes CommonMark's HTML does not read
+(`<Tabs values={[{label: 'A'}]}>`); the text between JSX tags is translated as any text.
 """
 from __future__ import annotations
 
@@ -75,6 +78,9 @@ MDX_STATEMENT = regex.compile(r"import(?:[ \t]+[\w$]|[ \t]*[{*'\"])"
 MDX_IMPORT = regex.compile(r"""import[ \t]*(?:(?:type[ \t]+)?(?:[\w$]+(?:[ \t]*,[ \t]*)?)?"""
                            r"""(?:\{[^{}]*\}|\*[ \t]*as[ \t]+[\w$]+)?\s*from\s*)?(?:'[^'\n]*'|"[^"\n]*")""")
 MDX_IMPORT_LINE = regex.compile(r"^import(?![\w$])", regex.M)
+BRACES = r"(?P<braces>\{(?:[^{}]|(?&braces)){0,20000}\})"          # balanced, as JavaScript writes them
+MDX_INLINE = regex.compile(BRACES + r"|</?[A-Za-z][\w.:-]*"                   # an expression, or a JSX tag
+                           r"(?:\s(?:[^<>{}\"']|\"[^\"]*\"|'[^']*'|(?&braces)){0,20000})?/?>")
 MDX_MAX_LINES = 200        # how far a statement's open brackets are followed (each start scans at most this)
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
 EXPLICIT_ID = regex.compile(r"\{:?[ \t]*(?:[^{}#\n]*[ \t])?#([\w-]+)")        # `{#start}`, `{: #start .wide}`
@@ -308,6 +314,19 @@ def _kept_inline(state: Any, silent: bool) -> bool:
     return True
 
 
+def _mdx_inline(state: Any, silent: bool) -> bool:
+    """Inline rule (MDX only): a JavaScript expression or a JSX tag (`MDX_INLINE`), kept as raw HTML is."""
+    if state.src[state.pos] not in "{<":
+        return False
+    match = MDX_INLINE.match(state.src, state.pos, state.posMax)
+    if match is None:
+        return False
+    if not silent:
+        state.push("html_inline", "", 0).content = match.group(0)
+    state.pos = match.end()
+    return True
+
+
 def _line(state: Any, line: int) -> str:
     """Line `line` of a block state's source, without its indentation."""
     return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
@@ -472,10 +491,13 @@ class Extensions:
     POSTPROCESSORS: dict = {}
 
 
-def with_extensions(md: Any) -> Any:
+def with_extensions(md: Any, mdx: bool = False) -> Any:
     """`md` (a MarkdownIt) reading the extensions this module keeps (`INLINE_KEPT`, `_kept_block`, footnote
-    definitions, admonitions and content tabs, Docusaurus containers, GitHub alerts, MDX statements)."""
+    definitions, admonitions and content tabs, Docusaurus containers, GitHub alerts, MDX statements; with `mdx`,
+    MDX's expressions and JSX tags too)."""
     md.inline.ruler.before("text", "kept_extension", _kept_inline)
+    if mdx:
+        md.inline.ruler.before("kept_extension", "mdx_inline", _mdx_inline)
     interrupts = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "kept_extension", _kept_block, interrupts)
     md.block.ruler.before("reference", "footnote_definition", _footnote_definition)
@@ -488,6 +510,7 @@ def with_extensions(md: Any) -> Any:
 
 class MarkdownDocument(FollowsDirection):
     """A Markdown file: `segments`, and `render()` its bytes."""
+    MDX = False
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
         self.direction = direction
@@ -500,7 +523,7 @@ class MarkdownDocument(FollowsDirection):
         self._front = match.group(0) if match else ""
         self._newline = "\r\n" if "\r\n" in text else "\n"
         options = {"maxNesting": MAX_NESTING, "store_labels": True}
-        self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"))
+        self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"), self.MDX)
         self._env: dict = {}                        # reference-link definitions, shared by parse and render
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
         self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
@@ -527,6 +550,11 @@ class MarkdownDocument(FollowsDirection):
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
         return self._encoded.encode(front_matter_relabelled(self._front, self.output_direction) + body)
+
+
+class MdxDocument(MarkdownDocument):
+    """An MDX file (Docusaurus, Next.js): Markdown with JavaScript expressions and JSX tags, which are kept."""
+    MDX = True
 
 
 def front_matter_relabelled(front: str, direction: Direction) -> str:

@@ -110,9 +110,11 @@ LETTER = regex.compile(r"\p{L}")
 def translate_segments(segments: Sequence[Segment], translate: Translate) -> None:
     """Fill each segment's `translation`: a whole pass over every segment with a letter, then one pass over the
     pieces of those whose whole translation lost a protected span. Others (numbers, symbols and punctuation alone:
-    a table cell `12%`, a page number, a year, which a model given nothing to translate fills with words) are copied
-    as they are, as HTML's texts without a letter always were."""
-    todo = [segment for segment in segments if needs_translation(segment.text) and LETTER.search(segment.text)]
+    a table cell `12%`, a page number, a year, which a model given nothing to translate fills with words; or
+    whose letters are all in protected spans: a URL, a tag, an MDX expression alone) are copied as they are, as
+    HTML's texts without a letter always were."""
+    todo = [segment for segment in segments if needs_translation(segment.text) and LETTER.search(segment.text)
+            and LETTER.search("".join(segment.pieces()[::2]))]
     for segment in segments:
         segment.translation, segment.whole = segment.text, True
     firsts = [segment.first_text() for segment in todo]
