@@ -3,15 +3,24 @@ OpenDocument text (`.odt`, with `odfpy`), the well-kept libraries for each.
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
-speaker notes and charts (`.pptx`: titles, series names, category labels). A paragraph is cut at line breaks and
-tabs, and around a hyperlink's text, into chunks, each one text, so that breaks, tabs and links stay where they
-were; a table of contents' entry gives only its text (`.odt`: not its number, tab and page number). Everything that
-is not text (styles, images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they
-are; URLs, e-mail addresses and file paths come back verbatim. Runs (`.odt`: spans) carry a chunk's formatting
-(`_Layout`): the translation goes into its main run, and a run formatted otherwise (a bold word, a code font) keeps
-its formatting where its text, or its text translated alone (in the same batch), occurs in the chunk's translation
-(a menu path, a name, a term); where one does not, the chunk is translated piece by piece between such runs, each
-run getting its own translation in its place, so no formatted run is dropped. The language tags that name the run's
+speaker notes and charts (`.pptx`: titles, series names, category labels). Word's tracked changes are accepted
+first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted text
+left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
+table rows' own marks stay). A paragraph is cut at line breaks and tabs, and around a hyperlink's text, into
+chunks, each one text, so that breaks, tabs and links stay where they were; smart tags, custom XML, content
+controls (`.docx`) and spans (`.odt`), and `.odt`'s runs of spaces (`text:s`), cut nothing. A table of contents'
+entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text (styles,
+images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail
+addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
+(`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
+Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
+(`code_holders`). Runs (`.odt`: spans) carry a chunk's formatting (`_Layout`): the translation goes into its main
+run, and a run formatted otherwise (a bold word) keeps its formatting where its text, or its text translated alone
+(in the same batch), occurs in the chunk's translation (a menu path, a name, a term), a run of code where its text
+does, exactly; where one does not, the chunk is translated piece by piece between such runs, each run getting its
+own translation (code: its text) in its place, so no formatted run is dropped; a chunk of code alone is not
+translated. Spaces the translation keeps in a row come back as `text:s` in `.odt` (which shows spaces written in
+a row as one). The language tags that name the run's
 source language (Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name
 its target in the translation (`relabel_ooxml`, `relabel_odf`), so that it is spell-checked in its own language.
 """
@@ -48,6 +57,43 @@ MAX_XML_BYTES = 100_000_000          # XML parts (parsed into memory, ~20 bytes 
 OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"   # the compound-file signature of .doc, .ppt and .xls
 DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)    # OOXML (OPC) and ODF parts have none: a crafted file's entities
 DOCTYPE_WINDOW = 4096                # the opening of a part where a DOCTYPE would stand
+CODE_FONTS = {"courier new", "courier", "consolas", "menlo", "monaco", "source code pro", "lucida console"}
+CODE_FONT = regex.compile(r"mono(?:spaced?)?\b|\bcode\b", regex.I)     # "Liberation Mono", "Fira Code", not "Monotype"
+CODE_STYLE = regex.compile(r"(?:html ?)?(?:code|keyboard|sample|typewriter)|source ?text|verbatim|inline ?code",
+                           regex.I)
+# WordprocessingML elements around runs that carry no formatting of their own: a sentence goes on through them
+WORD_WRAPPERS = {W + name for name in ("smartTag", "customXml", "sdt", "sdtContent", "ins", "moveTo", "dir", "bdo")}
+STYLES_RELATIONSHIP = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
+MOVE_RANGES = {W + name for name in ("moveFromRangeStart", "moveFromRangeEnd", "moveToRangeStart", "moveToRangeEnd")}
+
+
+PROSE, IN_CODE_FONT, NAMED = 0, 1, 2      # how a run is code: not, by its font alone, by a style named so
+MOST_IN_CODE_FONT = 0.5                   # past this share of a document's characters, a code font is its body font
+
+
+def code_holders(chunks: list[tuple[list[str], list[int]]]) -> list[list[bool]]:
+    """Which holders of each chunk (its texts and each one's code kind: `PROSE`, `IN_CODE_FONT`, `NAMED`) are
+    code, kept verbatim: those in a style named for code, and those in a code font unless more than
+    `MOST_IN_CODE_FONT` of the document's characters are (a screenplay set in Courier is prose throughout)."""
+    total = sum(len(text.strip()) for texts, _ in chunks for text in texts)
+    in_font = sum(len(text.strip()) for texts, kinds in chunks
+                  for text, kind in zip(texts, kinds) if kind == IN_CODE_FONT)
+    least = NAMED if in_font > MOST_IN_CODE_FONT * total else IN_CODE_FONT
+    return [[kind >= least for kind in kinds] for _, kinds in chunks]
+
+
+def code_font(name: str | None) -> bool:
+    """Whether a font family is one code is set in: Courier New, Consolas, Menlo ..., or one named "Mono" or
+    "Code" ("DejaVu Sans Mono", "Fira Code"; not "Monotype Corsiva")."""
+    name = (name or "").strip().strip("'\"")
+    return name.lower() in CODE_FONTS or CODE_FONT.search(name) is not None
+
+
+def code_style(name: str | None) -> bool:
+    """Whether a character style's name or id is one of code: "Code", "HTML Code" (`HTMLCode`), "Source Text"
+    (`Source_20_Text`), "Verbatim Char", "HTML Keyboard" ...; a trailing "Char" (Word's linked styles) aside."""
+    name = regex.sub(r"(?i)[ _]?char\Z", "", (name or "").replace("_20_", " ").strip())
+    return CODE_STYLE.fullmatch(name) is not None
 
 
 def package_kind(data: bytes) -> str | None:
@@ -154,11 +200,12 @@ class _RunSegment(Segment):
 class _Group:
     """Consecutive holders of a chunk formatted otherwise than its main one (a bold term, an italic title): one
     run of their own. `alone`: their text translated by itself, or None where it is kept as written (a number,
-    one letter)."""
+    one letter, code). `code`: in a code font or style, so kept verbatim."""
 
-    def __init__(self, key: Any):
+    def __init__(self, key: Any, code: bool = False):
         self.key, self.items, self.text, self.place = key, [], "", 0.0     # place: where in the chunk, 0 to 1
         self.alone: Segment | None = None
+        self.code = code
 
     def candidates(self) -> list[str]:
         """What the group may read as in the chunk's translation: its own text, then its translation alone."""
@@ -174,11 +221,11 @@ class _Group:
         return with_spacing(self.text, self.alone.translation)
 
 
-def _occurrences(text: str, candidate: str) -> list[regex.Match]:
-    """Where `candidate` is in `text`, in any case, not inside a longer word."""
+def _occurrences(text: str, candidate: str, exact: bool = False) -> list[regex.Match]:
+    """Where `candidate` is in `text`, in any case (`exact`: in its own), not inside a longer word."""
     pattern = (r"(?<!\w)" if candidate[0].isalnum() else "") + regex.escape(candidate) + \
         (r"(?!\w)" if candidate[-1].isalnum() else "")
-    return list(regex.finditer(pattern, text, regex.IGNORECASE))
+    return list(regex.finditer(pattern, text, 0 if exact else regex.IGNORECASE))
 
 
 class _Layout:
@@ -186,18 +233,29 @@ class _Layout:
     `<t>`, an .odt text node or `text:s`) and formatting. The main formatting is the one of the most holders with
     a word, then of the most characters (`main`: its longest holder); consecutive holders formatted otherwise form
     `groups`, each with a word translated alone too (`alone`, in `segments` before the chunk's own, so that its
-    translation is known when the chunk's is judged). The chunk's translation is kept whole where every group's
-    text, or its translation alone, occurs in it (and every verbatim span: URLs, paths, e-mail addresses); else
-    the text between the groups and spans is translated piece by piece and each group gets its translation alone
-    (a group without a word, as written), at its place, in its formatting."""
+    translation is known when the chunk's is judged). `code`: which holders are code (a code font or style, as
+    `code_font` and `code_style` tell): never the main formatting while a holder is not, each a group kept
+    verbatim, which the chunk's translation must hold exactly, as written. The chunk's translation is kept whole
+    where every group's text, or its translation alone, occurs in it (and every verbatim span: URLs, paths,
+    e-mail addresses); else the text between the groups and spans is translated piece by piece and each group gets
+    its translation alone (a group without a word, or of code, as written), at its place, in its formatting.
+    `direct`: which holders sit right in the chunk's container (not in a smart tag or content control), preferred
+    as `main`, so that the translation does not move into a content control."""
 
-    def __init__(self, texts: list[str], keys: list[Any]):
+    def __init__(self, texts: list[str], keys: list[Any], code: list[bool] | None = None,
+                 direct: list[bool] | None = None):
+        code = code or [False] * len(texts)
         totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
-        for text, key in zip(texts, keys):
+        prose = not all(code)
+        for text, key, verbatim in zip(texts, keys, code):
+            if verbatim and prose:
+                continue
             words, characters = totals.get(key, (0, 0))
             totals[key] = (words + needs_translation(text), characters + len(text.strip()))
         common = max(totals, key=totals.get)
-        self.main = max((index for index, key in enumerate(keys) if key == common), key=lambda i: len(texts[i].strip()))
+        direct = direct or [True] * len(texts)
+        self.main = max((index for index, key in enumerate(keys) if key == common),
+                        key=lambda i: (direct[i], len(texts[i].strip())))
         self._edges = (next((i for i, text in enumerate(texts) if text.strip()), 0),
                        next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip()), 0))
         self.groups: list[_Group] = []
@@ -205,7 +263,7 @@ class _Layout:
         for index, (text, key) in enumerate(zip(texts, keys)):
             if key != common and text.strip():
                 if current is None or current.key != key:
-                    current = _Group(key)
+                    current = _Group(key, code[index])
                     self.groups.append(current)
                 current.items += pending + [index]
                 pending = []
@@ -222,7 +280,7 @@ class _Layout:
             group.place = (starts[group.items[0]] + len(group.text) - len(group.text.lstrip())) / max(starts[-1], 1)
             owner.update((index, number) for index in group.items)
             alone = group.text.strip()
-            if len(alone) >= 2 and any(character.isalpha() for character in alone):
+            if len(alone) >= 2 and any(character.isalpha() for character in alone) and not group.code:
                 group.alone = Segment(alone, protected=protected_spans(alone))
         cut, self.kinds = [""], []                 # kinds: each span's group, None for a verbatim span
 
@@ -265,7 +323,7 @@ class _Layout:
         every = True
         for number, group in enumerate(self.groups):
             mark = group.text.strip()
-            if not needs_translation(mark):
+            if not needs_translation(mark) and not group.code:
                 if group.items[0] == self._edges[0] and pieces[0][1] is None and pieces[0][0].startswith(mark):
                     pieces[0:1] = [(mark, number), (pieces[0][0][len(mark):], None)]
                 elif group.items[-1] == self._edges[1] and pieces[-1][1] is None and pieces[-1][0].endswith(mark):
@@ -276,7 +334,7 @@ class _Layout:
                 for at, (piece, owner) in enumerate(pieces):
                     if owner is None:
                         hits += [(at, match, (offset + match.start()) / len(translation))
-                                 for match in _occurrences(piece, candidate)]
+                                 for match in _occurrences(piece, candidate, group.code)]
                     offset += len(piece)
                 if hits:                             # of several, the one nearest the group's place in the text
                     at, match, _ = min(hits, key=lambda hit: abs(hit[2] - group.place))
@@ -318,24 +376,36 @@ class _OoxmlParagraphs:
     """The paragraphs (`<p>`) of OOXML elements (WordprocessingML `w:`, DrawingML `a:`) as segments, each
     written back into its text elements (`<t>` in runs `<r>`).
 
-    A paragraph is cut into chunks at line breaks and tabs (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`) and where
-    its runs change container (a hyperlink's text, a tracked insertion, a content control): each chunk is one
-    segment, so breaks, tabs and links stay where they are. Field results (`w:fldSimple`, `w:fldChar` ...
-    `separate` ... `end`, `a:fld`: page numbers, dates) and nested paragraphs (text boxes, their own) are left.
-    Runs formatted otherwise than the chunk's main one keep their formatting (`_Layout`)."""
+    Word's tracked changes to text are accepted first (`accept_revisions`), so that the model reads, and the
+    translation replaces, the paragraph's current text. A paragraph is cut into chunks at line breaks and tabs
+    (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`) and around a hyperlink's text: each chunk is one segment, so
+    breaks, tabs and links stay where they are; smart tags, custom XML and content controls around runs
+    (`WORD_WRAPPERS`) cut nothing. Field results (`w:fldSimple`, `w:fldChar` ... `separate` ... `end`, `a:fld`:
+    page numbers, dates) and nested paragraphs (text boxes, their own) are left. Runs formatted otherwise than the
+    chunk's main one keep their formatting (`_Layout`); runs in a code font (`code_font`: `w:rFonts`' `w:ascii`,
+    `a:latin`'s typeface) or a code character style (`code_style`, of its id or of its name in `code_styles`,
+    or one whose font is a code font) are code, kept verbatim, and a chunk of code alone is not translated."""
 
-    def __init__(self, roots: list[Any], ns: str):
+    def __init__(self, roots: list[Any], ns: str, code_styles: dict[str, int] | None = None):
         self._ns = ns
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
         self._fields = {ns + "fldSimple", ns + "fld"}
-        self._chunks: list[tuple[list[Any], _Layout]] = []
+        self._code_styles = code_styles or {}
+        found = []                                          # (chunk, its texts, each holder's code kind)
         for root in roots:
+            if ns == W:
+                accept_revisions(root)
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
-                    if needs_translation("".join(t.text or "" for t in chunk)):
-                        layout = _Layout([t.text or "" for t in chunk],
-                                         [self._properties(t.getparent()) for t in chunk])
-                        self._chunks.append((chunk, layout))
+                    texts = [t.text or "" for t in chunk]
+                    if needs_translation("".join(texts)):
+                        found.append((chunk, texts, [self._code(t.getparent()) for t in chunk]))
+        self._chunks: list[tuple[list[Any], _Layout]] = []
+        for (chunk, texts, _), code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
+            if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
+                layout = _Layout(texts, [self._properties(t.getparent()) for t in chunk], code,
+                                 [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk])
+                self._chunks.append((chunk, layout))
         self.segments = [segment for _, layout in self._chunks for segment in layout.alone] + \
             [layout.segment for _, layout in self._chunks]
 
@@ -367,11 +437,30 @@ class _OoxmlParagraphs:
                     chunks.append([])
                     continue
                 parent = element.getparent().getparent()
+                while parent.tag in WORD_WRAPPERS:
+                    parent = parent.getparent()
                 if chunks[-1] and parent is not container:
                     chunks.append([])
                 container = parent
                 chunks[-1].append(element)
         return [chunk for chunk in chunks if chunk]
+
+    def _code(self, run: Any) -> int:
+        """Whether a run is code (`PROSE`, `IN_CODE_FONT`, `NAMED`): its own font decides where it names one, else
+        its character style, else its paragraph's style."""
+        properties = run.find(self._ns + "rPr")
+        if self._ns == A:
+            latin = None if properties is None else properties.find(A + "latin")
+            return IN_CODE_FONT if latin is not None and code_font(latin.get("typeface")) else PROSE
+        fonts = None if properties is None else properties.find(W + "rFonts")
+        if fonts is not None and fonts.get(W + "ascii"):
+            return IN_CODE_FONT if code_font(fonts.get(W + "ascii")) else PROSE
+        style = None if properties is None else properties.find(W + "rStyle")
+        kind = PROSE if style is None else self._code_styles.get(style.get(W + "val"),
+                                                                  NAMED if code_style(style.get(W + "val")) else PROSE)
+        paragraph = next((above for above in run.iterancestors(W + "p")), None)
+        mark = None if paragraph is None else paragraph.find(W + "pPr/" + W + "pStyle")
+        return max(kind, PROSE if mark is None else self._code_styles.get(mark.get(W + "val"), PROSE))
 
     def _properties(self, run: Any) -> bytes:
         lxml = require("lxml.etree", "documents")
@@ -433,6 +522,31 @@ class _OoxmlParagraphs:
                     holder.getparent().remove(holder)
 
 
+def accept_revisions(root: Any) -> None:
+    """Word's tracked changes to text accepted in an lxml tree, as Word's "Accept All" would: deleted and
+    moved-away runs (`w:del`, `w:moveFrom`) go, inserted and moved-here ones (`w:ins`, `w:moveTo`) stay without
+    their mark, move ranges' marks go, and formatting changes (`w:rPrChange`, `w:pPrChange`) keep the formatting
+    they made. Marks on a paragraph's mark, a table row or a cell (inside properties, `...Pr`) are left as they
+    are: a translated paragraph is never merged into the next."""
+    revisions = [element for element in root.iter(W + "del", W + "moveFrom", W + "ins", W + "moveTo", W + "rPrChange",
+                                                  W + "pPrChange", *MOVE_RANGES)]
+    for element in revisions:
+        parent = element.getparent()
+        if parent is None or (element.tag in (W + "del", W + "moveFrom", W + "ins", W + "moveTo")
+                              and parent.tag.endswith("Pr")):
+            continue
+        if element.tag in (W + "ins", W + "moveTo"):
+            for child in list(element):
+                element.addprevious(child)
+        if element.tail:                    # a run-level element has no tail in Word's files; kept where one does
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
+
+
 class _OoxmlDocument(FollowsDirection):
     """What a Word document and a presentation share: their paragraphs, written back, then the package saved with
     its language tags naming the run's target (`relabel_ooxml`)."""
@@ -469,13 +583,46 @@ class DocxDocument(_OoxmlDocument):
         parsed = [(part, _parsed_part(part.blob)) for part in parts if not hasattr(part, "element")]
         self._parsed = [(part, root) for part, root in parsed if root is not None]
         roots = [part.element for part in parts if hasattr(part, "element")] + [root for _, root in self._parsed]
-        self._paragraphs = _OoxmlParagraphs(roots, W)
+        try:                                 # not `.styles`, which adds a styles part to a package without one
+            styles = _code_styles(self._package.part.part_related_by(STYLES_RELATIONSHIP).element)
+        except (KeyError, AttributeError):
+            styles = {}
+        self._paragraphs = _OoxmlParagraphs(roots, W, styles)
         self.segments = self._paragraphs.segments
 
     def _store(self) -> None:
         etree = require("lxml.etree", "documents")
         for part, root in self._parsed:
             part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _code_styles(styles: Any) -> dict[str, int]:
+    """A Word document's styles that are code, by id: `NAMED` where named so (`code_style`) or based on one, else
+    `IN_CODE_FONT` where in a code font (`code_font`: their own `w:rFonts`' `w:ascii`) or based on one."""
+    found = {}
+    for style in styles.iter(W + "style"):
+        name, fonts, based = style.find(W + "name"), style.find(W + "rPr/" + W + "rFonts"), style.find(W + "basedOn")
+        kind = NAMED if code_style(None if name is None else name.get(W + "val")) else \
+            IN_CODE_FONT if fonts is not None and code_font(fonts.get(W + "ascii")) else PROSE
+        found[style.get(W + "styleId")] = (None if based is None else based.get(W + "val"), kind)
+    return _chained(found)
+
+
+def _chained(styles: dict[str | None, tuple[str | None, int]]) -> dict[str, int]:
+    """Each style's code kind (`PROSE`, `IN_CODE_FONT`, `NAMED`) from `styles` (name -> (the style it is based on,
+    its own kind)): the most of its own and those of the styles it is based on; a style not named in `styles` is
+    `NAMED` where its name says code (`code_style`). A loop, not recursion (chains may be long), each style once."""
+    known: dict[str | None, int] = {}
+    for start in styles:
+        path, name = [], start
+        while name in styles and name not in known and name not in path:
+            path.append(name)
+            name = styles[name][0]
+        kind = known[name] if name in known else PROSE if name in styles else NAMED if code_style(name) else PROSE
+        for step in reversed(path):
+            kind = max(kind, styles[step][1])
+            known[step] = kind
+    return {name: kind for name, kind in known.items() if kind and name is not None}
 
 
 def _parsed_part(blob: bytes) -> Any:
@@ -588,7 +735,8 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
 
 class OdtDocument(FollowsDirection):
     """An OpenDocument text: `segments` of its paragraphs and headings (body, tables, frames, headers and
-    footers, index titles); spans formatted otherwise keep their formatting (`_Layout`). An index entry (a table
+    footers, index titles); spans formatted otherwise keep their formatting (`_Layout`), and spans and paragraphs
+    in a code style (`_code_style_names`) are kept verbatim. An index entry (a table
     of contents' line) gives only its text: its number, and the tab and what follows it (a page number), or a
     leader and page number, stay as they are. `render()` writes odfpy's `content.xml` and `styles.xml` into the
     original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
@@ -608,16 +756,53 @@ class OdtDocument(FollowsDirection):
         self._text_ns = text_ns
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template")}
         self._chunks: list[tuple[list[Any], Any, _Layout]] = []
+        styles = self._code_style_names()
+        kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
+        found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
         for root in (self._document.text, self._document.masterstyles):
             for node in self._walk(root):
                 if getattr(node, "qname", None) in self._paragraph_names:
+                    own = kind(node.attributes.get((text_ns, "style-name")))
                     for chunk, container in self._split(node, self._index_of(node)):
                         texts = [self._value(item) for item in chunk]
+                        keys = [self._key(item, container) for item in chunk]
                         if needs_translation("".join(texts)):
-                            layout = _Layout(texts, [self._key(item, container) for item in chunk])
-                            self._chunks.append((chunk, container, layout))
+                            found.append((chunk, container, texts, keys,
+                                          [max([own, *map(kind, key)]) for key in keys]))
+        for (chunk, container, texts, keys, _), code in zip(found, code_holders([item[2::2] for item in found])):
+            if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
+                self._chunks.append((chunk, container, _Layout(texts, keys, code)))
         self.segments = [segment for _, _, layout in self._chunks for segment in layout.alone] + \
             [layout.segment for _, _, layout in self._chunks]
+
+    def _code_style_names(self) -> dict[str, int]:
+        """The styles that are code, by name: `NAMED` where named so (`code_style`: `Source_20_Text`, of its name
+        or display name) or based on one, else `IN_CODE_FONT` where in a code font (`code_font`, or a font face of
+        fixed pitch: `style:font-pitch`) or based on one."""
+        namespaces = require("odf.namespaces", "documents")
+        style_ns, fo, svg = namespaces.STYLENS, namespaces.FONS, namespaces.SVGNS
+        document = self._document
+        fixed, styles = set(), {}                # font faces of code; style name -> (parent, its own kind)
+        for node in self._walk(document.fontfacedecls):
+            attributes = getattr(node, "attributes", None) or {}
+            if getattr(node, "qname", None) == (style_ns, "font-face"):
+                name = attributes.get((style_ns, "name"))
+                if attributes.get((style_ns, "font-pitch")) == "fixed" or code_font(name) or \
+                        code_font(attributes.get((svg, "font-family"))):
+                    fixed.add(name)
+        for root in (document.styles, document.automaticstyles):
+            for node in self._walk(root):
+                if getattr(node, "qname", None) != (style_ns, "style"):
+                    continue
+                attributes = node.attributes
+                fonts = [(child.attributes.get((style_ns, "font-name")), child.attributes.get((fo, "font-family")))
+                         for child in node.childNodes if getattr(child, "qname", None) == (style_ns, "text-properties")]
+                named = code_style(attributes.get((style_ns, "name"))) or \
+                    code_style(attributes.get((style_ns, "display-name")))
+                font = any(name in fixed or code_font(name) or code_font(family) for name, family in fonts)
+                styles[attributes.get((style_ns, "name"))] = (attributes.get((style_ns, "parent-style-name")),
+                                                              NAMED if named else IN_CODE_FONT if font else PROSE)
+        return _chained(styles)
 
     @staticmethod
     def _walk(node: Any):
@@ -790,13 +975,15 @@ class OdtDocument(FollowsDirection):
         chunk's first node, inside the spans all the pieces and that node share; then the chunk's nodes, and the
         spans they leave empty, go."""
         segment = layout.segment
-        if segment.translation == segment.text:
+        if segment.translation is None or segment.translation == segment.text:     # not translated: as it was
             return
         pieces, main = layout.placed(), chunk[layout.main]
         if all(owner is None for _, owner in pieces):                # one formatting: the main span's
             for node in chunk:
                 if node.nodeType == node.TEXT_NODE:
-                    node.data = segment.translation if node is main else ""
+                    node.data = ""
+                    if node is main:
+                        self._insert_after(node, self._spaced(segment.translation))
                 else:
                     self._detach(node)
             return
@@ -825,18 +1012,15 @@ class OdtDocument(FollowsDirection):
                 keep += 1
             del opened[keep:]
             for item in chain[keep:] + [None]:
-                made = require("odf.element", "documents").Text(text) if item is None else self._copy(item)
-                if opened:
-                    opened[-1][1].appendChild(made)
-                else:
-                    home.insertBefore(made, place)
+                for made in self._spaced(text) if item is None else [self._copy(item)]:
+                    if opened:
+                        opened[-1][1].appendChild(made)
+                    else:
+                        home.insertBefore(made, place)
                 if item is not None:
                     opened.append((item, made))
         if after is not None:
-            siblings = after.parentNode.childNodes
-            position = next(i for i, sibling in enumerate(siblings) if sibling is after)
-            after.parentNode.insertBefore(require("odf.element", "documents").Text(last),
-                                          siblings[position + 1] if position + 1 < len(siblings) else None)
+            self._insert_after(after, self._spaced(last))
         spans = {}
         for node in chunk:
             parent = node.parentNode
@@ -847,6 +1031,28 @@ class OdtDocument(FollowsDirection):
         for span in sorted(spans.values(), key=self._depth, reverse=True):   # spans left empty go, inner first
             if span.parentNode is not None and not span.childNodes:
                 self._detach(span)
+
+    @staticmethod
+    def _spaced(text: str) -> list[Any]:
+        """`text` as odfpy nodes: text, with each run of spaces as one space and a `text:s` for the rest (ODF shows
+        consecutive spaces written as such as one, as HTML does)."""
+        element, odf_text = require("odf.element", "documents"), require("odf.text", "documents")
+        nodes = []
+        for at, part in enumerate(regex.split(r"( {2,})", text)):
+            if at % 2:
+                nodes += [element.Text(" "), odf_text.S(c=str(len(part) - 1))]
+            elif part:
+                nodes.append(element.Text(part))
+        return nodes
+
+    @staticmethod
+    def _insert_after(node: Any, nodes: list[Any]) -> None:
+        """`nodes` into `node`'s parent right after it, in order."""
+        parent = node.parentNode
+        for made in reversed(nodes):
+            siblings = parent.childNodes
+            position = next(i for i, sibling in enumerate(siblings) if sibling is node)
+            parent.insertBefore(made, siblings[position + 1] if position + 1 < len(siblings) else None)
 
     @staticmethod
     def _depth(node: Any) -> int:
