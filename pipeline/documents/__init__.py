@@ -9,11 +9,12 @@
     segments.py   the one path from a document's segments to an engine and back (spans kept verbatim)
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
-    markdown.py   .md                  markdown-it-py + mdformat: code, links, front matter kept
+    markdown.py   .md / .mdx           markdown-it-py + mdformat: code, links, front matter kept
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)
     subtitles.py  .srt / .vtt          srt, webvtt-py: numbers, timings, positions, tags kept; lines re-wrapped
     gettext.py    .po / .pot           polib: placeholders, accelerators, plurals; new entries fuzzy
     office.py     .docx / .pptx / .odt python-docx, python-pptx, odfpy: paragraphs, tables, headers, boxes
+    epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 
 A format only reads and writes segments; what the model reads and how pieces are batched is the engine's.
 `translate_document` (and `translate_documents`, several at once) is the one door, used by the CLI, the service's

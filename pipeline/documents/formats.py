@@ -5,9 +5,10 @@ page, the LibreTranslate HTML path) reads to know which files it takes.
 
 A format is a module whose reader takes `(data, name)` and gives a `Document` (its `segments`, and `render()`
 the file again), plus one `register(Format(...))` line below. `binary`: the file is a package of parts (office
-files), written only to a file, never to a terminal. `detect`: recognises the format from its first bytes when no
-extension tells (tried in registration order). `options`: the reader's keyword options (gettext: `overwrite`;
-gettext, HTML, Markdown and office files: `direction`, the run's, which their output depends on). A document whose output depends on the
+files, e-books), written only to a file, never to a terminal. `detect`: recognises the format from its first bytes
+when no extension tells (tried in registration order). `options`: the reader's keyword options (gettext:
+`overwrite`; gettext, HTML, Markdown, office files and e-books: `direction`, the run's, which their output depends
+on; office files and e-books: their size limits). A document whose output depends on the
 direction also has `direct(direction)`: the door calls it with the run's before translating, so a document opened
 without one (or for another run) follows the run that translates it.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from pipeline.documents.epub import EpubDocument, looks_like_epub
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
 from pipeline.documents.markdown import MarkdownDocument, MdxDocument
@@ -104,3 +106,5 @@ register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocume
                 True, PptxDocument, lambda data: package_kind(data) == "pptx", options=OFFICE_OPTIONS))
 register(Format("odt", (".odt",), "application/vnd.oasis.opendocument.text", True, OdtDocument,
                 lambda data: package_kind(data) == "odt", options=OFFICE_OPTIONS))
+register(Format("epub", (".epub",), "application/epub+zip", True, EpubDocument, looks_like_epub,
+                options=OFFICE_OPTIONS))
