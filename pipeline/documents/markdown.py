@@ -5,7 +5,8 @@ What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), 
 and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
 URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
 (`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, `$` math; `$$` math blocks,
-lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
+abbreviations' labels (`*[HTML]:`, the expansion translated), definition lists' markers (`Term` / `:   text`, term
+and definitions translated, each on its lines), lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
 `export` statements; Docusaurus/VitePress `:::` container fences, whose body and plain title are translated; GitHub
 alert markers, `> [!NOTE]`, alone on their quote's first line); the structure of headings, lists, block quotes,
 tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
@@ -83,6 +84,9 @@ MDX_INLINE = regex.compile(BRACES + r"|</?[A-Za-z][\w.:-]*"                   # 
                            r"(?:\s(?:[^<>{}\"']|\"[^\"]*\"|'[^']*'|(?&braces)){0,20000})?/?>")
 MDX_MAX_LINES = 200        # how far a statement's open brackets are followed (each start scans at most this)
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
+# PHP Markdown Extra / Pandoc / Python-Markdown (MkDocs): a definition's marker, and an abbreviation's definition
+DEFINITION = regex.compile(r":(?:[ \t]+|$)")
+ABBREVIATION = regex.compile(r"\*\[[^\]\n]{1,200}\]:[ \t]*")
 EXPLICIT_ID = regex.compile(r"\{:?[ \t]*(?:[^{}#\n]*[ \t])?#([\w-]+)")        # `{#start}`, `{: #start .wide}`
 GITHUB_REMOVED = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc}\- ]")       # github-slugger keeps letters, digits, _ and -
 TOC_REMOVED = regex.compile(r"[^\w\s-]")
@@ -458,6 +462,83 @@ def _render_alert(node: Any, context: Any) -> str:
                                       if node.children else [])])
 
 
+def _text_token(state: Any, text: str, line: int) -> None:
+    """An inline token of `text` (parsed, and translated, as a paragraph's content is)."""
+    token = state.push("inline", "", 0)
+    token.content, token.map, token.children = text, [line, line + 1], []
+
+
+def _abbreviation(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: an abbreviation's definition (`*[HTML]: Hyper Text Markup Language`): its label kept as written,
+    its expansion translated."""
+    match = ABBREVIATION.match(_line(state, start))
+    if state.sCount[start] - state.blkIndent >= 4 or match is None:
+        return False
+    if silent:
+        return True
+    opening = state.push("abbreviation_open", "div", 1)
+    opening.markup, opening.map = match.group(0).rstrip(), [start, start + 1]
+    expansion = _line(state, start)[match.end():].strip()
+    if expansion:
+        _text_token(state, expansion, start)
+    state.push("abbreviation_close", "div", -1)
+    state.line = start + 1
+    return True
+
+
+def _render_abbreviation(node: Any, context: Any) -> str:
+    return " ".join([node.markup, *(child.render(context) for child in node.children)])
+
+
+def _definition_list(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Block rule: a definition list (`Term`, then `: definition` lines, a blank line between them or not): the
+    term and each definition translated, each definition's marker (`:`, `:   `) and the blank lines as written; a
+    definition's lines, indented below its first, are one text. A definition's further paragraphs (indented,
+    after a blank line) end the list (they are read as the Markdown they are)."""
+    def definition_at(line: int) -> bool:
+        return line < end and state.sCount[line] - state.blkIndent < 4 and DEFINITION.match(_line(state, line))
+
+    term = _line(state, start)
+    if state.sCount[start] - state.blkIndent >= 4 or not term.strip() or DEFINITION.match(term):
+        return False
+    first = start + 2 if start + 1 < end and state.isEmpty(start + 1) else start + 1
+    if not definition_at(first):
+        return False
+    if silent:
+        return True
+    opening = state.push("definition_list_open", "dl", 1)
+    opening.map = [start, end]
+    _text_token(state, term.strip(), start)
+    line = first
+    while definition_at(line):
+        marker = DEFINITION.match(_line(state, line)).group(0)
+        texts, last = [_line(state, line)[len(marker):].strip()], line + 1
+        while (last < end and not state.isEmpty(last) and not definition_at(last)
+               and state.sCount[last] > state.blkIndent):
+            texts.append(_line(state, last).strip())
+            last += 1
+        item = state.push("definition_open", "dd", 1)
+        item.markup, item.map, item.meta = marker.rstrip() or ":", [line, last], {"blank": state.isEmpty(line - 1)}
+        item.info = marker[1:] if marker.strip() else " "
+        if any(texts):
+            _text_token(state, " ".join(text for text in texts if text), line)
+        state.push("definition_close", "dd", -1)
+        line = last + 1 if last + 1 < end and state.isEmpty(last) and definition_at(last + 1) else last
+    state.push("definition_list_close", "dl", -1)
+    state.line = line
+    return True
+
+
+def _render_definition_list(node: Any, context: Any) -> str:
+    """The term, then each definition on its own line(s), a blank line before it where the source had one."""
+    out = node.children[0].render(context)
+    for definition in node.children[1:]:
+        text = "".join(child.render(context) for child in definition.children)
+        marker = definition.markup + (definition.info + text if text else "")
+        out += ("\n\n" if definition.meta.get("blank") else "\n") + marker
+    return out
+
+
 def _mdx_statement(state: Any, start: int, end: int, silent: bool) -> bool:
     """Block rule: MDX's top-level `import` and `export` statements (`MDX_STATEMENT`, each import whole as
     `MDX_IMPORT`), kept as raw HTML is. A statement runs to a blank line, or past it while its brackets are open
@@ -487,7 +568,8 @@ def _mdx_statement(state: Any, start: int, end: int, silent: bool) -> bool:
 
 class Extensions:
     """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
-    RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert}
+    RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert,
+                 "abbreviation": _render_abbreviation, "definition_list": _render_definition_list}
     POSTPROCESSORS: dict = {}
 
 
@@ -505,6 +587,8 @@ def with_extensions(md: Any, mdx: bool = False) -> Any:
     md.block.ruler.before("fence", "container", _container)
     md.block.ruler.before("fence", "alert", _alert)
     md.block.ruler.before("fence", "mdx_statement", _mdx_statement)
+    md.block.ruler.before("reference", "abbreviation", _abbreviation)
+    md.block.ruler.before("paragraph", "definition_list", _definition_list)
     return md
 
 

@@ -1,0 +1,49 @@
+"""Markdown extensions of PHP Markdown Extra, Pandoc and Python-Markdown (MkDocs) that CommonMark reads as prose:
+definition lists keep a line per term and definition, and abbreviations keep their label (the expansion translated).
+Before, a definition list came back as one line (`Apple : Pomaceous fruit`) and an abbreviation escaped (`\\*\\[`)."""
+from pipeline.documents import translate_document
+
+from stand_ins import recording, suffixed
+
+GLOSSARY = """Some text here.
+
+Apple
+:   Pomaceous fruit of plants.
+
+Orange
+: The fruit of an evergreen tree,
+  grown in warm places.
+: A colour.
+
+Term with blank
+
+:   Its definition here.
+
+*[HTML]: Hyper Text Markup Language
+
+The HTML specification is maintained.
+"""
+
+
+def translated(text: str) -> tuple[str, list[str]]:
+    translate, seen = recording(suffixed)
+    return translate_document(None, text.encode(), name="glossary.md", translate=translate).decode(), seen
+
+
+def test_a_definition_list_keeps_a_line_per_term_and_definition():
+    out, seen = translated(GLOSSARY)
+    assert "\n\nApple-it\n:   Pomaceous-it fruit-it of plants-it.\n\n" in out
+    assert "\n\nOrange-it\n: The-it fruit-it of an evergreen-it tree-it, grown-it in warm-it places-it.\n" \
+           ": A colour-it.\n\n" in out
+    assert "\n\nTerm-it with-it blank-it\n\n:   Its-it definition-it here-it.\n\n" in out
+    assert {"Apple", "Pomaceous fruit of plants.", "The fruit of an evergreen tree, grown in warm places."} <= set(seen)
+
+
+def test_an_abbreviation_keeps_its_label_and_its_expansion_is_translated():
+    out, seen = translated(GLOSSARY)
+    assert "\n\n*[HTML]: Hyper-it Text-it Markup-it Language-it\n\n" in out and "Hyper Text Markup Language" in seen
+
+
+def test_a_colon_that_starts_no_definition_is_prose():
+    out, _ = translated("The ratio was\n3:1 in the end.\n\nSee :rocket: here.\n")
+    assert out == "The-it ratio-it was-it 3:1 in the-it end-it.\n\nSee-it :rocket: here-it.\n"
