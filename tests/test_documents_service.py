@@ -76,6 +76,7 @@ def test_formats_are_listed_in_the_frontend_settings(service):
     settings = client.get("/frontend/settings").json()
     assert settings["filesTranslation"] is True and settings["supportedFilesFormat"] == list(suffixes())
     assert {".srt", ".vtt", ".po", ".pot", ".md", ".html", ".txt", ".docx", ".pptx", ".odt"} <= set(suffixes())
+    assert {".txt", ".odt", ".odp", ".docx", ".pptx", ".epub", ".html"} <= set(suffixes())    # LibreTranslate's own
 
 
 @pytest.mark.parametrize("request_kwargs, status, message", [

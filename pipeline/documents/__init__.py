@@ -13,7 +13,7 @@
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)
     subtitles.py  .srt / .vtt          srt, webvtt-py: numbers, timings, positions, tags kept; lines re-wrapped
     gettext.py    .po / .pot           polib: placeholders, accelerators, plurals; new entries fuzzy
-    office.py     .docx / .pptx / .odt python-docx, python-pptx, odfpy: paragraphs, tables, headers, boxes
+    office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 
 A format only reads and writes segments; what the model reads and how pieces are batched is the engine's.

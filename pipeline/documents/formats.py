@@ -21,7 +21,7 @@ from pipeline.documents.epub import EpubDocument, looks_like_epub
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
 from pipeline.documents.markdown import MarkdownDocument, MdxDocument
-from pipeline.documents.office import DocxDocument, OdtDocument, PptxDocument, package_kind
+from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
 from pipeline.documents.segments import Segment
 from pipeline.documents.subtitles import SrtDocument, VttDocument, looks_like_srt, looks_like_vtt
@@ -106,5 +106,7 @@ register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocume
                 True, PptxDocument, lambda data: package_kind(data) == "pptx", options=OFFICE_OPTIONS))
 register(Format("odt", (".odt",), "application/vnd.oasis.opendocument.text", True, OdtDocument,
                 lambda data: package_kind(data) == "odt", options=OFFICE_OPTIONS))
+register(Format("odp", (".odp",), "application/vnd.oasis.opendocument.presentation", True, OdpDocument,
+                lambda data: package_kind(data) == "odp", options=OFFICE_OPTIONS))
 register(Format("epub", (".epub",), "application/epub+zip", True, EpubDocument, looks_like_epub,
                 options=OFFICE_OPTIONS))

@@ -1,28 +1,31 @@
 """Office documents: Word (`.docx`, with `python-docx`), PowerPoint (`.pptx`, with `python-pptx`) and
-OpenDocument text (`.odt`, with `odfpy`), the well-kept libraries for each.
+OpenDocument text and presentations (`.odt`, `.odp`, with `odfpy`), the well-kept libraries for each.
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
-speaker notes and charts (`.pptx`: titles, series names, category labels). Word's tracked changes are accepted
-first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted text
-left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
+speaker notes (`.pptx`, `.odp`), charts (`.pptx`: titles, series names, category labels) and the footers declared
+for slides (`.odp`). A slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the master
+pages' placeholder text of a presentation (`.odp`: never shown) are left as they are. Word's tracked changes are
+accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
+text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
 table rows' own marks stay). A paragraph is cut at line breaks and tabs, and around a hyperlink's text, into
 chunks, each one text, so that breaks, tabs and links stay where they were; smart tags, custom XML, content
-controls (`.docx`) and spans (`.odt`), and `.odt`'s runs of spaces (`text:s`), cut nothing. A table of contents'
-entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text (styles,
-images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail
-addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
+controls (`.docx`) and spans (OpenDocument), and OpenDocument's runs of spaces (`text:s`), cut nothing. A table of
+contents' entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text
+(styles, images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs,
+e-mail addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
 (`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
 Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
-(`code_holders`). Runs (`.odt`: spans) carry a chunk's formatting (`_Layout`): the translation goes into its main
-run, and a run formatted otherwise (a bold word) keeps its formatting where its text, or its text translated alone
-(in the same batch), occurs in the chunk's translation (a menu path, a name, a term), a run of code where its text
-does, exactly; where one does not, the chunk is translated piece by piece between such runs, each run getting its
-own translation (code: its text) in its place, so no formatted run is dropped; a chunk of code alone is not
-translated. Spaces the translation keeps in a row come back as `text:s` in `.odt` (which shows spaces written in
-a row as one). The language tags that name the run's
-source language (Word's proofing language, slides' run languages, OpenDocument's `fo:language`, `dc:language`) name
-its target in the translation (`relabel_ooxml`, `relabel_odf`), so that it is spell-checked in its own language.
+(`code_holders`). Runs (OpenDocument: spans) carry a chunk's formatting (`_Layout`): the translation goes into its
+main run, and a run formatted otherwise (a bold word) keeps its formatting where its text, or its text translated
+alone (in the same batch), occurs in the chunk's translation (a menu path, a name, a term), a run of code where its
+text does, exactly; where one does not, the chunk is translated piece by piece between such runs, each run getting
+its own translation (code: its text) in its place, so no formatted run is dropped; a chunk of code alone is not
+translated. Spaces the translation keeps in a row come back as `text:s` in OpenDocument files (which show spaces
+written in a row as one). The language tags that name the run's source language (Word's proofing language, slides'
+run languages, OpenDocument's `fo:language`, `dc:language`) name its target in the translation (`relabel_ooxml`,
+`relabel_odf`), so that it is spell-checked in its own language. A package is told by its parts (`package_kind`;
+an OpenDocument by its `mimetype` entry): one of another kind than its name says is refused in one line.
 """
 from __future__ import annotations
 
@@ -96,15 +99,21 @@ def code_style(name: str | None) -> bool:
     return CODE_STYLE.fullmatch(name) is not None
 
 
+ODF_KINDS = {b"application/vnd.oasis.opendocument.text": "odt",           # an OpenDocument's `mimetype` entry
+             b"application/vnd.oasis.opendocument.presentation": "odp"}
+ODF_KINDS_MEDIA = {f".{kind}": media_type.decode() for media_type, kind in ODF_KINDS.items()}   # ".odp": its type
+
+
 def package_kind(data: bytes) -> str | None:
-    """"docx", "pptx" or "odt" for a zip package of that kind (from its part names), else None."""
+    """"docx", "pptx", "odt" or "odp" for a zip package of that kind (from its part names, an OpenDocument's from
+    its `mimetype` entry), else None."""
     if data[:4] != b"PK\x03\x04":
         return None
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             names = set(package.namelist())
-            if "mimetype" in names and package.read("mimetype").strip() == b"application/vnd.oasis.opendocument.text":
-                return "odt"
+            if "mimetype" in names and (kind := ODF_KINDS.get(package.read("mimetype").strip())):
+                return kind
     except (zipfile.BadZipFile, *DAMAGED):
         return None
     return "docx" if "word/document.xml" in names else "pptx" if "ppt/presentation.xml" in names else None
@@ -125,9 +134,10 @@ def read_entry(package: zipfile.ZipFile, entry: str | zipfile.ZipInfo, name: str
         raise ValueError(f"{name}: zip entry {entry_name} is damaged ({reason})") from None
 
 
-def check_odf_parts(data: bytes, name: str) -> None:
-    """A one-line ValueError naming the file, the part and the line where an XML part odfpy reads is not
-    well-formed (odfpy prints "SAX FAILED TO PARSE" and goes on with what it read) or its zip entry is damaged.
+def check_odf_parts(data: bytes, name: str, what: str = ".odt") -> None:
+    """A one-line ValueError naming the file (a `what`: ".odt", ".odp"), the part and the line where an XML part
+    odfpy reads is not well-formed (odfpy prints "SAX FAILED TO PARSE" and goes on with what it read) or its zip
+    entry is damaged.
     Parsed with lxml, nothing loaded; a namespace prefix left undeclared is no error here: odfpy declares it."""
     etree = require("lxml.etree", "documents")
     with zipfile.ZipFile(io.BytesIO(data)) as package:
@@ -143,7 +153,7 @@ def check_odf_parts(data: bytes, name: str) -> None:
                 if fatal or not len(parser.error_log):
                     error = fatal[0] if fatal else None
                     line, message = (error.line, error.message) if error else (exc.lineno, exc.msg)
-                    raise ValueError(f"{name}: not a readable .odt file: {part} line {line}: "
+                    raise ValueError(f"{name}: not a readable {what} file: {part} line {line}: "
                                      f"{message.strip()}") from None
 
 
@@ -733,33 +743,40 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
         return blob
 
 
-class OdtDocument(FollowsDirection):
-    """An OpenDocument text: `segments` of its paragraphs and headings (body, tables, frames, headers and
-    footers, index titles); spans formatted otherwise keep their formatting (`_Layout`), and spans and paragraphs
-    in a code style (`_code_style_names`) are kept verbatim. An index entry (a table
-    of contents' line) gives only its text: its number, and the tab and what follows it (a page number), or a
-    leader and page number, stay as they are. `render()` writes odfpy's `content.xml` and `styles.xml` into the
-    original package, every other entry (`Configurations2/`, pictures, the manifest, `meta.xml`) as it was."""
+class _OdfDocument(FollowsDirection):
+    """An OpenDocument read with odfpy, of the kind `extension` names (".odt", ".odp"): `segments` of the
+    paragraphs and headings under its `_roots()` (and of the elements in `extra_paragraphs`); spans formatted
+    otherwise keep their formatting (`_Layout`), and spans and paragraphs in a code style (`_code_style_names`)
+    are kept verbatim. A package of another kind (a spreadsheet named `.odp`) is refused in one line. `render()`
+    writes odfpy's `content.xml` and `styles.xml` into the original package, every other entry (`Configurations2/`,
+    pictures, the manifest, `meta.xml`) as it was."""
+    extension = ".odt"
+    extra_paragraphs: frozenset[tuple[str, str]] = frozenset()     # (namespace, name): more holders of text
+    plain_paragraphs: frozenset[tuple[str, str]] = frozenset()     # of those, the ones that take text only
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
                  direction: Direction | None = None, max_unpacked_bytes: int | None = None):
         self.direction = direction
         opendocument = require("odf.opendocument", "documents")
         text_ns = require("odf.namespaces", "documents").TEXTNS
-        _open_zip(data, name, ".odt", max_xml_bytes, max_unpacked_bytes)
-        check_odf_parts(data, name)
+        _open_zip(data, name, self.extension, max_xml_bytes, max_unpacked_bytes)
+        check_odf_parts(data, name, self.extension)
         try:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package
-            raise ValueError(f"{name}: not a readable .odt file: {exc}") from None
+            raise ValueError(f"{name}: not a readable {self.extension} file: {exc}") from None
+        media_type = str(self._document.mimetype).strip()       # a template's (`...text-template`) is one too
+        if not media_type.startswith(ODF_KINDS_MEDIA[self.extension]):
+            raise ValueError(f"{name}: not a {self.extension} file but an OpenDocument of another kind ({media_type})")
         self._data, self._name = data, name
         self._text_ns = text_ns
-        self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template")}
+        self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template"),
+                                 *self.extra_paragraphs}
         self._chunks: list[tuple[list[Any], Any, _Layout]] = []
         styles = self._code_style_names()
         kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
         found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
-        for root in (self._document.text, self._document.masterstyles):
+        for root in self._roots():
             for node in self._walk(root):
                 if getattr(node, "qname", None) in self._paragraph_names:
                     own = kind(node.attributes.get((text_ns, "style-name")))
@@ -774,6 +791,10 @@ class OdtDocument(FollowsDirection):
                 self._chunks.append((chunk, container, _Layout(texts, keys, code)))
         self.segments = [segment for _, _, layout in self._chunks for segment in layout.alone] + \
             [layout.segment for _, _, layout in self._chunks]
+
+    def _roots(self) -> list[Any]:
+        """Where the document's text is: its body (`office:body`)."""
+        return [self._document.body]
 
     def _code_style_names(self) -> dict[str, int]:
         """The styles that are code, by name: `NAMED` where named so (`code_style`: `Source_20_Text`, of its name
@@ -983,7 +1004,7 @@ class OdtDocument(FollowsDirection):
                 if node.nodeType == node.TEXT_NODE:
                     node.data = ""
                     if node is main:
-                        self._insert_after(node, self._spaced(segment.translation))
+                        self._insert_after(node, self._spaced(segment.translation, container))
                 else:
                     self._detach(node)
             return
@@ -1012,7 +1033,7 @@ class OdtDocument(FollowsDirection):
                 keep += 1
             del opened[keep:]
             for item in chain[keep:] + [None]:
-                for made in self._spaced(text) if item is None else [self._copy(item)]:
+                for made in self._spaced(text, container) if item is None else [self._copy(item)]:
                     if opened:
                         opened[-1][1].appendChild(made)
                     else:
@@ -1020,7 +1041,7 @@ class OdtDocument(FollowsDirection):
                 if item is not None:
                     opened.append((item, made))
         if after is not None:
-            self._insert_after(after, self._spaced(last))
+            self._insert_after(after, self._spaced(last, container))
         spans = {}
         for node in chunk:
             parent = node.parentNode
@@ -1032,11 +1053,13 @@ class OdtDocument(FollowsDirection):
             if span.parentNode is not None and not span.childNodes:
                 self._detach(span)
 
-    @staticmethod
-    def _spaced(text: str) -> list[Any]:
+    def _spaced(self, text: str, container: Any) -> list[Any]:
         """`text` as odfpy nodes: text, with each run of spaces as one space and a `text:s` for the rest (ODF shows
-        consecutive spaces written as such as one, as HTML does)."""
+        consecutive spaces written as such as one, as HTML does); in a `container` that takes text only
+        (`plain_paragraphs`), one text node."""
         element, odf_text = require("odf.element", "documents"), require("odf.text", "documents")
+        if getattr(container, "qname", None) in self.plain_paragraphs:
+            return [element.Text(text)]
         nodes = []
         for at, part in enumerate(regex.split(r"( {2,})", text)):
             if at % 2:
@@ -1069,6 +1092,33 @@ class OdtDocument(FollowsDirection):
         return _repacked(self._data, {"content.xml": self._document.contentxml(),
                                       "styles.xml": self._document.stylesxml().encode("utf-8"),
                                       **relabelled_meta(self._data, direction, self._name)}, self._name)
+
+
+
+PRESENTATION_NS = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+
+
+class OdtDocument(_OdfDocument):
+    """An OpenDocument text: its paragraphs and headings (body, tables, frames, headers and footers, index
+    titles). An index entry (a table of contents' line) gives only its text: its number, and the tab and what
+    follows it (a page number), or a leader and page number, stay as they are."""
+    extension = ".odt"
+
+    def _roots(self) -> list[Any]:
+        """The body, and the master pages (`styles.xml`), whose headers and footers are printed on every page."""
+        return [self._document.body, self._document.masterstyles]
+
+
+class OdpDocument(_OdfDocument):
+    """An OpenDocument presentation (LibreOffice Impress): the paragraphs of its slides (`draw:page`) in text
+    boxes (titles, outlines, lists), shapes (`draw:custom-shape`, `draw:rect` ...), tables and speaker notes
+    (`presentation:notes`), and the footers and headers the slides show (`presentation:footer-decl`, text only).
+    A slide's name (`draw:name`: LibreOffice's default `page1`, or one given) is kept: links (`#name`), custom
+    shows and the start page refer to a slide by it, as PowerPoint's are kept in `.pptx`. The master pages
+    (`styles.xml`) are left as they are: their placeholder text ("Click to add Title") is never shown."""
+    extension = ".odp"
+    extra_paragraphs = plain_paragraphs = frozenset({(PRESENTATION_NS, "footer-decl"),
+                                                     (PRESENTATION_NS, "header-decl")})
 
 
 # -- the document's own language tags follow the run ---------------------------------------------------------------
