@@ -7,6 +7,7 @@
 
     formats.py    the one registry of formats (`Format`, `register`): every door reads it
     segments.py   the one path from a document's segments to an engine and back (spans kept verbatim)
+    runs.py       a chunk of formatted text (runs, inline tags) and where its formatting goes in a translation
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
     markdown.py   .md / .mdx           markdown-it-py + mdformat: code, links, front matter kept

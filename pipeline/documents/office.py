@@ -16,7 +16,7 @@ contents' entry gives only its text (`.odt`: not its number, tab and page number
 e-mail addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
 (`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
 Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
-(`code_holders`). Runs (OpenDocument: spans) carry a chunk's formatting (`_Layout`): the translation goes into its
+(`code_holders`). Runs (OpenDocument: spans) carry a chunk's formatting (`RunLayout`): the translation goes into its
 main run, and a run formatted otherwise (a bold word) keeps its formatting where its text, or its text translated
 alone (in the same batch), occurs in the chunk's translation (a menu path, a name, a term), a run of code where its
 text does, exactly; where one does not, the chunk is translated piece by piece between such runs, each run getting
@@ -33,14 +33,14 @@ import copy
 import io
 import zipfile
 import zlib
-from collections import Counter
 from typing import Any
 
 import regex
 
+from pipeline.documents.runs import RunLayout
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
-from pipeline.translate.splitting import needs_translation, with_spacing
+from pipeline.translate.splitting import needs_translation
 from pipeline.extras import require
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -198,190 +198,6 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
                                  "(its entities would not survive the translation)")
 
 
-class _RunSegment(Segment):
-    """A chunk's segment, cut (`pieces`) exactly at its formatted groups and verbatim spans, where `Segment.pieces`
-    would cut at the first occurrence of each."""
-    cut: list[str]
-
-    def pieces(self) -> list[str]:
-        return list(self.cut)
-
-
-class _Group:
-    """Consecutive holders of a chunk formatted otherwise than its main one (a bold term, an italic title): one
-    run of their own. `alone`: their text translated by itself, or None where it is kept as written (a number,
-    one letter, code). `code`: in a code font or style, so kept verbatim."""
-
-    def __init__(self, key: Any, code: bool = False):
-        self.key, self.items, self.text, self.place = key, [], "", 0.0     # place: where in the chunk, 0 to 1
-        self.alone: Segment | None = None
-        self.code = code
-
-    def candidates(self) -> list[str]:
-        """What the group may read as in the chunk's translation: its own text, then its translation alone."""
-        found = [self.text.strip()]
-        if self.alone is not None and self.alone.translation and self.alone.translation.strip() not in found:
-            found.append(self.alone.translation.strip())
-        return [text for text in found if text]
-
-    def translated(self) -> str:
-        """The group's text translated alone (as written where it is not translated), with its own spacing."""
-        if self.alone is None or not self.alone.translation:
-            return self.text
-        return with_spacing(self.text, self.alone.translation)
-
-
-def _occurrences(text: str, candidate: str, exact: bool = False) -> list[regex.Match]:
-    """Where `candidate` is in `text`, in any case (`exact`: in its own), not inside a longer word."""
-    pattern = (r"(?<!\w)" if candidate[0].isalnum() else "") + regex.escape(candidate) + \
-        (r"(?!\w)" if candidate[-1].isalnum() else "")
-    return list(regex.finditer(pattern, text, 0 if exact else regex.IGNORECASE))
-
-
-class _Layout:
-    """How one chunk's formatting maps onto its translation. `texts` and `keys`: each holder's text (a run's
-    `<t>`, an .odt text node or `text:s`) and formatting. The main formatting is the one of the most holders with
-    a word, then of the most characters (`main`: its longest holder); consecutive holders formatted otherwise form
-    `groups`, each with a word translated alone too (`alone`, in `segments` before the chunk's own, so that its
-    translation is known when the chunk's is judged). `code`: which holders are code (a code font or style, as
-    `code_font` and `code_style` tell): never the main formatting while a holder is not, each a group kept
-    verbatim, which the chunk's translation must hold exactly, as written. The chunk's translation is kept whole
-    where every group's text, or its translation alone, occurs in it (and every verbatim span: URLs, paths,
-    e-mail addresses); else the text between the groups and spans is translated piece by piece and each group gets
-    its translation alone (a group without a word, or of code, as written), at its place, in its formatting.
-    `direct`: which holders sit right in the chunk's container (not in a smart tag or content control), preferred
-    as `main`, so that the translation does not move into a content control."""
-
-    def __init__(self, texts: list[str], keys: list[Any], code: list[bool] | None = None,
-                 direct: list[bool] | None = None):
-        code = code or [False] * len(texts)
-        totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
-        prose = not all(code)
-        for text, key, verbatim in zip(texts, keys, code):
-            if verbatim and prose:
-                continue
-            words, characters = totals.get(key, (0, 0))
-            totals[key] = (words + needs_translation(text), characters + len(text.strip()))
-        common = max(totals, key=totals.get)
-        direct = direct or [True] * len(texts)
-        self.main = max((index for index, key in enumerate(keys) if key == common),
-                        key=lambda i: (direct[i], len(texts[i].strip())))
-        self._edges = (next((i for i, text in enumerate(texts) if text.strip()), 0),
-                       next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip()), 0))
-        self.groups: list[_Group] = []
-        current, pending = None, []               # pending: blank holders after `current`, in its formatting
-        for index, (text, key) in enumerate(zip(texts, keys)):
-            if key != common and text.strip():
-                if current is None or current.key != key:
-                    current = _Group(key, code[index])
-                    self.groups.append(current)
-                current.items += pending + [index]
-                pending = []
-            elif current is not None and key == current.key and not text.strip():
-                pending.append(index)
-            else:
-                current, pending = None, []
-        owner: dict[int, int] = {}
-        starts = [0]
-        for text in texts:
-            starts.append(starts[-1] + len(text))
-        for number, group in enumerate(self.groups):
-            group.text = "".join(texts[index] for index in group.items)
-            group.place = (starts[group.items[0]] + len(group.text) - len(group.text.lstrip())) / max(starts[-1], 1)
-            owner.update((index, number) for index in group.items)
-            alone = group.text.strip()
-            if len(alone) >= 2 and any(character.isalpha() for character in alone) and not group.code:
-                group.alone = Segment(alone, protected=protected_spans(alone))
-        cut, self.kinds = [""], []                 # kinds: each span's group, None for a verbatim span
-
-        def span(text: str, kind: int | None) -> None:
-            cut.extend([text, ""])
-            self.kinds.append(kind)
-
-        def stretch(text: str) -> None:
-            for verbatim in protected_spans(text):
-                before, _, text = text.partition(verbatim)
-                cut[-1] += before
-                span(verbatim, None)
-            cut[-1] += text
-
-        pending_text, index = "", 0
-        while index < len(texts):
-            if index not in owner:
-                pending_text += texts[index]
-                index += 1
-                continue
-            stretch(pending_text)
-            pending_text = ""
-            group = self.groups[owner[index]]
-            span(group.text, owner[index])
-            index = group.items[-1] + 1
-        stretch(pending_text)
-        text, spans = "".join(texts), cut[1::2]
-        if self.groups:
-            self.segment: Segment = _RunSegment(text, protected=spans, accept=self._accept)
-            self.segment.cut = cut
-        else:
-            self.segment = Segment(text, protected=spans)
-        self.alone = [group.alone for group in self.groups if group.alone is not None]
-
-    def spread(self, translation: str) -> tuple[list[tuple[str, int | None]], bool]:
-        """The translation as (text, owner) pieces, owner a group's number or None (the main formatting): each
-        group with a word cut out where one of its candidates occurs (in order), and whether every one was; then
-        a group of punctuation alone (a bold colon) where it starts or ends the chunk and the translation."""
-        pieces: list[tuple[str, int | None]] = [(translation, None)]
-        every = True
-        for number, group in enumerate(self.groups):
-            mark = group.text.strip()
-            if not needs_translation(mark) and not group.code:
-                if group.items[0] == self._edges[0] and pieces[0][1] is None and pieces[0][0].startswith(mark):
-                    pieces[0:1] = [(mark, number), (pieces[0][0][len(mark):], None)]
-                elif group.items[-1] == self._edges[1] and pieces[-1][1] is None and pieces[-1][0].endswith(mark):
-                    pieces[-1:] = [(pieces[-1][0][:-len(mark)], None), (mark, number)]
-                continue
-            for candidate in group.candidates():
-                hits, offset = [], 0                 # (at, match, where in the translation, 0 to 1)
-                for at, (piece, owner) in enumerate(pieces):
-                    if owner is None:
-                        hits += [(at, match, (offset + match.start()) / len(translation))
-                                 for match in _occurrences(piece, candidate, group.code)]
-                    offset += len(piece)
-                if hits:                             # of several, the one nearest the group's place in the text
-                    at, match, _ = min(hits, key=lambda hit: abs(hit[2] - group.place))
-                    piece = pieces[at][0]
-                    pieces[at:at + 1] = [(piece[:match.start()], None), (match.group(0), number),
-                                         (piece[match.end():], None)]
-                    break
-            else:
-                every = False
-        return [(piece, owner) for piece, owner in pieces if piece], every
-
-    def _accept(self, translation: str) -> bool:
-        verbatim = Counter(span for span, kind in zip(self.segment.protected, self.kinds) if kind is None)
-        return all(translation.count(span) >= count for span, count in verbatim.items()) and \
-            self.spread(translation)[1]
-
-    def placed(self) -> list[tuple[str, int | None]]:
-        """The chunk's translation as (text, owner) pieces, in order, neighbours of one owner joined."""
-        segment = self.segment
-        if segment.whole or segment.parts is None:
-            pieces = self.spread(segment.translation)[0]
-        else:
-            pieces = []
-            for index, part in enumerate(segment.parts):
-                kind = self.kinds[index // 2] if index % 2 else None
-                pieces.append((self.groups[kind].translated(), kind) if kind is not None else (part, None))
-        joined: list[tuple[str, int | None]] = []
-        for piece, owner in pieces:
-            if joined and (joined[-1][1] == owner or (owner is None and not piece.strip())):
-                joined[-1] = (joined[-1][0] + piece, joined[-1][1])       # a space joins the run before it
-            elif joined and joined[-1][1] is None and not joined[-1][0].strip():
-                joined[-1] = (joined[-1][0] + piece, owner)                 # or, first, the one after it
-            elif piece:
-                joined.append((piece, owner))
-        return joined
-
-
 class _OoxmlParagraphs:
     """The paragraphs (`<p>`) of OOXML elements (WordprocessingML `w:`, DrawingML `a:`) as segments, each
     written back into its text elements (`<t>` in runs `<r>`).
@@ -392,7 +208,7 @@ class _OoxmlParagraphs:
     breaks, tabs and links stay where they are; smart tags, custom XML and content controls around runs
     (`WORD_WRAPPERS`) cut nothing. Field results (`w:fldSimple`, `w:fldChar` ... `separate` ... `end`, `a:fld`:
     page numbers, dates) and nested paragraphs (text boxes, their own) are left. Runs formatted otherwise than the
-    chunk's main one keep their formatting (`_Layout`); runs in a code font (`code_font`: `w:rFonts`' `w:ascii`,
+    chunk's main one keep their formatting (`RunLayout`); runs in a code font (`code_font`: `w:rFonts`' `w:ascii`,
     `a:latin`'s typeface) or a code character style (`code_style`, of its id or of its name in `code_styles`,
     or one whose font is a code font) are code, kept verbatim, and a chunk of code alone is not translated."""
 
@@ -410,10 +226,10 @@ class _OoxmlParagraphs:
                     texts = [t.text or "" for t in chunk]
                     if needs_translation("".join(texts)):
                         found.append((chunk, texts, [self._code(t.getparent()) for t in chunk]))
-        self._chunks: list[tuple[list[Any], _Layout]] = []
+        self._chunks: list[tuple[list[Any], RunLayout]] = []
         for (chunk, texts, _), code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
             if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
-                layout = _Layout(texts, [self._properties(t.getparent()) for t in chunk], code,
+                layout = RunLayout(texts, [self._properties(t.getparent()) for t in chunk], code,
                                  [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk])
                 self._chunks.append((chunk, layout))
         self.segments = [segment for _, layout in self._chunks for segment in layout.alone] + \
@@ -746,7 +562,7 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
 class _OdfDocument(FollowsDirection):
     """An OpenDocument read with odfpy, of the kind `extension` names (".odt", ".odp"): `segments` of the
     paragraphs and headings under its `_roots()` (and of the elements in `extra_paragraphs`); spans formatted
-    otherwise keep their formatting (`_Layout`), and spans and paragraphs in a code style (`_code_style_names`)
+    otherwise keep their formatting (`RunLayout`), and spans and paragraphs in a code style (`_code_style_names`)
     are kept verbatim. A package of another kind (a spreadsheet named `.odp`) is refused in one line. `render()`
     writes odfpy's `content.xml` and `styles.xml` into the original package, every other entry (`Configurations2/`,
     pictures, the manifest, `meta.xml`) as it was."""
@@ -772,7 +588,7 @@ class _OdfDocument(FollowsDirection):
         self._text_ns = text_ns
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template"),
                                  *self.extra_paragraphs}
-        self._chunks: list[tuple[list[Any], Any, _Layout]] = []
+        self._chunks: list[tuple[list[Any], Any, RunLayout]] = []
         styles = self._code_style_names()
         kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
         found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
@@ -788,7 +604,7 @@ class _OdfDocument(FollowsDirection):
                                           [max([own, *map(kind, key)]) for key in keys]))
         for (chunk, container, texts, keys, _), code in zip(found, code_holders([item[2::2] for item in found])):
             if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
-                self._chunks.append((chunk, container, _Layout(texts, keys, code)))
+                self._chunks.append((chunk, container, RunLayout(texts, keys, code)))
         self.segments = [segment for _, _, layout in self._chunks for segment in layout.alone] + \
             [layout.segment for _, _, layout in self._chunks]
 
@@ -990,7 +806,7 @@ class _OdfDocument(FollowsDirection):
             parent = parent.parentNode
         return found[::-1]
 
-    def _write(self, chunk: list[Any], container: Any, layout: _Layout) -> None:
+    def _write(self, chunk: list[Any], container: Any, layout: RunLayout) -> None:
         """The chunk's translation in: all in its main text node where it has one formatting; else each piece
         in the spans of the holder whose formatting it has (copies; spans the pieces share, shared), before the
         chunk's first node, inside the spans all the pieces and that node share; then the chunk's nodes, and the

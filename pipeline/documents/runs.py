@@ -1,0 +1,203 @@
+"""One chunk of formatted text (a paragraph's runs between breaks, an HTML block's inline content) and how its
+formatting maps onto its translation: the office formats' and HTML's one implementation.
+
+A chunk is a list of holders (a run's text, a text node), each with a formatting key and whether it is code. The
+model reads the chunk whole (`RunLayout.segment`); holders formatted otherwise than the main formatting (a bold
+term, a link's text, an inline `<code>`) form groups, each also translated alone (`RunLayout.alone`), so that its
+place in the whole translation can be found (`RunLayout.placed`): the whole translation is kept where every group's
+text or its translation alone occurs in it, else the text between the groups is translated piece by piece and each
+group gets its translation alone, in its place. Code groups must occur exactly as written.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import regex
+
+from pipeline.documents.segments import Segment, protected_spans
+from pipeline.translate.splitting import needs_translation, with_spacing
+
+
+class RunSegment(Segment):
+    """A chunk's segment, cut (`pieces`) exactly at its formatted groups and verbatim spans, where `Segment.pieces`
+    would cut at the first occurrence of each."""
+    cut: list[str]
+
+    def pieces(self) -> list[str]:
+        return list(self.cut)
+
+
+class FormattedGroup:
+    """Consecutive holders of a chunk formatted otherwise than its main one (a bold term, an italic title): one
+    run of their own. `alone`: their text translated by itself, or None where it is kept as written (a number,
+    one letter, code). `code`: in a code font or style, so kept verbatim."""
+
+    def __init__(self, key: Any, code: bool = False):
+        self.key, self.items, self.text, self.place = key, [], "", 0.0     # place: where in the chunk, 0 to 1
+        self.alone: Segment | None = None
+        self.code = code
+
+    def candidates(self) -> list[str]:
+        """What the group may read as in the chunk's translation: its own text, then its translation alone."""
+        found = [self.text.strip()]
+        if self.alone is not None and self.alone.translation and self.alone.translation.strip() not in found:
+            found.append(self.alone.translation.strip())
+        return [text for text in found if text]
+
+    def translated(self) -> str:
+        """The group's text translated alone (as written where it is not translated), with its own spacing."""
+        if self.alone is None or not self.alone.translation:
+            return self.text
+        return with_spacing(self.text, self.alone.translation)
+
+
+def occurrences(text: str, candidate: str, exact: bool = False) -> list[regex.Match]:
+    """Where `candidate` is in `text`, in any case (`exact`: in its own), not inside a longer word."""
+    pattern = (r"(?<!\w)" if candidate[0].isalnum() else "") + regex.escape(candidate) + \
+        (r"(?!\w)" if candidate[-1].isalnum() else "")
+    return list(regex.finditer(pattern, text, 0 if exact else regex.IGNORECASE))
+
+
+class RunLayout:
+    """How one chunk's formatting maps onto its translation. `texts` and `keys`: each holder's text (a run's
+    `<t>`, an .odt text node or `text:s`) and formatting. The main formatting is the one of the most holders with
+    a word, then of the most characters (`main`: its longest holder); consecutive holders formatted otherwise form
+    `groups`, each with a word translated alone too (`alone`, in `segments` before the chunk's own, so that its
+    translation is known when the chunk's is judged). `code`: which holders are code (a code font or style, as
+    `code_font` and `code_style` tell): never the main formatting while a holder is not, each a group kept
+    verbatim, which the chunk's translation must hold exactly, as written. The chunk's translation is kept whole
+    where every group's text, or its translation alone, occurs in it (and every verbatim span: URLs, paths,
+    e-mail addresses); else the text between the groups and spans is translated piece by piece and each group gets
+    its translation alone (a group without a word, or of code, as written), at its place, in its formatting.
+    `direct`: which holders sit right in the chunk's container (not in a smart tag or content control), preferred
+    as `main`, so that the translation does not move into a content control."""
+
+    def __init__(self, texts: list[str], keys: list[Any], code: list[bool] | None = None,
+                 direct: list[bool] | None = None):
+        code = code or [False] * len(texts)
+        totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
+        prose = not all(code)
+        for text, key, verbatim in zip(texts, keys, code):
+            if verbatim and prose:
+                continue
+            words, characters = totals.get(key, (0, 0))
+            totals[key] = (words + needs_translation(text), characters + len(text.strip()))
+        common = max(totals, key=totals.get)
+        direct = direct or [True] * len(texts)
+        self.main = max((index for index, key in enumerate(keys) if key == common),
+                        key=lambda i: (direct[i], len(texts[i].strip())))
+        self._edges = (next((i for i, text in enumerate(texts) if text.strip()), 0),
+                       next((i for i in range(len(texts) - 1, -1, -1) if texts[i].strip()), 0))
+        self.groups: list[FormattedGroup] = []
+        current, pending = None, []               # pending: blank holders after `current`, in its formatting
+        for index, (text, key) in enumerate(zip(texts, keys)):
+            if key != common and text.strip():
+                if current is None or current.key != key:
+                    current = FormattedGroup(key, code[index])
+                    self.groups.append(current)
+                current.items += pending + [index]
+                pending = []
+            elif current is not None and key == current.key and not text.strip():
+                pending.append(index)
+            else:
+                current, pending = None, []
+        owner: dict[int, int] = {}
+        starts = [0]
+        for text in texts:
+            starts.append(starts[-1] + len(text))
+        for number, group in enumerate(self.groups):
+            group.text = "".join(texts[index] for index in group.items)
+            group.place = (starts[group.items[0]] + len(group.text) - len(group.text.lstrip())) / max(starts[-1], 1)
+            owner.update((index, number) for index in group.items)
+            alone = group.text.strip()
+            if len(alone) >= 2 and any(character.isalpha() for character in alone) and not group.code:
+                group.alone = Segment(alone, protected=protected_spans(alone))
+        cut, self.kinds = [""], []                 # kinds: each span's group, None for a verbatim span
+
+        def span(text: str, kind: int | None) -> None:
+            cut.extend([text, ""])
+            self.kinds.append(kind)
+
+        def stretch(text: str) -> None:
+            for verbatim in protected_spans(text):
+                before, _, text = text.partition(verbatim)
+                cut[-1] += before
+                span(verbatim, None)
+            cut[-1] += text
+
+        pending_text, index = "", 0
+        while index < len(texts):
+            if index not in owner:
+                pending_text += texts[index]
+                index += 1
+                continue
+            stretch(pending_text)
+            pending_text = ""
+            group = self.groups[owner[index]]
+            span(group.text, owner[index])
+            index = group.items[-1] + 1
+        stretch(pending_text)
+        text, spans = "".join(texts), cut[1::2]
+        if self.groups:
+            self.segment: Segment = RunSegment(text, protected=spans, accept=self._accept)
+            self.segment.cut = cut
+        else:
+            self.segment = Segment(text, protected=spans)
+        self.alone = [group.alone for group in self.groups if group.alone is not None]
+
+    def spread(self, translation: str) -> tuple[list[tuple[str, int | None]], bool]:
+        """The translation as (text, owner) pieces, owner a group's number or None (the main formatting): each
+        group with a word cut out where one of its candidates occurs (in order), and whether every one was; then
+        a group of punctuation alone (a bold colon) where it starts or ends the chunk and the translation."""
+        pieces: list[tuple[str, int | None]] = [(translation, None)]
+        every = True
+        for number, group in enumerate(self.groups):
+            mark = group.text.strip()
+            if not needs_translation(mark) and not group.code:
+                if group.items[0] == self._edges[0] and pieces[0][1] is None and pieces[0][0].startswith(mark):
+                    pieces[0:1] = [(mark, number), (pieces[0][0][len(mark):], None)]
+                elif group.items[-1] == self._edges[1] and pieces[-1][1] is None and pieces[-1][0].endswith(mark):
+                    pieces[-1:] = [(pieces[-1][0][:-len(mark)], None), (mark, number)]
+                continue
+            for candidate in group.candidates():
+                hits, offset = [], 0                 # (at, match, where in the translation, 0 to 1)
+                for at, (piece, owner) in enumerate(pieces):
+                    if owner is None:
+                        hits += [(at, match, (offset + match.start()) / len(translation))
+                                 for match in occurrences(piece, candidate, group.code)]
+                    offset += len(piece)
+                if hits:                             # of several, the one nearest the group's place in the text
+                    at, match, _ = min(hits, key=lambda hit: abs(hit[2] - group.place))
+                    piece = pieces[at][0]
+                    pieces[at:at + 1] = [(piece[:match.start()], None), (match.group(0), number),
+                                         (piece[match.end():], None)]
+                    break
+            else:
+                every = False
+        return [(piece, owner) for piece, owner in pieces if piece], every
+
+    def _accept(self, translation: str) -> bool:
+        verbatim = Counter(span for span, kind in zip(self.segment.protected, self.kinds) if kind is None)
+        return all(translation.count(span) >= count for span, count in verbatim.items()) and \
+            self.spread(translation)[1]
+
+    def placed(self) -> list[tuple[str, int | None]]:
+        """The chunk's translation as (text, owner) pieces, in order, neighbours of one owner joined."""
+        segment = self.segment
+        if segment.whole or segment.parts is None:
+            pieces = self.spread(segment.translation)[0]
+        else:
+            pieces = []
+            for index, part in enumerate(segment.parts):
+                kind = self.kinds[index // 2] if index % 2 else None
+                pieces.append((self.groups[kind].translated(), kind) if kind is not None else (part, None))
+        joined: list[tuple[str, int | None]] = []
+        for piece, owner in pieces:
+            if joined and (joined[-1][1] == owner or (owner is None and not piece.strip())):
+                joined[-1] = (joined[-1][0] + piece, joined[-1][1])       # a space joins the run before it
+            elif joined and joined[-1][1] is None and not joined[-1][0].strip():
+                joined[-1] = (joined[-1][0] + piece, owner)                 # or, first, the one after it
+            elif piece:
+                joined.append((piece, owner))
+        return joined
