@@ -73,8 +73,9 @@ def test_html_text_nodes_are_replaced_and_markup_kept():
               '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
               '<img src="c.png" alt="A cat"></p>\n<p>\u00a9 2024</p>')
     document = HtmlText(markup)
-    assert document.texts == ["Tom & Mary\u00a0sing.", "Hi", "A cat"]          # text nodes, then alt and title
-    assert document.render(["T <&> M", "Ciao", "Un gatto"]) == (
+    # a sentence and the inline element in it: the element's text alone, then the sentence; then alt and title
+    assert document.texts == ["Hi", "Tom & Mary\u00a0sing. Hi", "A cat"]
+    assert document.render(["Ciao", "T <&> M Ciao", "Un gatto"]) == (
         '<!DOCTYPE html>\n<p class="a" id="b">T &lt;&amp;&gt; M <b>Ciao</b> <br> <!-- a note -->'
         '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
         '<img src="c.png" alt="Un gatto"></p>\n<p>\u00a9 2024</p>')

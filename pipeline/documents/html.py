@@ -34,8 +34,15 @@ Text inside <script>, <style>, <code>, <pre>, <textarea>, <template>, MathML's <
 `translate="no"` or have the class `notranslate` (their attributes too, as HTML's translation mode is inherited,
 until a descendant says `translate="yes"`), and comments, and text without a letter (`© 2024`) are not
 translated; the symbols `SYMBOLS` (© ® ™) come back where they were, which a model whose vocabulary lacks them
-would drop. Each text node is translated as one unit, so a sentence cut by inline markup (`I <b>love</b> you`) is
-translated in pieces. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
+would drop. A sentence cut by inline markup (`Read the <a href="/docs">manual</a> first.`, `Run <code>make</code>`)
+is one text for the model: an element's own text and the `INLINE` elements in it that hold a chain down to one
+text (`<b><i>word</i></b>`) are a chunk (`runs.RunLayout`), each element moved, with its words'
+translation, to where they land in the sentence's translation (code and what has no letter: exactly as written), or,
+where the model lost one, the text between them translated piece by piece, so every element comes back once. A
+line break, an image or an inline element that holds more (a link with a bold word: a chunk of its own) ends a
+chunk; a text node in no chunk is translated alone. Line ends and the
+spaces around them inside a text are one space for the model (HTML shows them so), where the engine would cut the
+text at them. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
 """
 from __future__ import annotations
 
@@ -45,11 +52,18 @@ from typing import Any, Sequence
 
 import regex
 
+from pipeline.documents.runs import RunLayout
 from pipeline.documents.segments import Segment, protected_spans
+from pipeline.translate.splitting import needs_translation
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math"})
+# Phrasing elements that format words within a sentence: a sentence goes on through them (`HtmlText`'s chunks)
+INLINE = frozenset({"a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
+                    "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike",
+                    "strong", "sub", "sup", "time", "tt", "u", "var"})
+COLLAPSIBLE = regex.compile(r"[ \t\f\r]*\n\s*")      # a line end and the spaces around it: one space, as HTML shows it
 # Attributes whose value is text a reader sees or hears, on any element (HTML, WAI-ARIA, the defaults of W3C ITS 2.0)
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label", "aria-placeholder", "aria-description",
                          "aria-roledescription", "aria-valuetext")
@@ -214,6 +228,86 @@ def _spans(value: str, listed: bool) -> list[tuple[int, int]]:
     return spans
 
 
+def _is_text(bs4, node) -> bool:
+    return type(node) is bs4.NavigableString                     # not a comment, doctype or CDATA section
+
+
+def _chain(bs4, tag) -> list | None:
+    """An inline element a sentence goes on through, as its chain of nodes down to its one text (`<a>docs</a>`,
+    `<b><i>this</i></b>`, `<code>make</code>`): `INLINE` elements of one child each, and a text with something in
+    it; else None."""
+    chain, node = [], tag
+    while not _is_text(bs4, node):
+        if not isinstance(node, bs4.Tag) or node.name not in INLINE or len(node.contents) != 1:
+            return None
+        chain.append(node)
+        node = node.contents[0]
+    return chain + [node] if node.strip() else None
+
+
+def _collapsed(text: str) -> str:
+    return COLLAPSIBLE.sub(" ", text)
+
+
+class _Chunk:
+    """Consecutive text and inline elements of one parent, read as one text (`RunLayout`): the parent's own text is
+    the main formatting, each inline element a group that must come back once, in its place; the element is moved
+    there with its translated text (or its text, for code and what has no letter)."""
+
+    def __init__(self, bs4, items: list, hidden: set[int]):
+        self.items = items
+        first, last = items[0], items[-1]
+        self.lead = first[:len(first) - len(first.lstrip())] if _is_text(bs4, first) else ""
+        self.trail = last[len(last.rstrip()):] if _is_text(bs4, last) and last is not first else ""
+        self.texts: list = []                        # each item's text node (an element's: the end of its chain)
+        texts, keys, code = [], [], []
+        for at, item in enumerate(items):
+            chain = [item] if _is_text(bs4, item) else _chain(bs4, item)
+            node = chain[-1]
+            text = str(node)
+            if at == 0 and self.lead:
+                text = text[len(self.lead):]
+            if at == len(items) - 1 and self.trail:
+                text = text[:len(text) - len(self.trail)]
+            self.texts.append(node)
+            texts.append(_collapsed(text))
+            keys.append("" if node is item else id(item))        # "": the parent's own text, the main formatting
+            code.append(node is not item and (any(id(link) in hidden for link in chain)
+                                              or not any(character.isalpha() for character in text)))
+        self.layout = RunLayout(texts, keys, code, main="", kept=SYMBOLS)
+
+    def render(self, bs4) -> None:
+        if self.layout.segment.translation is None:
+            return
+        pieces = self.layout.placed()
+        owners = sorted(owner for _, owner in pieces if owner is not None)
+        if owners != list(range(len(self.layout.groups))):
+            return                                   # not met by construction: the source, not a lost element
+        elements = {number: group.items[0] for number, group in enumerate(self.layout.groups)}
+        written = [bs4.NavigableString(self.lead)] if self.lead else []
+        for text, owner in pieces:
+            if owner is None:
+                written.append(bs4.NavigableString(text))
+                continue
+            at, inner = elements[owner], text.strip() or text
+            start = text.find(inner)
+            if start > 0:                            # spaces a translation put at a group's edge go outside it
+                written.append(bs4.NavigableString(text[:start]))
+            self.texts[at].replace_with(inner)
+            written.append(self.items[at])
+            if text[start + len(inner):]:
+                written.append(bs4.NavigableString(text[start + len(inner):]))
+        if self.trail:
+            written.append(bs4.NavigableString(self.trail))
+        anchor = bs4.NavigableString("")
+        self.items[0].insert_before(anchor)
+        for item in self.items:
+            item.extract()
+        for node in reversed(written):
+            anchor.insert_after(node)
+        anchor.extract()
+
+
 class HtmlText:
     """`HtmlText(markup).texts` are the texts to translate (text nodes, then `translated_attributes` values,
     stripped); `render(translations)` is the markup with each replaced by its translation, its surrounding
@@ -236,27 +330,73 @@ class HtmlText:
         self._bs4, self._source = bs4, source
 
         hidden = _hidden(bs4, self._soup)
-        self._nodes = [node for node in self._soup.find_all(string=True)
-                       if type(node) is bs4.NavigableString                      # not comments, doctypes
-                       and id(node) not in hidden and any(character.isalpha() for character in node)]
+        self._nodes: list[tuple[Any, Segment]] = []        # text nodes translated alone
+        self._chunks: list[_Chunk] = []
+        self.segments: list[Segment] = []
+        absorbed: set[int] = set()                          # inline elements read with their parent's text
+        for parent in [self._soup, *self._soup.find_all(True)]:
+            if id(parent) in absorbed:
+                continue
+            run: list = []
+            for child in [*parent.contents, None]:
+                chain = _chain(bs4, child) if isinstance(child, bs4.Tag) else None
+                if child is not None and (_is_text(bs4, child) or chain is not None):
+                    run.append(child)
+                    absorbed.update(id(link) for link in (chain or ())[:-1])
+                    continue
+                self._read(bs4, run, hidden)
+                run = []
         self._attributes = [(tag, name, spans) for tag in self._soup.find_all(True) if id(tag) not in hidden
                             for name, listed in translated_attributes(tag)
                             for spans in [_spans(tag[name], listed)] if spans]
-        self.texts = [node.strip() for node in self._nodes] + [tag[name][start:end] for tag, name, spans
-                                                                in self._attributes for start, end in spans]
+        self.segments += [Segment(text, protected=protected_spans(text, SYMBOLS))
+                          for tag, name, spans in self._attributes for text in [tag[name][a:b] for a, b in spans]]
 
-    def render(self, translations: Sequence[str], encoding: str = "utf-8") -> str:
-        """The markup with the translations in; a `<meta charset>` names `encoding` (what the caller encodes in)."""
-        if len(translations) != len(self.texts):
-            raise ValueError(f"{len(self.texts)} texts, got {len(translations)} translations")
-        for node, translation in zip(self._nodes, translations):
-            leading, trailing = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
-            node.replace_with(leading + translation + trailing)
-        rest = iter(translations[len(self._nodes):])
+    @property
+    def texts(self) -> list[str]:
+        """What the model reads: each segment's text (text nodes and chunks in document order, then attributes)."""
+        return [segment.text for segment in self.segments]
+
+    def _read(self, bs4, run: list, hidden: set[int]) -> None:
+        """One parent's consecutive texts and inline elements (`_chain`): one chunk (`_Chunk`) where the parent's
+        own text has a word and an inline element has text to place in it; else each text node with a letter, alone."""
+        ends = [item if _is_text(bs4, item) else _chain(bs4, item)[-1] for item in run]
+        shown = [node for node in ends if id(node) not in hidden and any(character.isalpha() for character in node)]
+        if not shown:
+            return
+        own = [item for item in run if _is_text(bs4, item)]
+        if (len(own) < len(run) and all(id(item) not in hidden for item in own)
+                and needs_translation("".join(own))):
+            chunk = _Chunk(bs4, run, hidden)
+            self._chunks.append(chunk)
+            self.segments += [*chunk.layout.alone, chunk.layout.segment]
+            return
+        for node in shown:
+            text = _collapsed(node.strip())
+            segment = Segment(text, protected=protected_spans(text, SYMBOLS))
+            self._nodes.append((node, segment))
+            self.segments.append(segment)
+
+    def render(self, translations: Sequence[str] | None = None, encoding: str = "utf-8") -> str:
+        """The markup with the segments' translations in (or `translations`, one per segment, in their order);
+        a `<meta charset>` names `encoding` (what the caller encodes in)."""
+        if translations is not None:
+            if len(translations) != len(self.segments):
+                raise ValueError(f"{len(self.segments)} texts, got {len(translations)} translations")
+            for segment, translation in zip(self.segments, translations):
+                segment.translation, segment.whole, segment.parts = translation, True, None
+        for node, segment in self._nodes:
+            if segment.translation is not None and segment.translation != segment.text:
+                leading, trailing = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
+                node.replace_with(leading + segment.translation + trailing)
+        for chunk in self._chunks:
+            chunk.render(bs4=self._bs4)
+        rest = iter(self.segments[len(self.segments) - sum(len(spans) for _, _, spans in self._attributes):])
         for tag, name, spans in self._attributes:
             value, parts, done = tag[name], [], 0
             for start, end in spans:                 # what lies between the texts (spaces, commas) as written
-                parts += [value[done:start], next(rest)]
+                segment = next(rest)
+                parts += [value[done:start], segment.translation if segment.translation is not None else segment.text]
                 done = end
             tag[name] = "".join(parts) + value[done:]
         if self.xml:
@@ -333,14 +473,14 @@ class HtmlDocument(FollowsDirection):
             self._crlf = "\r\n" in (markup if isinstance(markup, str) else data.decode(self._encoding, "replace"))
         except LookupError:
             self._crlf = b"\r\n" in data
-        self.segments = [Segment(text, protected=protected_spans(text, SYMBOLS)) for text in self._html.texts]
+        self.segments = self._html.segments
 
     def render(self) -> bytes:
         codec = {"utf-16": "utf-16-le"}.get(self._encoding.lower(), self._encoding)
         if self._mark in (b"\xff\xfe", b"\xfe\xff"):
             codec = "utf-16-le" if self._mark == b"\xff\xfe" else "utf-16-be"
         self._html.relabel(self.output_direction)
-        text = self._html.render([segment.translation for segment in self.segments], self._encoding)
+        text = self._html.render(encoding=self._encoding)
         if self._crlf:
             text = regex.sub(r"\r?\n", "\r\n", text)
         return self._mark + text.encode(codec, errors="xmlcharrefreplace")

@@ -19,6 +19,11 @@ from pipeline.documents.segments import Segment, protected_spans
 from pipeline.translate.splitting import needs_translation, with_spacing
 
 
+# An article or preposition that opens a translated phrase (`la `, `l'`, `the `, `di `): at most 3 letters and a
+# space, or at most 4 letters and an apostrophe, before a word
+LEADING_PARTICLE = regex.compile(r"(?:\p{L}{1,3}\s+|\p{L}{1,4}['’])(?=\w)")
+
+
 class RunSegment(Segment):
     """A chunk's segment, cut (`pieces`) exactly at its formatted groups and verbatim spans, where `Segment.pieces`
     would cut at the first occurrence of each."""
@@ -39,10 +44,16 @@ class FormattedGroup:
         self.code = code
 
     def candidates(self) -> list[str]:
-        """What the group may read as in the chunk's translation: its own text, then its translation alone."""
+        """What the group may read as in the chunk's translation: its own text, then its translation alone, then
+        that without its first word where it is an article or a preposition (`LEADING_PARTICLE`: "la stazione"
+        reads "alla stazione" in a sentence, an article and a preposition made one word)."""
         found = [self.text.strip()]
         if self.alone is not None and self.alone.translation and self.alone.translation.strip() not in found:
-            found.append(self.alone.translation.strip())
+            alone = self.alone.translation.strip()
+            found.append(alone)
+            particle = LEADING_PARTICLE.match(alone)
+            if particle and not self.code:
+                found.append(alone[particle.end():])
         return [text for text in found if text]
 
     def translated(self) -> str:
@@ -71,10 +82,12 @@ class RunLayout:
     e-mail addresses); else the text between the groups and spans is translated piece by piece and each group gets
     its translation alone (a group without a word, or of code, as written), at its place, in its formatting.
     `direct`: which holders sit right in the chunk's container (not in a smart tag or content control), preferred
-    as `main`, so that the translation does not move into a content control."""
+    as `main`, so that the translation does not move into a content control. `main`: the main formatting's key
+    where the caller decides it (an HTML block's own text), if some holder has it. `kept`: more spans than
+    `protected_spans`' that come back verbatim (HTML's symbols)."""
 
     def __init__(self, texts: list[str], keys: list[Any], code: list[bool] | None = None,
-                 direct: list[bool] | None = None):
+                 direct: list[bool] | None = None, main: Any = None, kept: regex.Pattern | None = None):
         code = code or [False] * len(texts)
         totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
         prose = not all(code)
@@ -83,7 +96,7 @@ class RunLayout:
                 continue
             words, characters = totals.get(key, (0, 0))
             totals[key] = (words + needs_translation(text), characters + len(text.strip()))
-        common = max(totals, key=totals.get)
+        common = main if main is not None and main in totals else max(totals, key=totals.get)
         direct = direct or [True] * len(texts)
         self.main = max((index for index, key in enumerate(keys) if key == common),
                         key=lambda i: (direct[i], len(texts[i].strip())))
@@ -112,7 +125,7 @@ class RunLayout:
             owner.update((index, number) for index in group.items)
             alone = group.text.strip()
             if len(alone) >= 2 and any(character.isalpha() for character in alone) and not group.code:
-                group.alone = Segment(alone, protected=protected_spans(alone))
+                group.alone = Segment(alone, protected=protected_spans(alone, kept))
         cut, self.kinds = [""], []                 # kinds: each span's group, None for a verbatim span
 
         def span(text: str, kind: int | None) -> None:
@@ -120,7 +133,7 @@ class RunLayout:
             self.kinds.append(kind)
 
         def stretch(text: str) -> None:
-            for verbatim in protected_spans(text):
+            for verbatim in protected_spans(text, kept):
                 before, _, text = text.partition(verbatim)
                 cut[-1] += before
                 span(verbatim, None)

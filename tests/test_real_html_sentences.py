@@ -1,0 +1,80 @@
+"""A sentence cut by inline markup (a link, bold, inline code) is read by the model as one sentence, and each
+inline element comes back once, where its translation lands; a paragraph hard-wrapped in the source is one text.
+Before, each text node was translated alone: `Read the`, `documentation`, `for details.`, and each source line."""
+from bs4 import BeautifulSoup
+from lxml import etree
+
+from pipeline.documents import translate_document
+
+from stand_ins import recording
+
+PAGE = """<!DOCTYPE html><html lang="en"><body>
+<p>Read the <a href="/docs">documentation</a> for more
+details.</p>
+<p>Run <code>make install</code> as <b>root</b>.</p>
+<p>Open <a href="/a">the <b>big</b> menu</a> now.</p>
+</body></html>"""
+ITALIAN = {"Read the documentation for more details.": "Per maggiori dettagli leggete la documentazione.",
+           "documentation": "documentazione",
+           "Run make install as root.": "Eseguite make install come root.",
+           "root": "root", "Open": "Aprite", "now.": "ora.", "the big menu": "il menu grande", "big": "grande"}
+
+
+def dictionary(texts: list[str]) -> list[str]:
+    return [ITALIAN.get(text, text.upper()) for text in texts]
+
+
+def translated(page: str, model=dictionary, name: str = "page.html") -> tuple[str, list[str]]:
+    translate, seen = recording(model)
+    return translate_document(None, page.encode(), name=name, translate=translate).decode(), seen
+
+
+def tags(markup: str) -> list[tuple[str, dict]]:
+    """The body's elements and their attributes, in order."""
+    return [(tag.name, dict(tag.attrs)) for tag in BeautifulSoup(markup, "html.parser").body.find_all(True)]
+
+
+def test_a_sentence_with_a_link_is_one_text_and_the_link_moves_with_its_words():
+    out, seen = translated(PAGE)
+    assert "Read the documentation for more details." in seen            # one sentence, one line
+    assert '<p>Per maggiori dettagli leggete la <a href="/docs">documentazione</a>.</p>' in out
+
+
+def test_inline_code_comes_back_exactly_inside_the_translated_sentence():
+    out, seen = translated(PAGE)
+    assert "Run make install as root." in seen and "make install" not in seen    # code is never translated alone
+    assert "<p>Eseguite <code>make install</code> come <b>root</b>.</p>" in out
+
+
+def test_a_link_holding_formatting_is_a_sentence_of_its_own_and_keeps_every_element():
+    out, seen = translated(PAGE)
+    assert {"Open", "the big menu", "big", "now."} <= set(seen)
+    assert '<p>Aprite <a href="/a">il menu <b>grande</b></a> ora.</p>' in out
+    assert tags(out) == tags(PAGE)
+
+
+def test_a_model_that_loses_an_element_s_words_still_gives_every_element_back_once():
+    def careless(texts):                  # drops the link's words from the sentence, and shouts the rest
+        return [text.replace("documentation", "").upper() for text in texts]
+
+    out, _ = translated(PAGE, careless)
+    assert tags(out) == tags(PAGE)
+    assert '<a href="/docs">documentation</a>' in out          # its words as written, never an empty link
+
+
+def test_spaces_at_an_element_s_edge_stay_outside_it_and_xhtml_stays_well_formed():
+    page = ('<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body>'
+            '<p>Press <kbd>Ctrl</kbd> <kbd>Shift</kbd> and <a href="#x">click here</a> to go.</p></body></html>')
+    italian = {"Press Ctrl Shift and click here to go.": "Premete Ctrl Shift e fate clic qui per andare.",
+               "click here": "fate clic qui"}
+    out, _ = translated(page, lambda texts: [italian.get(text, text) for text in texts], "page.xhtml")
+    assert ('<p>Premete <kbd>Ctrl</kbd> <kbd>Shift</kbd> e <a href="#x">fate clic qui</a> per andare.</p>'
+            in out), out
+    etree.fromstring(out.encode())
+
+
+def test_an_element_whose_article_merged_with_a_preposition_is_still_found():
+    italian = {"I want to go to the station now.": "Voglio andare alla stazione ora.", "the station": "la stazione"}
+    out, _ = translated("<p>I want to go to <b>the station</b> now.</p>",
+                        lambda texts: [italian.get(text, text) for text in texts])
+    assert out == "<p>Voglio andare alla <b>stazione</b> ora.</p>"
