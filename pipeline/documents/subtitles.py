@@ -21,6 +21,9 @@ Word-timed WebVTT cues (YouTube's automatic captions: `so<00:00:01.839><c> today
 are translated as one sentence: their inline timestamps and the `<c>` class spans around the timed words, which
 would no longer line up with the translated words, are dropped (`without_word_timing`); the cue's timing and
 settings (`align:start position:0%`) stay exactly, and its other tags (`<v Roger>`, `<i>`, `<b>`) as above.
+A sentence that runs on across cues (a cue that ends with no sentence's end, the next opening in lower case:
+`I think that we should` / `go to the station now.`; plain cues, no tags or speakers, at most `MAX_JOINED`) is
+one text for the model, its translation shared among the cues by their lengths, cut at spaces (`split_by_weights`).
 Rolling captions (YouTube again: each cue opens with the line the cue before ended with, and the new words below
 it) keep that repeated line as a line of its own, so it reads the same in both cues; and a text that occurs in
 several cues of a file is translated once, so it comes back the same in each.
@@ -51,6 +54,9 @@ WORD_TIMESTAMP = regex.compile(r"<(?:[0-9]{2,}:)?[0-5][0-9]:[0-5][0-9]\.[0-9]{3}
 CLASS_SPAN = regex.compile(r"</?c(?:\.[^\s<>.]+)*>")
 # a speaker's line: a dash or a voice, after the tags that open the line (`<i>- Hey!</i>`, `{\an8}- Hey!`, `<i>-Hey`)
 DIALOGUE = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*?\s*(?:[-–—]|<v[ .][^<>\n]{{0,200}}>)\s*")
+SENTENCE_END = regex.compile(r"[.!?…:;♪)\]}\"'»”’-]\s*$")         # a cue that ends so ends its sentence
+LOWER_START = regex.compile(r"\s*(?:\.{3}|…)?\s*\p{Ll}")                # the next one going on with it
+MAX_JOINED = 4              # cues of one sentence read as one text, at most
 SRT_INDEX = regex.compile(r"[ \t]*-?[0-9]+(?:\.[0-9]*)?[ \t]*")         # a cue number, as the srt library reads one
 SRT_TIMESTAMP = r"[0-9]+:[0-5][0-9]:[0-5][0-9][,.][0-9]{3}"
 SRT_TIMING = regex.compile(rf"[ \t]*(?P<start>{SRT_TIMESTAMP})[ \t]*-->[ \t]*(?P<end>{SRT_TIMESTAMP})(?:[ \t][^\n]*)?")
@@ -104,14 +110,13 @@ def one_line(text: str) -> str:
 
 
 class Cue:
-    """One cue's text as segments, and the cue's text again from their translations.
+    """One cue's text as units (a speaker's line, a rolled line, or all of it), and the cue's text again from their
+    segments' translations (`read_cues` gives each unit its segment).
 
-    `known`: segments by text, shared by a file's cues, so that a text is translated once and reads the same in
-    every cue. `rolled`: the line the cue before ended with; a cue of several lines that opens with it (a rolling
-    caption) keeps it as a unit of its own, translated as it was there."""
+    `rolled`: the line the cue before ended with; a cue of several lines that opens with it (a rolling caption)
+    keeps it as a unit of its own, translated as it was there."""
 
-    def __init__(self, text: str, known: dict[str, Segment] | None = None, rolled: str = ""):
-        known = {} if known is None else known
+    def __init__(self, text: str, rolled: str = ""):
         lines = [line for line in text.splitlines() if line.strip()]
         self.last_line = one_line(lines[-1]) if lines else ""
         self._dialogue = len(lines) > 1 and all(DIALOGUE.match(line) for line in lines)
@@ -122,21 +127,33 @@ class Cue:
         else:
             units = [" ".join(line.strip() for line in lines)]
         self._units = []
-        self.segments = []
         for unit in units:
             dash = DIALOGUE.match(unit).group(0) if self._dialogue else ""
             body = unit[len(dash):]
             head = LEADING_TAGS.match(body).group(0)
             tail = TRAILING_TAGS.search(body, len(head)).group(0) if len(head) < len(body) else ""
-            inner = body[len(head):len(body) - len(tail)]
-            self._units.append((dash, head, tail))
-            if inner not in known:
-                known[inner] = Segment(inner, protected_spans(inner, KEPT))
-            self.segments.append(known[inner])
+            self._units.append((dash, head, tail, body[len(head):len(body) - len(tail)]))
+        self.inners = [inner for _, _, _, inner in self._units]
+        self.segments: list[Segment] = []            # one per unit, from `read_cues`
+        self.share: tuple[Segment, int, list[int]] | None = None      # a sentence across cues: its part
+
+    @property
+    def plain(self) -> str | None:
+        """The cue's text where it is one unit of plain text (no speaker dash, tag or symbol around it, no tag in
+        it): what may be part of a sentence that runs on across cues; else None."""
+        if len(self._units) != 1 or self._dialogue:
+            return None
+        dash, head, tail, inner = self._units[0]
+        return inner if not (dash or head.strip() or tail.strip() or TAG.search(inner)) and inner else None
 
     def render(self) -> str:
+        if self.share is not None:
+            segment, index, weights = self.share
+            _, head, tail, _ = self._units[0]
+            part = split_by_weights(segment.translation, weights)[index] or self.plain   # too few words: its own
+            return head + "\n".join(wrap_balanced(part, WIDTH)) + tail
         lines = []
-        for (dash, head, tail), segment in zip(self._units, self.segments):
+        for (dash, head, tail, _), segment in zip(self._units, self.segments):
             if self._dialogue:
                 lines.append(dash + head + one_line(segment.translation) + tail)
             else:
@@ -145,13 +162,62 @@ class Cue:
         return "\n".join(lines)
 
 
+def runs_on(text: str, following: str) -> bool:
+    """Whether a cue's text is a sentence that the next cue's text goes on with: it ends with no sentence's end
+    and the next opens in lower case (`I think that we should` / `go to the station now.`)."""
+    return not SENTENCE_END.search(text) and bool(LOWER_START.match(following))
+
+
+def split_by_weights(text: str, weights: list[int]) -> list[str]:
+    """`text` cut at spaces into `len(weights)` parts of about the weights' shares of its length, each cut at the
+    space nearest its share, preferring one after punctuation nearby (a comma, a full stop); every part has a word
+    where `text` has as many words as parts (else the first parts get a word each, the last the rest, then none)."""
+    spaces = [match.start() for match in regex.finditer(r" +", text)]
+    if len(spaces) < len(weights) - 1:
+        words = text.split()
+        return [*words[:len(weights) - 1], " ".join(words[len(weights) - 1:])] + [""] * (len(weights) - 1 - len(words))
+    total, cuts, done = sum(weights), [], 0
+    for number in range(1, len(weights)):
+        done += weights[number - 1]
+        goal = len(text) * done / total
+        left = len(weights) - number                                  # spaces still needed after this one
+        usable = [at for at in spaces if (not cuts or at > cuts[-1]) and sum(a > at for a in spaces) >= left - 1]
+        best = min(usable, key=lambda at: abs(at - goal) - (0.1 * len(text) if text[at - 1] in ",;:.!?…" else 0))
+        cuts.append(best)
+    bounds = [0, *cuts, len(text)]
+    return [text[bounds[i]:bounds[i + 1]].strip() for i in range(len(weights))]
+
+
 def read_cues(texts: list[str]) -> tuple[list[Cue], list[Segment]]:
-    """A file's cues, each told the line the cue before ended with (`Cue`'s `rolled`), and their segments: one per
-    distinct text, shared by the cues that hold it."""
-    known: dict[str, Segment] = {}
+    """A file's cues and their segments: a sentence that runs on across cues (`runs_on`, plain cues, at most
+    `MAX_JOINED` of them) is one segment, its translation shared among them by their lengths (`split_by_weights`);
+    else one per unit, and one per distinct text, shared by the cues that hold it, so that it reads the same in
+    each (a rolling caption's repeated line, a refrain)."""
     cues: list[Cue] = []
     for text in texts:
-        cues.append(Cue(text, known, cues[-1].last_line if cues else ""))
+        cues.append(Cue(text, cues[-1].last_line if cues else ""))
+    known: dict[str, Segment] = {}
+
+    def segment(text: str) -> Segment:
+        if text not in known:
+            known[text] = Segment(text, protected_spans(text, KEPT))
+        return known[text]
+
+    chain: list[Cue] = []
+    for cue in [*cues, None]:
+        if (cue is not None and chain and cue.plain is not None and len(chain) < MAX_JOINED
+                and cue.plain != chain[-1].plain and runs_on(chain[-1].plain, cue.plain)):    # not a repeat
+            chain.append(cue)
+            continue
+        if len(chain) > 1:
+            joined = segment(" ".join(link.plain for link in chain))
+            weights = [len(link.plain) for link in chain]
+            for index, link in enumerate(chain):
+                link.share = (joined, index, weights)
+        chain = [cue] if cue is not None and cue.plain is not None else []
+    for cue in cues:
+        if cue.share is None:
+            cue.segments = [segment(inner) for inner in cue.inners]
     return cues, list(known.values())
 
 
