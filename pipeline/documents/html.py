@@ -33,8 +33,8 @@ list may merge or reorder items), the commas and spaces kept as written. No othe
 Text inside <script>, <style>, <code>, <pre>, <textarea>, <template>, MathML's <math>, elements that say
 `translate="no"` or have the class `notranslate` (their attributes too, as HTML's translation mode is inherited,
 until a descendant says `translate="yes"`), and comments, and text without a letter (`© 2024`) are not
-translated; the symbols `SYMBOLS` (© ® ™) come back where they were, which a model whose vocabulary lacks them
-would drop. A sentence cut by inline markup (`Read the <a href="/docs">manual</a> first.`, `Run <code>make</code>`)
+translated; symbols (© ® ™ ♥ emoji: `segments.SYMBOL`) come back where they were, which a model whose vocabulary lacks
+them would drop. A sentence cut by inline markup (`Read the <a href="/docs">manual</a> first.`, `Run <code>make</code>`)
 is one text for the model: an element's own text and the `INLINE` elements in it that hold a chain down to one
 text (`<b><i>word</i></b>`) are a chunk (`runs.RunLayout`), each element moved, with its words'
 translation, to where they land in the sentence's translation (code and what has no letter: exactly as written), or,
@@ -90,7 +90,6 @@ START_TAG = regex.compile(r"<([A-Za-z][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]
 ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
 # Symbols no translation changes and a model whose vocabulary lacks them drops (© 2024, Acme™): kept verbatim.
 # Punctuation a translation may change (`&` for "and", dashes, ellipses, quotes, no-break spaces) is left to it.
-SYMBOLS = regex.compile(r"[\u00a9\u00ae\u2122\u2120\u2117]+")     # © ® ™ ℠ ℗
 CONTROL_BYTES = regex.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 MAX_CONTROL_SHARE = 0.01
 HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?(?:<!--.*?-->\s*)*"
@@ -274,7 +273,7 @@ class _Chunk:
             keys.append("" if node is item else id(item))        # "": the parent's own text, the main formatting
             code.append(node is not item and (any(id(link) in hidden for link in chain)
                                               or not any(character.isalpha() for character in text)))
-        self.layout = RunLayout(texts, keys, code, main="", kept=SYMBOLS)
+        self.layout = RunLayout(texts, keys, code, main="")
 
     def render(self, bs4) -> None:
         if self.layout.segment.translation is None:
@@ -349,7 +348,7 @@ class HtmlText:
         self._attributes = [(tag, name, spans) for tag in self._soup.find_all(True) if id(tag) not in hidden
                             for name, listed in translated_attributes(tag)
                             for spans in [_spans(tag[name], listed)] if spans]
-        self.segments += [Segment(text, protected=protected_spans(text, SYMBOLS))
+        self.segments += [Segment(text, protected=protected_spans(text))
                           for tag, name, spans in self._attributes for text in [tag[name][a:b] for a, b in spans]]
 
     @property
@@ -373,7 +372,7 @@ class HtmlText:
             return
         for node in shown:
             text = _collapsed(node.strip())
-            segment = Segment(text, protected=protected_spans(text, SYMBOLS))
+            segment = Segment(text, protected=protected_spans(text))
             self._nodes.append((node, segment))
             self.segments.append(segment)
 
@@ -450,7 +449,7 @@ def check_not_binary(data: bytes, name: str) -> None:
 
 
 class HtmlDocument(FollowsDirection):
-    """An `.html` file: `segments` (a URL, e-mail address, file path or `SYMBOLS` in a text kept verbatim), and
+    """An `.html` file: `segments` (a URL, e-mail address, file path or symbol in a text kept verbatim), and
     `render()` its bytes, in the encoding it came in, its root's language the run's target (`direction`, `direct`;
     English -> Italian where none is given)."""
 

@@ -118,9 +118,14 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
     for segment in segments:
         segment.translation, segment.whole = segment.text, True
     firsts = [segment.first_text() for segment in todo]
-    outputs = _checked([text.strip() for text in firsts], translate)
+    edges = [symbol_edges(first) for first in firsts]
+    outputs = _checked([first[len(head):len(first) - len(tail)].strip()
+                        for first, (head, tail) in zip(firsts, edges)], translate)
     retry = []
-    for segment, first, output in zip(todo, firsts, outputs):
+    for segment, first, output, (head, tail) in zip(todo, firsts, outputs, edges):
+        if head or tail:
+            output = head.strip() + (" " if head.strip() and head[-1:].isspace() else "") + output.strip() + \
+                (" " if tail.strip() and tail[:1].isspace() else "") + tail.strip()
         restored = segment.restored(output)
         translation = None if restored is None else with_spacing(first, restored)
         if translation is None or not segment.kept(translation):
@@ -135,14 +140,29 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
 
 
 # What no translation may change, in any format that carries it: URLs, e-mail addresses, inline HTML/XML tags,
-# character entities, and file paths (absolute, home- or dot-relative, Windows drive paths).
+# character entities, file paths (absolute, home- or dot-relative, Windows drive paths) and symbols.
 URL = (r"(?:(?:https?|ftp|file)://|www\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}*_]")
 EMAIL = r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]{0,2000})?/?>"
 ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
         r"|(?<![\w\\])[A-Za-z]:\\(?:[\w.-]+\\)*[\w.-]+")
-VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH)))
+SYMBOL = r"(?:(?=\p{So})\X)+"           # symbols a model whose vocabulary lacks them drops: © ™ ♪ ❤️ 🚀 (with modifiers)
+VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL)))
+LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
+TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$")
+
+
+def symbol_edges(text: str) -> tuple[str, str]:
+    """The symbols (and spaces) `text` opens and ends with (`🚀 Fast start`, `Never gonna give you up ♪`), where a
+    word lies between them: never given to the model, which would drop or misplace them, and put back around its
+    translation."""
+    head = LEADING_SYMBOLS.match(text)
+    tail = TRAILING_SYMBOLS.search(text, head.end() if head else 0)
+    head_text, tail_text = head.group(0) if head else "", tail.group(0) if tail else ""
+    if not LETTER.search(text[len(head_text):len(text) - len(tail_text)]):
+        return "", ""
+    return head_text, tail_text
 
 
 def protected_spans(text: str, pattern: regex.Pattern | None = None, verbatim: bool = True) -> list[str]:

@@ -36,6 +36,7 @@ from datetime import timedelta
 import regex
 
 from pipeline.documents.encoding import Encoded
+from pipeline.documents.segments import SYMBOL as SYMBOL_PATTERN
 from pipeline.documents.segments import Segment, protected_spans, wrap_balanced
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
@@ -44,7 +45,7 @@ WIDTH = 42                  # characters per subtitle line (the common broadcast
 TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
 # Symbols no translation changes and a model whose vocabulary lacks them drops (♪ ♫ 🎵 © ™): a run of characters
 # (with what joins to them: 👍🏽, ❤️) of Unicode's "other symbol" class. Punctuation is left to the translation.
-SYMBOL = regex.compile(r"(?:(?=\p{So})\X)+")
+SYMBOL = regex.compile(SYMBOL_PATTERN)
 KEPT = regex.compile(rf"{TAG.pattern}|{SYMBOL.pattern}")                    # a cue's spans that come back verbatim
 LEADING_TAGS = regex.compile(rf"(?:\s*(?:{KEPT.pattern}))*\s*")             # the tags and symbols a text opens with
 TRAILING_TAGS = regex.compile(rf"\s*(?:(?:{KEPT.pattern})\s*)*$")            # those it ends with (`search`)

@@ -1,0 +1,40 @@
+"""Symbols (© ™ ♥ emoji: Unicode's "other symbol" class) in every format come back where they were: those that open
+or end a text are never given to the model, those inside it must come back (else the text between them is
+translated piece by piece). A model whose vocabulary lacks them drops them, as the tiny one does."""
+import regex
+
+from pipeline.documents import translate_document
+
+from stand_ins import recording, suffixed
+
+
+def dropping(texts: list[str]) -> list[str]:
+    """Translates like `suffixed` and drops every symbol."""
+    return [regex.sub(r"\p{So}\uFE0F?", "", text) for text in suffixed(texts)]
+
+
+def translated(text: str, name: str, model=dropping) -> tuple[str, list[str]]:
+    translate, seen = recording(model)
+    return translate_document(None, text.encode(), name=name, translate=translate).decode(), seen
+
+
+def test_symbols_that_open_or_end_a_text_are_not_given_to_the_model():
+    out, seen = translated("# 🚀 Fast startup\n\n- Works offline ✨\n", "README.md")
+    assert seen == ["Fast startup", "Works offline"]
+    assert out == "# 🚀 Fast-it startup-it\n\n- Works-it offline-it ✨\n"
+
+
+def test_a_symbol_inside_a_text_comes_back_in_its_place():
+    out, _ = translated("Made with ❤️ by the team.\n\nCopyright © 2024 Acme.\n", "notes.txt")
+    assert "Made-it with-it ❤️ by the-it team-it." in out and "Copyright-it © 2024 Acme-it." in out
+
+
+def test_a_model_that_keeps_the_symbol_translates_the_text_whole():
+    _, seen = translated("Made with ❤️ by the team.\n", "notes.txt", model=suffixed)
+    assert seen == ["Made with ❤️ by the team."]
+
+
+def test_a_gettext_catalog_keeps_them_too():
+    po = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Saved ✔ to disk"\nmsgstr ""\n'
+    out, _ = translated(po, "app.po")
+    assert 'msgstr "Saved-it ✔ to disk-it"' in out
