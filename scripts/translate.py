@@ -3,16 +3,16 @@
 --input FILE, or standard input.
 
 Each argument or line is one text (a sentence or a paragraph of several) and gives one output line.
-A document (--input talk.srt, .vtt, .po, .pot, .md, .html, .docx, .pptx, .odt, or any file with --format)
-is translated whole and written back in its format, its structure intact (see the README's Documents)."""
+A document (--input talk.srt, or any file of a format below, by its extension or --format) is translated whole
+and written back in its format, its structure intact (see the README's Documents)."""
 import _bootstrap  # noqa: F401
 
 from pipeline.cli import TRANSLATE_FLAGS, run_main, translate_command, translation_parser
-from pipeline.documents import format_names
+from pipeline.documents import format_names, suffixes
 
 
 def main() -> int:
-    parser = translation_parser(__doc__, TRANSLATE_FLAGS)
+    parser = translation_parser(f"{__doc__}\nDocument formats: {', '.join(suffixes())}.", TRANSLATE_FLAGS)
     parser.add_argument("sentences", nargs="*", help="texts in the run's source language (a sentence or a paragraph each)")
     parser.add_argument("--input", help="a text file in the run's source language: each line (one or more sentences) gives one output line; "
                                         "or a document, by its extension or --format")
