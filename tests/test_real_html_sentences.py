@@ -78,3 +78,15 @@ def test_an_element_whose_article_merged_with_a_preposition_is_still_found():
     out, _ = translated("<p>I want to go to <b>the station</b> now.</p>",
                         lambda texts: [italian.get(text, text) for text in texts])
     assert out == "<p>Voglio andare alla <b>stazione</b> ora.</p>"
+
+
+def test_code_of_several_spans_and_a_footnote_mark_are_moved_whole_inside_their_sentence():
+    italian = {"Use os.path.join to join paths.": "Usate os.path.join per unire i percorsi.",
+               "See the note[1] below.": "Vedete la nota[1] sotto."}
+    page = ('<p>Use <code class="docutils literal"><span class="pre">os.path</span><span class="pre">.join</span>'
+            '</code> to join paths.</p>\n<p>See the note<sup><a href="#f1">[1]</a></sup> below.</p>')
+    out, seen = translated(page, lambda texts: [italian.get(text, text.upper()) for text in texts])
+    assert seen == ["Use os.path.join to join paths.", "See the note[1] below."]       # as Sphinx writes them
+    assert out == ('<p>Usate <code class="docutils literal"><span class="pre">os.path</span><span class="pre">.join'
+                   '</span></code> per unire i percorsi.</p>\n'
+                   '<p>Vedete la nota<sup><a href="#f1">[1]</a></sup> sotto.</p>')

@@ -244,6 +244,19 @@ def _chain(bs4, tag) -> list | None:
     return chain + [node] if node.strip() else None
 
 
+def _kept_whole(bs4, tag, hidden: set[int]) -> bool:
+    """An inline element read within its sentence as it is and never translated: `INLINE` elements all through,
+    some text, and every text in it hidden (code, `translate="no"`) or without a letter
+    (`<code><span>os</span><span>.path</span></code>`, `<sup>[1]</sup>`)."""
+    if not isinstance(tag, bs4.Tag) or tag.name not in INLINE:
+        return False
+    if any(isinstance(node, bs4.Tag) and node.name not in INLINE for node in tag.descendants):
+        return False
+    texts = [node for node in tag.descendants if _is_text(bs4, node)]
+    return bool("".join(texts).strip()) and all(id(node) in hidden or not any(c.isalpha() for c in node)
+                                                for node in texts)
+
+
 def _collapsed(text: str) -> str:
     return COLLAPSIBLE.sub(" ", text)
 
@@ -261,9 +274,9 @@ class _Chunk:
         self.texts: list = []                        # each item's text node (an element's: the end of its chain)
         texts, keys, code = [], [], []
         for at, item in enumerate(items):
-            chain = [item] if _is_text(bs4, item) else _chain(bs4, item)
-            node = chain[-1]
-            text = str(node)
+            chain = [item] if _is_text(bs4, item) else (_chain(bs4, item) or [item, None])
+            node = chain[-1]                           # None: an element kept whole (`_kept_whole`)
+            text = item.get_text() if node is None else str(node)
             if at == 0 and self.lead:
                 text = text[len(self.lead):]
             if at == len(items) - 1 and self.trail:
@@ -271,7 +284,7 @@ class _Chunk:
             self.texts.append(node)
             texts.append(_collapsed(text))
             keys.append("" if node is item else id(item))        # "": the parent's own text, the main formatting
-            code.append(node is not item and (any(id(link) in hidden for link in chain)
+            code.append(node is not item and (node is None or any(id(link) in hidden for link in chain)
                                               or not any(character.isalpha() for character in text)))
         self.layout = RunLayout(texts, keys, code, main="")
 
@@ -292,7 +305,8 @@ class _Chunk:
             start = text.find(inner)
             if start > 0:                            # spaces a translation put at a group's edge go outside it
                 written.append(bs4.NavigableString(text[:start]))
-            self.texts[at].replace_with(inner)
+            if self.texts[at] is not None:
+                self.texts[at].replace_with(inner)
             written.append(self.items[at])
             if text[start + len(inner):]:
                 written.append(bs4.NavigableString(text[start + len(inner):]))
@@ -339,6 +353,9 @@ class HtmlText:
             run: list = []
             for child in [*parent.contents, None]:
                 chain = _chain(bs4, child) if isinstance(child, bs4.Tag) else None
+                if chain is None and _kept_whole(bs4, child, hidden):
+                    chain = [child, None]                    # moved whole, its text as it is
+                    absorbed.update(id(tag) for tag in child.find_all(True))
                 if child is not None and (_is_text(bs4, child) or chain is not None):
                     run.append(child)
                     absorbed.update(id(link) for link in (chain or ())[:-1])
@@ -359,8 +376,9 @@ class HtmlText:
     def _read(self, bs4, run: list, hidden: set[int]) -> None:
         """One parent's consecutive texts and inline elements (`_chain`): one chunk (`_Chunk`) where the parent's
         own text has a word and an inline element has text to place in it; else each text node with a letter, alone."""
-        ends = [item if _is_text(bs4, item) else _chain(bs4, item)[-1] for item in run]
-        shown = [node for node in ends if id(node) not in hidden and any(character.isalpha() for character in node)]
+        ends = [item if _is_text(bs4, item) else (_chain(bs4, item) or [None])[-1] for item in run]
+        shown = [node for node in ends if node is not None and id(node) not in hidden
+                 and any(character.isalpha() for character in node)]
         if not shown:
             return
         own = [item for item in run if _is_text(bs4, item)]
