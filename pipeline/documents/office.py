@@ -8,9 +8,15 @@ for slides (`.odp`). A slide's name (`.odp`'s `draw:name`, which links and custo
 pages' placeholder text of a presentation (`.odp`: never shown) are left as they are. Word's tracked changes are
 accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
 text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
-table rows' own marks stay). A paragraph is cut at line breaks and tabs, and around a hyperlink's text, into
-chunks, each one text, so that breaks, tabs and links stay where they were; smart tags, custom XML, content
-controls (`.docx`) and spans (OpenDocument), and OpenDocument's runs of spaces (`text:s`), cut nothing. A table of
+table rows' own marks stay). A paragraph is cut at line breaks and tabs into chunks, each one text, so that breaks
+and tabs stay where they were; smart tags, custom XML, content controls (`.docx`) and spans (OpenDocument), and
+OpenDocument's runs of spaces (`text:s`), cut nothing, and neither does a hyperlink inside a sentence (`.docx`'s
+`w:hyperlink`, by `r:id` or `w:anchor`; OpenDocument's `text:a`): its text is a formatted group of the sentence's
+text (below), and the link element itself, its target kept, moves with its words' translation to where they land,
+every link back exactly once (its text in its first run's or span's formatting). A link holding a break, a tab, a
+field or a note, a link of blanks, and links with no text of the sentence's own around them still cut the paragraph
+around their text, as fields do (`w:fldSimple` and `w:fldChar` HYPERLINK fields; a slide's links are its runs'
+properties, `.pptx`'s runs already carrying them as formatting). A table of
 contents' entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text
 (styles, images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs,
 e-mail addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
@@ -198,15 +204,64 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
                                  "(its entities would not survive the translation)")
 
 
+def _link_parts(links: list[Any], code: list[bool]) -> list[list[int]]:
+    """A chunk's holders (each with its link or None, and whether it is code) as the chunks to read: the whole
+    chunk, its links' text as groups, where a holder outside every link is prose (the sentence's main formatting
+    lives there); else cut around each link (consecutive holders of one link, or of none), as a link alone is."""
+    if any(link is None and not verbatim for link, verbatim in zip(links, code)):
+        return [list(range(len(links)))]
+    parts: list[list[int]] = []
+    for index, link in enumerate(links):
+        if parts and links[parts[-1][-1]] is link:
+            parts[-1].append(index)
+        else:
+            parts.append([index])
+    return parts
+
+
+def _main_key(texts: list[str], keys: list[Any], links: list[Any], code: list[bool]) -> Any:
+    """The main formatting of a chunk with links: of its holders outside every link and not code, the key of the
+    most with a word, then of the most characters (as `RunLayout` decides among all); None where there is none."""
+    totals: dict[Any, tuple[int, int]] = {}
+    for text, key, link, verbatim in zip(texts, keys, links, code):
+        if link is None and not verbatim:
+            words, characters = totals.get(key, (0, 0))
+            totals[key] = (words + needs_translation(text), characters + len(text.strip()))
+    return max(totals, key=totals.get) if totals else None
+
+
+def _link_pieces(pieces: list[tuple[str, int | None]], linked: set[int]) -> list[tuple[str, int | None]]:
+    """A chunk's placed pieces with the spaces at the edges of a link's piece moved out of it, into the main
+    formatting (a link is not underlined past its words), neighbours of the main formatting joined."""
+    found: list[tuple[str, int | None]] = []
+    for text, owner in pieces:
+        parts = [(text, owner)]
+        if owner in linked and text.strip():
+            inner = text.strip()
+            start = text.index(inner)
+            parts = [(text[:start], None), (inner, owner), (text[start + len(inner):], None)]
+        for part, part_owner in parts:
+            if not part:
+                continue
+            if found and part_owner is None and found[-1][1] is None:
+                found[-1] = (found[-1][0] + part, None)
+            else:
+                found.append((part, part_owner))
+    return found
+
+
 class _OoxmlParagraphs:
     """The paragraphs (`<p>`) of OOXML elements (WordprocessingML `w:`, DrawingML `a:`) as segments, each
     written back into its text elements (`<t>` in runs `<r>`).
 
     Word's tracked changes to text are accepted first (`accept_revisions`), so that the model reads, and the
     translation replaces, the paragraph's current text. A paragraph is cut into chunks at line breaks and tabs
-    (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`) and around a hyperlink's text: each chunk is one segment, so
-    breaks, tabs and links stay where they are; smart tags, custom XML and content controls around runs
-    (`WORD_WRAPPERS`) cut nothing. Field results (`w:fldSimple`, `w:fldChar` ... `separate` ... `end`, `a:fld`:
+    (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`): each chunk is one segment, so breaks and tabs stay where they
+    are; smart tags, custom XML and content controls around runs (`WORD_WRAPPERS`) cut nothing, and neither does a
+    hyperlink (`w:hyperlink`, `_inline_link`), whose text is a formatted group of its chunk (keyed by the link) and
+    which moves, its runs replaced by one run of its words' translation, to where they land (`apply`); one
+    holding a break, a tab or a field, one of blanks, and links with no prose of the chunk's own around them are
+    cut around, as before. Field results (`w:fldSimple`, `w:fldChar` ... `separate` ... `end`, `a:fld`:
     page numbers, dates) and nested paragraphs (text boxes, their own) are left. Runs formatted otherwise than the
     chunk's main one keep their formatting (`RunLayout`); runs in a code font (`code_font`: `w:rFonts`' `w:ascii`,
     `a:latin`'s typeface) or a code character style (`code_style`, of its id or of its name in `code_styles`,
@@ -217,6 +272,8 @@ class _OoxmlParagraphs:
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
         self._fields = {ns + "fldSimple", ns + "fld"}
         self._code_styles = code_styles or {}
+        self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
+        self._simple: dict[Any, bool] = {}                  # hyperlink -> whether it is read so (`_inline_link`)
         found = []                                          # (chunk, its texts, each holder's code kind)
         for root in roots:
             if ns == W:
@@ -225,15 +282,40 @@ class _OoxmlParagraphs:
                 for chunk in self._split(paragraph):
                     texts = [t.text or "" for t in chunk]
                     if needs_translation("".join(texts)):
-                        found.append((chunk, texts, [self._code(t.getparent()) for t in chunk]))
-        self._chunks: list[tuple[list[Any], RunLayout]] = []
-        for (chunk, texts, _), code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
-            if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
-                layout = RunLayout(texts, [self._properties(t.getparent()) for t in chunk], code,
-                                 [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk])
-                self._chunks.append((chunk, layout))
-        self.segments = [segment for _, layout in self._chunks for segment in layout.alone] + \
-            [layout.segment for _, layout in self._chunks]
+                        found.append((chunk, texts, [NAMED if self._link_of.get(t) is not None and not any(
+                            character.isalpha() for character in self._link_text(self._link_of[t]))
+                            else self._code(t.getparent()) for t in chunk]))
+        self._chunks: list[tuple[list[Any], RunLayout, list[Any]]] = []      # (chunk, layout, each holder's link)
+        for (whole, all_texts, _), all_code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
+            all_links = [self._link_of.get(t) for t in whole]
+            for part in _link_parts(all_links, all_code):
+                chunk, texts = [whole[i] for i in part], [all_texts[i] for i in part]
+                code, links = [all_code[i] for i in part], [all_links[i] for i in part]
+                if len(part) < len(whole) or all(link is None for link in links):
+                    links = [None] * len(part)                  # a link cut alone, or none: as before
+                if all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
+                    continue
+                keys = [self._properties(t.getparent()) if link is None else ("link", id(link))
+                        for t, link in zip(chunk, links)]
+                layout = RunLayout(texts, keys, code, [t.getparent().getparent().tag not in WORD_WRAPPERS
+                                                       for t in chunk], _main_key(texts, keys, links, code))
+                self._chunks.append((chunk, layout, links))
+        self.segments = [segment for _, layout, _ in self._chunks for segment in layout.alone] + \
+            [layout.segment for _, layout, _ in self._chunks]
+
+    def _link_text(self, link: Any) -> str:
+        return "".join(t.text or "" for t in link.iter(self._ns + "t"))
+
+    def _inline_link(self, link: Any) -> bool:
+        """Whether a Word hyperlink (`w:hyperlink`: `r:id` or `w:anchor`) is read as part of its sentence, its text
+        a formatted group: one with a word or a mark (not blank) and with no break, tab, field or nested paragraph
+        or hyperlink inside (such a link cuts the paragraph, as before)."""
+        if link not in self._simple:
+            stops = self._boundaries | self._fields | {W + name for name in ("fldChar", "instrText", "hyperlink",
+                                                                             "p", "delText")}
+            self._simple[link] = bool(self._link_text(link).strip()) and not any(
+                isinstance(child.tag, str) and child.tag in stops for child in link.iterdescendants())
+        return self._simple[link]
 
     def _walk(self, element: Any, hidden: bool = False):
         """(descendant, inside a field) in document order, not entering nested paragraphs."""
@@ -265,6 +347,11 @@ class _OoxmlParagraphs:
                 parent = element.getparent().getparent()
                 while parent.tag in WORD_WRAPPERS:
                     parent = parent.getparent()
+                if parent.tag == W + "hyperlink" and self._inline_link(parent):
+                    self._link_of[element] = parent              # its text: a group of the sentence around it
+                    parent = parent.getparent()
+                    while parent.tag in WORD_WRAPPERS:
+                        parent = parent.getparent()
                 if chunks[-1] and parent is not container:
                     chunks.append([])
                 container = parent
@@ -320,11 +407,17 @@ class _OoxmlParagraphs:
                 (run.addprevious if before else run.addnext)(part)
 
     def apply(self) -> None:
-        for chunk, layout in self._chunks:
+        for chunk, layout, links in self._chunks:
             segment = layout.segment
             if segment.translation == segment.text:
                 continue
             pieces = layout.placed()
+            moved = {number: links[group.items[0]] for number, group in enumerate(layout.groups)
+                     if links[group.items[0]] is not None}             # a group that is a hyperlink's text
+            if set(moved) - {owner for _, owner in pieces}:
+                continue                          # not met by construction: the source, not a lost hyperlink
+            if moved:
+                pieces = _link_pieces(pieces, set(moved))
             main = chunk[layout.main]
             for t in chunk:
                 self._set(t, "")
@@ -339,7 +432,11 @@ class _OoxmlParagraphs:
                 t = piece.makeelement(self._ns + "t", {})
                 self._set(t, text)
                 piece.append(t)
-                run.addprevious(piece)
+                if owner in moved:                # the hyperlink itself moves here, holding its words' run
+                    chunk[layout.groups[owner].items[0]].getparent().addprevious(piece)
+                    run.addprevious(moved[owner])
+                else:
+                    run.addprevious(piece)
             for t in chunk:                                     # a run left with nothing but its properties goes
                 holder = t.getparent()
                 if holder.getparent() is not None and all(
@@ -562,8 +659,9 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
 class _OdfDocument(FollowsDirection):
     """An OpenDocument read with odfpy, of the kind `extension` names (".odt", ".odp"): `segments` of the
     paragraphs and headings under its `_roots()` (and of the elements in `extra_paragraphs`); spans formatted
-    otherwise keep their formatting (`RunLayout`), and spans and paragraphs in a code style (`_code_style_names`)
-    are kept verbatim. A package of another kind (a spreadsheet named `.odp`) is refused in one line. `render()`
+    otherwise keep their formatting (`RunLayout`), links (`text:a`) inside a sentence are groups of it that move
+    with their words (`_write`), and spans and paragraphs in a code style (`_code_style_names`) are kept
+    verbatim. A package of another kind (a spreadsheet named `.odp`) is refused in one line. `render()`
     writes odfpy's `content.xml` and `styles.xml` into the original package, every other entry (`Configurations2/`,
     pictures, the manifest, `meta.xml`) as it was."""
     extension = ".odt"
@@ -588,7 +686,7 @@ class _OdfDocument(FollowsDirection):
         self._text_ns = text_ns
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template"),
                                  *self.extra_paragraphs}
-        self._chunks: list[tuple[list[Any], Any, RunLayout]] = []
+        self._chunks: list[tuple[list[Any], Any, RunLayout, list[Any]]] = []   # ... and each holder's link
         styles = self._code_style_names()
         kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
         found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
@@ -598,15 +696,31 @@ class _OdfDocument(FollowsDirection):
                     own = kind(node.attributes.get((text_ns, "style-name")))
                     for chunk, container in self._split(node, self._index_of(node)):
                         texts = [self._value(item) for item in chunk]
-                        keys = [self._key(item, container) for item in chunk]
+                        names = [self._key(item, container) for item in chunk]
+                        links = [self._link(item, container) for item in chunk]
                         if needs_translation("".join(texts)):
-                            found.append((chunk, container, texts, keys,
-                                          [max([own, *map(kind, key)]) for key in keys]))
-        for (chunk, container, texts, keys, _), code in zip(found, code_holders([item[2::2] for item in found])):
-            if not all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
-                self._chunks.append((chunk, container, RunLayout(texts, keys, code)))
-        self.segments = [segment for _, _, layout in self._chunks for segment in layout.alone] + \
-            [layout.segment for _, _, layout in self._chunks]
+                            found.append((chunk, container, texts, names,
+                                          [NAMED if link is not None and not any(
+                                              character.isalpha() for character in self._text_of(link))
+                                           else max([own, *map(kind, key)]) for key, link in zip(names, links)],
+                                          links))
+        for (whole, container, all_texts, all_names, _, all_links), all_code in zip(
+                found, code_holders([(item[2], item[4]) for item in found])):
+            for part in _link_parts(all_links, all_code):
+                chunk, texts = [whole[i] for i in part], [all_texts[i] for i in part]
+                code, links = [all_code[i] for i in part], [all_links[i] for i in part]
+                if len(part) < len(whole) or all(link is None for link in links):
+                    links = [None] * len(part)                  # a link cut alone, or none: as before
+                    at = container if all_links[part[0]] is None else all_links[part[0]]
+                else:
+                    at = container
+                if all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
+                    continue
+                keys = [all_names[i] if link is None else ("link", id(link)) for i, link in zip(part, links)]
+                layout = RunLayout(texts, keys, code, main=_main_key(texts, keys, links, code))
+                self._chunks.append((chunk, at, layout, links))
+        self.segments = [segment for _, _, layout, _ in self._chunks for segment in layout.alone] + \
+            [layout.segment for _, _, layout, _ in self._chunks]
 
     def _roots(self) -> list[Any]:
         """Where the document's text is: its body (`office:body`)."""
@@ -673,7 +787,8 @@ class _OdfDocument(FollowsDirection):
 
     def _split(self, paragraph: Any, index: str | None = None) -> list[tuple[list[Any], Any]]:
         """The paragraph's text nodes and `text:s` spaces in chunks (each with its container: the paragraph or a
-        link): cut at line breaks, tabs and page breaks, around links (`text:a`) and around anything else
+        link): cut at line breaks, tabs and page breaks, around links (`text:a`) that hold more than text and
+        spans (`_inline_link`; the others are read with the sentence, their text a group) and around anything else
         (fields, notes, frames: left as they are). An index entry keeps only its text (`_entry`)."""
         chunks: list[list[Any]] = [[]]
         last_tab = None                                     # where the chunks after the last tab start
@@ -694,6 +809,8 @@ class _OdfDocument(FollowsDirection):
                         chunks[-1].append((child, container))
                 elif namespace == self._text_ns and local == "span":
                     visit(child, container)                  # formatting only: the same chunk
+                elif namespace == self._text_ns and local == "a" and self._inline_link(child):
+                    visit(child, container)                  # its text: a group of the sentence around it
                 elif namespace == self._text_ns and local == "a":
                     chunks.append([])
                     visit(child, child)
@@ -707,6 +824,29 @@ class _OdfDocument(FollowsDirection):
             del chunks[last_tab:]                            # a page number, or what else follows the tab
         found = [([node for node, _ in chunk], chunk[0][1]) for chunk in chunks if chunk]
         return self._entry(found, index) if index is not None else found
+
+    def _inline_link(self, link: Any) -> bool:
+        """Whether a link (`text:a`) is read as part of its sentence, its text a formatted group: one with a word
+        or a mark (not blank) that holds only text, spaces (`text:s`) and spans (a link holding a break, a tab, a
+        field, a note or a frame cuts the paragraph, as before)."""
+        for node in self._walk(link):
+            if node is not link and node.nodeType != node.TEXT_NODE and \
+                    getattr(node, "qname", None) not in {(self._text_ns, "s"), (self._text_ns, "span")}:
+                return False
+        return bool(self._text_of(link).strip())
+
+    def _text_of(self, node: Any) -> str:
+        return "".join(self._value(item) for item in self._walk(node)
+                       if item.nodeType == item.TEXT_NODE or getattr(item, "qname", None) == (self._text_ns, "s"))
+
+    def _link(self, node: Any, container: Any) -> Any:
+        """The link (`text:a`) between a holder and its container, read with the sentence around it, or None."""
+        parent = node.parentNode
+        while parent is not None and parent is not container:
+            if getattr(parent, "qname", None) == (self._text_ns, "a"):
+                return parent
+            parent = parent.parentNode
+        return None
 
     def _entry(self, chunks: list[tuple[list[Any], Any]], index: str) -> list[tuple[list[Any], Any]]:
         """An index entry's chunks without its number (`1.2 `), nor a tab written as a character and what follows
@@ -806,15 +946,22 @@ class _OdfDocument(FollowsDirection):
             parent = parent.parentNode
         return found[::-1]
 
-    def _write(self, chunk: list[Any], container: Any, layout: RunLayout) -> None:
+    def _write(self, chunk: list[Any], container: Any, layout: RunLayout, links: list[Any]) -> None:
         """The chunk's translation in: all in its main text node where it has one formatting; else each piece
         in the spans of the holder whose formatting it has (copies; spans the pieces share, shared), before the
         chunk's first node, inside the spans all the pieces and that node share; then the chunk's nodes, and the
-        spans they leave empty, go."""
+        spans they leave empty, go. A link (`links`: each holder's, read with the sentence) is such a span, never
+        shared with another link of the same target: each comes back once, holding its group's piece (spaces at
+        its edges outside it), or the chunk is left as it was where a link's group has no piece."""
         segment = layout.segment
         if segment.translation is None or segment.translation == segment.text:     # not translated: as it was
             return
         pieces, main = layout.placed(), chunk[layout.main]
+        linked = {number for number, group in enumerate(layout.groups) if links[group.items[0]] is not None}
+        if linked - {owner for _, owner in pieces}:
+            return                                 # not met by construction: the source, not a lost link
+        if linked:
+            pieces = _link_pieces(pieces, linked)
         if all(owner is None for _, owner in pieces):                # one formatting: the main span's
             for node in chunk:
                 if node.nodeType == node.TEXT_NODE:
@@ -827,7 +974,8 @@ class _OdfDocument(FollowsDirection):
         likes = [main if owner is None else next(chunk[i] for i in layout.groups[owner].items
                                                  if chunk[i].nodeType == chunk[i].TEXT_NODE) for _, owner in pieces]
         chains, anchor = [self._spans(like, container) for like in likes], self._spans(chunk[0], container)
-        same = lambda a, b: a is b or (a.qname, a.attributes) == (b.qname, b.attributes)    # noqa: E731
+        same = lambda a, b: a is b or (a.qname != (self._text_ns, "a")                      # noqa: E731
+                                       and (a.qname, a.attributes) == (b.qname, b.attributes))   # a link: itself
         shared = 0
         while shared < len(anchor) and all(len(chain) > shared and same(chain[shared], anchor[shared])
                                            for chain in chains):
@@ -901,8 +1049,8 @@ class _OdfDocument(FollowsDirection):
         return depth
 
     def render(self) -> bytes:
-        for chunk, container, layout in self._chunks:
-            self._write(chunk, container, layout)
+        for chunk, container, layout, links in self._chunks:
+            self._write(chunk, container, layout, links)
         direction = self.output_direction
         relabel_odf(self._document, direction)
         return _repacked(self._data, {"content.xml": self._document.contentxml(),
