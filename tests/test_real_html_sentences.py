@@ -90,3 +90,9 @@ def test_code_of_several_spans_and_a_footnote_mark_are_moved_whole_inside_their_
     assert out == ('<p>Usate <code class="docutils literal"><span class="pre">os.path</span><span class="pre">.join'
                    '</span></code> per unire i percorsi.</p>\n'
                    '<p>Vedete la nota<sup><a href="#f1">[1]</a></sup> sotto.</p>')
+
+
+def test_an_element_with_only_a_number_or_a_mark_beside_it_is_still_translated():
+    page = '<ol><li>3) <a href="#c">Configure the server</a></li></ol><p>2024 <b>Annual report</b></p>'
+    out, _ = translated(page, lambda texts: [text.upper() for text in texts])
+    assert out == '<ol><li>3) <a href="#c">CONFIGURE THE SERVER</a></li></ol><p>2024 <b>ANNUAL REPORT</b></p>'

@@ -230,3 +230,11 @@ def test_an_odp_link_on_a_slide_is_part_of_its_sentence_and_moves_with_its_words
     assert odt_links(out) == ("Per maggiori dettagli leggete la documentazione.",
                               [("https://example.com/docs", "documentazione")])
     assert load(io.BytesIO(out)).getElementsByType(Page)[0].getAttribute("name") == "page1"
+
+
+def test_a_link_with_only_a_number_or_a_mark_of_text_around_it_is_still_translated():
+    source = docx_with(f'<w:p>{run("1. ")}{link("#_Toc1", "Introduction to the tool")}</w:p>'
+                       f'<w:p>{link("rId9", "Download the installer")}{run(".")}</w:p>')
+    model, seen = recording(lambda texts: [text.upper() for text in texts])
+    xml = body_of(translate_document(None, source, name="toc.docx", translate=model))
+    assert links_in(xml) == [("_Toc1", "INTRODUCTION TO THE TOOL"), ("rId9", "DOWNLOAD THE INSTALLER")]

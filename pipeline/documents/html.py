@@ -54,7 +54,6 @@ import regex
 
 from pipeline.documents.runs import RunLayout
 from pipeline.documents.segments import Segment, protected_spans
-from pipeline.translate.splitting import needs_translation
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
@@ -375,15 +374,16 @@ class HtmlText:
 
     def _read(self, bs4, run: list, hidden: set[int]) -> None:
         """One parent's consecutive texts and inline elements (`_chain`): one chunk (`_Chunk`) where the parent's
-        own text has a word and an inline element has text to place in it; else each text node with a letter, alone."""
+        own text has a letter and an inline element has text to place in it; else each text node with a letter,
+        alone."""
         ends = [item if _is_text(bs4, item) else (_chain(bs4, item) or [None])[-1] for item in run]
         shown = [node for node in ends if node is not None and id(node) not in hidden
                  and any(character.isalpha() for character in node)]
         if not shown:
             return
         own = [item for item in run if _is_text(bs4, item)]
-        if (len(own) < len(run) and all(id(item) not in hidden for item in own)
-                and needs_translation("".join(own))):
+        if (len(own) < len(run) and all(id(item) not in hidden for item in own)      # the parent's own text has a
+                and any(character.isalpha() for character in "".join(own))):        # letter (`3) <a>...` has none)
             chunk = _Chunk(bs4, run, hidden)
             self._chunks.append(chunk)
             self.segments += [*chunk.layout.alone, chunk.layout.segment]

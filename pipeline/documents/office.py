@@ -9,10 +9,10 @@ pages' placeholder text of a presentation (`.odp`: never shown) are left as they
 accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
 text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
 table rows' own marks stay). A paragraph is cut at line breaks and tabs into chunks, each one text, so that breaks
-and tabs stay where they were; smart tags, custom XML, content controls (`.docx`) and spans (OpenDocument), and
-OpenDocument's runs of spaces (`text:s`), cut nothing, and neither does a hyperlink inside a sentence (`.docx`'s
-`w:hyperlink`, by `r:id` or `w:anchor`; OpenDocument's `text:a`): its text is a formatted group of the sentence's
-text (below), and the link element itself, its target kept, moves with its words' translation to where they land,
+and tabs stay where they were; smart tags and custom XML (`.docx`; not content controls, whose text stays in
+them) and spans (OpenDocument), and OpenDocument's runs of spaces (`text:s`), cut nothing, and neither does a
+hyperlink inside a sentence (`.docx`'s `w:hyperlink`, by `r:id` or `w:anchor`; OpenDocument's `text:a`): its
+text is a formatted group of the sentence's text (below), and the link element itself, its target kept, moves with its words' translation to where they land,
 every link back exactly once (its text in its first run's or span's formatting). A link holding a break, a tab, a
 field or a note, a link of blanks, and links with no text of the sentence's own around them still cut the paragraph
 around their text, as fields do (`w:fldSimple` and `w:fldChar` HYPERLINK fields; a slide's links are its runs'
@@ -71,7 +71,8 @@ CODE_FONT = regex.compile(r"mono(?:spaced?)?\b|\bcode\b", regex.I)     # "Libera
 CODE_STYLE = regex.compile(r"(?:html ?)?(?:code|keyboard|sample|typewriter)|source ?text|verbatim|inline ?code",
                            regex.I)
 # WordprocessingML elements around runs that carry no formatting of their own: a sentence goes on through them
-WORD_WRAPPERS = {W + name for name in ("smartTag", "customXml", "sdt", "sdtContent", "ins", "moveTo", "dir", "bdo")}
+# (not content controls, `w:sdt`: a form field or data-bound control keeps its text, so it cuts the sentence)
+WORD_WRAPPERS = {W + name for name in ("smartTag", "customXml", "ins", "moveTo", "dir", "bdo")}
 STYLES_RELATIONSHIP = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
 MOVE_RANGES = {W + name for name in ("moveFromRangeStart", "moveFromRangeEnd", "moveToRangeStart", "moveToRangeEnd")}
 
@@ -204,11 +205,13 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
                                  "(its entities would not survive the translation)")
 
 
-def _link_parts(links: list[Any], code: list[bool]) -> list[list[int]]:
-    """A chunk's holders (each with its link or None, and whether it is code) as the chunks to read: the whole
-    chunk, its links' text as groups, where a holder outside every link is prose (the sentence's main formatting
-    lives there); else cut around each link (consecutive holders of one link, or of none), as a link alone is."""
-    if any(link is None and not verbatim for link, verbatim in zip(links, code)):
+def _link_parts(texts: list[str], links: list[Any], code: list[bool]) -> list[list[int]]:
+    """A chunk's holders (each with its text, its link or None, and whether it is code) as the chunks to read: the
+    whole chunk, its links' text as groups, where a holder outside every link is prose with a letter (the
+    sentence's main formatting lives there: `1. ` or `(` before a link is none); else cut around each link
+    (consecutive holders of one link, or of none), as a link alone is."""
+    if any(link is None and not verbatim and any(character.isalpha() for character in text)
+           for text, link, verbatim in zip(texts, links, code)):
         return [list(range(len(links)))]
     parts: list[list[int]] = []
     for index, link in enumerate(links):
@@ -257,7 +260,7 @@ class _OoxmlParagraphs:
     Word's tracked changes to text are accepted first (`accept_revisions`), so that the model reads, and the
     translation replaces, the paragraph's current text. A paragraph is cut into chunks at line breaks and tabs
     (`w:br`, `w:cr`, `w:tab`, `w:ptab`, `a:br`): each chunk is one segment, so breaks and tabs stay where they
-    are; smart tags, custom XML and content controls around runs (`WORD_WRAPPERS`) cut nothing, and neither does a
+    are; smart tags and custom XML around runs (`WORD_WRAPPERS`) cut nothing, and neither does a
     hyperlink (`w:hyperlink`, `_inline_link`), whose text is a formatted group of its chunk (keyed by the link) and
     which moves, its runs replaced by one run of its words' translation, to where they land (`apply`); one
     holding a break, a tab or a field, one of blanks, and links with no prose of the chunk's own around them are
@@ -288,7 +291,7 @@ class _OoxmlParagraphs:
         self._chunks: list[tuple[list[Any], RunLayout, list[Any]]] = []      # (chunk, layout, each holder's link)
         for (whole, all_texts, _), all_code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
             all_links = [self._link_of.get(t) for t in whole]
-            for part in _link_parts(all_links, all_code):
+            for part in _link_parts(all_texts, all_links, all_code):
                 chunk, texts = [whole[i] for i in part], [all_texts[i] for i in part]
                 code, links = [all_code[i] for i in part], [all_links[i] for i in part]
                 if len(part) < len(whole) or all(link is None for link in links):
@@ -706,7 +709,7 @@ class _OdfDocument(FollowsDirection):
                                           links))
         for (whole, container, all_texts, all_names, _, all_links), all_code in zip(
                 found, code_holders([(item[2], item[4]) for item in found])):
-            for part in _link_parts(all_links, all_code):
+            for part in _link_parts(all_texts, all_links, all_code):
                 chunk, texts = [whole[i] for i in part], [all_texts[i] for i in part]
                 code, links = [all_code[i] for i in part], [all_links[i] for i in part]
                 if len(part) < len(whole) or all(link is None for link in links):
