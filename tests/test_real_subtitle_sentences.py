@@ -77,10 +77,16 @@ def test_at_most_four_cues_are_one_text_and_webvtt_does_the_same():
 
 def test_a_translation_with_fewer_words_than_cues_leaves_no_cue_empty():
     cues, _ = translated(SRT, model=lambda texts: ["Sì." if "station" in t else t for t in texts])
-    assert cues[0].endswith("\nSì.") and cues[1].endswith("\ngo to the station now.")
+    assert cues[0].endswith("\nSì.") and cues[1].endswith("\n…")            # never English, never empty
+
+
+def test_a_cue_the_model_gave_back_empty_keeps_its_text():
+    cues, _ = translated(SRT, model=lambda texts: ["" if t == "home, he said." else t for t in texts])
+    assert cues[3] == "4\n00:00:07,100 --> 00:00:09,000\nhome, he said."
 
 
 def test_the_split_prefers_a_comma_near_the_share():
     assert split_by_weights("Sì, ma dopo, andiamo a casa insieme stasera", [10, 10, 10]) == \
         ["Sì, ma dopo,", "andiamo a casa", "insieme stasera"]
     assert split_by_weights("uno due tre quattro", [1, 1]) == ["uno due tre", "quattro"]    # by characters
+    assert split_by_weights(" uno\u00a0due\ttre ", [1, 1, 1]) == ["uno", "due", "tre"]        # any space

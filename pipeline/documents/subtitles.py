@@ -23,7 +23,9 @@ would no longer line up with the translated words, are dropped (`without_word_ti
 settings (`align:start position:0%`) stay exactly, and its other tags (`<v Roger>`, `<i>`, `<b>`) as above.
 A sentence that runs on across cues (a cue that ends with no sentence's end, the next opening in lower case:
 `I think that we should` / `go to the station now.`; plain cues, no tags or speakers, at most `MAX_JOINED`) is
-one text for the model, its translation shared among the cues by their lengths, cut at spaces (`split_by_weights`).
+one text for the model, its translation shared among the cues by their lengths, cut at spaces (`split_by_weights`;
+a cue left without a word, where the translation has fewer words than the cues, shows `…`). A cue whose text the
+model gave back empty keeps its own text.
 Rolling captions (YouTube again: each cue opens with the line the cue before ended with, and the new words below
 it) keep that repeated line as a line of its own, so it reads the same in both cues; and a text that occurs in
 several cues of a file is translated once, so it comes back the same in each.
@@ -57,6 +59,7 @@ CLASS_SPAN = regex.compile(r"</?c(?:\.[^\s<>.]+)*>")
 DIALOGUE = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*?\s*(?:[-–—]|<v[ .][^<>\n]{{0,200}}>)\s*")
 SENTENCE_END = regex.compile(r"[.!?…:;♪)\]}\"'»”’-]\s*$")         # a cue that ends so ends its sentence
 LOWER_START = regex.compile(r"\s*(?:\.{3}|…)?\s*\p{Ll}")                # the next one going on with it
+ELLIPSIS = "…"             # a joined cue's part where the translation has fewer words than the cues
 MAX_JOINED = 4              # cues of one sentence read as one text, at most
 SRT_INDEX = regex.compile(r"[ \t]*-?[0-9]+(?:\.[0-9]*)?[ \t]*")         # a cue number, as the srt library reads one
 SRT_TIMESTAMP = r"[0-9]+:[0-5][0-9]:[0-5][0-9][,.][0-9]{3}"
@@ -151,10 +154,12 @@ class Cue:
         if self.share is not None:
             segment, index, weights = self.share
             _, head, tail, _ = self._units[0]
-            part = split_by_weights(segment.translation, weights)[index] or self.plain   # too few words: its own
+            part = split_by_weights(segment.translation, weights)[index] or ELLIPSIS     # fewer words than cues
             return head + "\n".join(wrap_balanced(part, WIDTH)) + tail
         lines = []
-        for (dash, head, tail, _), segment in zip(self._units, self.segments):
+        for (dash, head, tail, inner), segment in zip(self._units, self.segments):
+            if not segment.translation.strip():
+                segment.translation = inner                  # a model that gave nothing back: never an empty cue
             if self._dialogue:
                 lines.append(dash + head + one_line(segment.translation) + tail)
             else:
@@ -173,7 +178,8 @@ def split_by_weights(text: str, weights: list[int]) -> list[str]:
     """`text` cut at spaces into `len(weights)` parts of about the weights' shares of its length, each cut at the
     space nearest its share, preferring one after punctuation nearby (a comma, a full stop); every part has a word
     where `text` has as many words as parts (else the first parts get a word each, the last the rest, then none)."""
-    spaces = [match.start() for match in regex.finditer(r" +", text)]
+    text = text.strip()
+    spaces = [match.start() for match in regex.finditer(r"\s+", text)]
     if len(spaces) < len(weights) - 1:
         words = text.split()
         return [*words[:len(weights) - 1], " ".join(words[len(weights) - 1:])] + [""] * (len(weights) - 1 - len(words))
