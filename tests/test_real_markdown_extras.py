@@ -47,3 +47,17 @@ def test_an_abbreviation_keeps_its_label_and_its_expansion_is_translated():
 def test_a_colon_that_starts_no_definition_is_prose():
     out, _ = translated("The ratio was\n3:1 in the end.\n\nSee :rocket: here.\n")
     assert out == "The-it ratio-it was-it 3:1 in the-it end-it.\n\nSee-it :rocket: here-it.\n"
+
+
+def test_a_heading_s_attribute_list_stays_at_its_end_whatever_the_translation():
+    page = "## Table of Contents { #toc .big }\n\nText [go](#toc).\n\n### Setup {#setup}\n"
+    out = translate_document(None, page.encode(), name="a.md",
+                             translate=lambda texts: [" ".join(reversed(text.split())) for text in texts]).decode()
+    assert out == "## Contents of Table { #toc .big }\n\n[go](#toc). Text\n\n### Setup {#setup}\n"
+
+
+def test_consecutive_abbreviations_keep_a_line_each():
+    page = "About HTML.\n\n*[HTML]: Hyper Text Markup Language\n*[W3C]: World Wide Web Consortium\n"
+    out, _ = translated(page)
+    assert out.endswith("\n\n*[HTML]: Hyper-it Text-it Markup-it Language-it\n"
+                        "*[W3C]: World-it Wide-it Web-it Consortium-it\n")

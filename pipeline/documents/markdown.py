@@ -4,9 +4,10 @@ renderer (the formatter built on it), both well kept.
 What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced
 and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
 URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
-(`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, `$` math; `$$` math blocks,
-abbreviations' labels (`*[HTML]:`, the expansion translated), definition lists' markers (`Term` / `:   text`, term
-and definitions translated, each on its lines), lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
+(`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, a heading's at its end
+whatever the translation, `$` math; `$$` math blocks, abbreviations' labels (`*[HTML]:`, the expansion translated,
+a line each), definition lists' markers (`Term` / `:   text`, term and definitions translated, each on its lines),
+lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
 `export` statements; Docusaurus/VitePress `:::` container fences, whose body and plain title are translated; GitHub
 alert markers, `> [!NOTE]`, alone on their quote's first line); the structure of headings, lists, block quotes,
 tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
@@ -27,6 +28,7 @@ MDX (`.mdx`, `MdxDocument`) is read as Markdown, and also keeps verbatim its Jav
 """
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections import Counter
 from typing import Any
@@ -87,6 +89,7 @@ EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_c
 # PHP Markdown Extra / Pandoc / Python-Markdown (MkDocs): a definition's marker, and an abbreviation's definition
 DEFINITION = regex.compile(r":(?:[ \t]+|$)")
 ABBREVIATION = regex.compile(r"\*\[[^\]\n]{1,200}\]:[ \t]*")
+ATTRIBUTE_LIST = regex.compile(r"\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}")     # `{#id .class key=value}`
 EXPLICIT_ID = regex.compile(r"\{:?[ \t]*(?:[^{}#\n]*[ \t])?#([\w-]+)")        # `{#start}`, `{: #start .wide}`
 GITHUB_REMOVED = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc}\- ]")       # github-slugger keeps letters, digits, _ and -
 TOC_REMOVED = regex.compile(r"[^\w\s-]")
@@ -469,25 +472,36 @@ def _text_token(state: Any, text: str, line: int) -> None:
 
 
 def _abbreviation(state: Any, start: int, end: int, silent: bool) -> bool:
-    """Block rule: an abbreviation's definition (`*[HTML]: Hyper Text Markup Language`): its label kept as written,
-    its expansion translated."""
-    match = ABBREVIATION.match(_line(state, start))
-    if state.sCount[start] - state.blkIndent >= 4 or match is None:
+    """Block rule: abbreviations' definitions (`*[HTML]: Hyper Text Markup Language`), one per line, consecutive
+    lines one block: each label kept as written, each expansion translated."""
+    if state.sCount[start] - state.blkIndent >= 4 or ABBREVIATION.match(_line(state, start)) is None:
         return False
     if silent:
         return True
+    line = start
     opening = state.push("abbreviation_open", "div", 1)
-    opening.markup, opening.map = match.group(0).rstrip(), [start, start + 1]
-    expansion = _line(state, start)[match.end():].strip()
-    if expansion:
-        _text_token(state, expansion, start)
+    while line < end and state.sCount[line] - state.blkIndent < 4 and (match := ABBREVIATION.match(_line(state, line))):
+        label = state.push("abbreviation_label", "", 0)
+        label.markup = match.group(0).rstrip()
+        expansion = _line(state, line)[match.end():].strip()
+        if expansion:
+            _text_token(state, expansion, line)
+        line += 1
+    opening.map = [start, line]
     state.push("abbreviation_close", "div", -1)
-    state.line = start + 1
+    state.line = line
     return True
 
 
 def _render_abbreviation(node: Any, context: Any) -> str:
-    return " ".join([node.markup, *(child.render(context) for child in node.children)])
+    """Each definition on its line: its label as written, then its expansion."""
+    lines: list[str] = []
+    for child in node.children:
+        if child.type == "abbreviation_label":
+            lines.append(child.markup)
+        else:
+            lines[-1] += " " + child.render(context)
+    return "\n".join(lines)
 
 
 def _definition_list(state: Any, start: int, end: int, silent: bool) -> bool:
@@ -612,12 +626,36 @@ class MarkdownDocument(FollowsDirection):
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
         self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
         self.segments: list[InlineSegment] = []
-        for token in self._tokens:
+        self._anchors = HeadingAnchors(self._tokens)
+        self._ends: list[tuple[Any, list[Any]]] = []        # a heading's attribute list, put back at its end
+        for before, token in zip([None, *self._tokens], self._tokens):
             if token.type != "inline" or not token.children:
+                continue
+            if before is not None and before.type == "heading_open":
+                self._detach_attributes(token)
+            if not token.children:
                 continue
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
             self.segments.append(InlineSegment(token, source, self._reparse, self._render_inline))
-        self._anchors = HeadingAnchors(self._tokens)
+
+    def _detach_attributes(self, heading: Any) -> None:
+        """A heading's trailing attribute list (`## Setup {#setup .wide}`), which Python-Markdown, Pandoc and
+        kramdown read only at its end: taken out of what the model reads, and put back at the end (`render`)."""
+        children = heading.children
+        last = children[-1]
+        if last.type != "html_inline" or not ATTRIBUTE_LIST.fullmatch(last.content):
+            return
+        end = [last]
+        children.pop()
+        if children and children[-1].type == "text" and children[-1].content.endswith((" ", "\t")):
+            space = copy.copy(children[-1])
+            stripped = space.content.rstrip(" \t")
+            space.content = space.content[len(stripped):]
+            children[-1].content = stripped
+            if not stripped:
+                children.pop()
+            end.insert(0, space)
+        self._ends.append((heading, end))
 
     def _reparse(self, text: str) -> list[Any]:
         parsed = self._md.parseInline(text, dict(self._env))
@@ -629,6 +667,9 @@ class MarkdownDocument(FollowsDirection):
     def render(self) -> bytes:
         for segment in self.segments:
             segment.apply()
+        for heading, end in self._ends:
+            if not heading.children or heading.children[-1] is not end[-1]:
+                heading.children = [*heading.children, *end]
         self._anchors.relink(self._tokens, self._env)
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
