@@ -96,3 +96,14 @@ def test_an_element_with_only_a_number_or_a_mark_beside_it_is_still_translated()
     page = '<ol><li>3) <a href="#c">Configure the server</a></li></ol><p>2024 <b>Annual report</b></p>'
     out, _ = translated(page, lambda texts: [text.upper() for text in texts])
     assert out == '<ol><li>3) <a href="#c">CONFIGURE THE SERVER</a></li></ol><p>2024 <b>ANNUAL REPORT</b></p>'
+
+
+def test_a_page_whose_doctype_declares_entities_is_a_one_line_error_not_a_broken_page():
+    import pytest
+
+    page = ('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" '
+            '"http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd" [<!ENTITY author "Jane Doe">]>\n'
+            '<html xmlns="http://www.w3.org/1999/xhtml"><body><p>Written by &author; in 1999.</p></body></html>')
+    with pytest.raises(ValueError, match=r"^page\.xhtml: its DOCTYPE declares entities") as caught:
+        translated(page, name="page.xhtml")
+    assert "\n" not in str(caught.value)

@@ -62,6 +62,8 @@ UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "templat
 INLINE = frozenset({"a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
                     "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike",
                     "strong", "sub", "sup", "time", "tt", "u", "var"})
+INTERNAL_SUBSET = regex.compile(r"<!DOCTYPE[^>\[]*\[", regex.I)     # `<!DOCTYPE html [<!ENTITY a "b">]>`
+DOCTYPE_WINDOW = 8192
 COLLAPSIBLE = regex.compile(r"[ \t\f\r]*\n\s*")      # a line end and the spaces around it: one space, as HTML shows it
 # Attributes whose value is text a reader sees or hears, on any element (HTML, WAI-ARIA, the defaults of W3C ITS 2.0)
 TRANSLATED_ATTRIBUTES = ("alt", "title", "placeholder", "aria-label", "aria-placeholder", "aria-description",
@@ -337,6 +339,9 @@ class HtmlText:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None
         source = markup.decode(self.encoding or "utf-8", errors="replace") if isinstance(markup, bytes) else markup
+        if INTERNAL_SUBSET.search(source[:DOCTYPE_WINDOW]):
+            raise ValueError("its DOCTYPE declares entities (an internal subset, `[<!ENTITY ...>]`), which the parser "
+                             "would not keep: expand them and translate the page again")
         self.xml = is_xml(markup)
         self._formatter = _formatter(bs4, _entities(source, self.xml), self.xml)
         self._bs4, self._source = bs4, source
