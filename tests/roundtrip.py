@@ -104,27 +104,36 @@ def html_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     problems = []
     if original.startswith(b"<?xml") and translated.split(b"?>")[0] != original.split(b"?>")[0]:
         problems.append(f"{name}: the XML declaration changed")
-    old, new = list(before.iter()), list(after.iter())
-    if [e.tag for e in old] != [e.tag for e in new]:
-        return problems + [f"{name}: the element tree changed ({len(old)} elements became {len(new)})"]
-    for a, b in zip(old, new):
-        changing = changeable(etree.QName(a).localname if isinstance(a.tag, str) else "", dict(a.attrib))
-        kept = {k: v for k, v in a.attrib.items() if k not in changing}
-        if kept != {k: v for k, v in b.attrib.items() if k not in changing}:
-            problems.append(f"{name}: <{a.tag}>'s attributes changed")
-    return problems
+    def element(e) -> tuple:
+        changing = changeable(etree.QName(e).localname if isinstance(e.tag, str) else "", dict(e.attrib))
+        return (tuple(str(a.tag) for a in e.iterancestors()), str(e.tag),
+                frozenset((k, v) for k, v in e.attrib.items() if k not in changing))
+
+    found = [Counter(element(e) for e in tree.iter()) for tree in (before, after)]
+    return problems + _element_problems(name, *found)
+
+
+def _element_problems(name: str, old: Counter, new: Counter) -> list[str]:
+    """Elements as (their ancestors' tags, tag, attributes a translation may not change): an inline element may move
+    within its parent (to where its words land in the sentence), none may appear, vanish or change."""
+    if old == new:
+        return []
+    lost, added = old - new, new - old
+    return [f"{name}: the elements changed: {sum(lost.values())} lost or changed ({sorted(lost)[:3]}), "
+            f"{sum(added.values())} added ({sorted(added)[:3]})"]
 
 
 def _soup_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     from bs4 import BeautifulSoup
 
-    old, new = (BeautifulSoup(data, "html.parser").find_all(True) for data in (original, translated))
-    if [t.name for t in old] != [t.name for t in new]:
-        return [f"{name}: the tag sequence changed ({len(old)} tags became {len(new)})"]
-    return [f"{name}: <{a.name}>'s attributes changed" for a, b in zip(old, new)
-            for changing in [changeable(a.name, {k: v for k, v in a.attrs.items() if isinstance(v, str)})]
-            if {k: v for k, v in a.attrs.items() if k not in changing}
-            != {k: v for k, v in b.attrs.items() if k not in changing}]
+    found = []
+    for data in (original, translated):
+        tags = BeautifulSoup(data, "html.parser").find_all(True)
+        found.append(Counter((tuple(parent.name for parent in tag.parents), tag.name,
+                              frozenset((k, str(v)) for k, v in tag.attrs.items() if k not in changeable(
+                                  tag.name, {k: v for k, v in tag.attrs.items() if isinstance(v, str)})))
+                             for tag in tags))
+    return _element_problems(name, *found)
 
 
 # -- subtitles ------------------------------------------------------------------------------------------------------
@@ -292,7 +301,8 @@ def text_problems(name: str, original: bytes, translated: bytes) -> list[str]:
 CHECKERS: dict[str, Callable[[str, bytes, bytes], list[str]]] = {
     ".po": gettext_problems, ".pot": gettext_problems, ".html": html_problems, ".htm": html_problems,
     ".vtt": vtt_problems, ".md": markdown_problems, ".docx": docx_problems, ".pptx": pptx_problems,
-    ".odt": odt_problems, ".txt": text_problems}
+    ".odt": odt_problems, ".odp": odt_problems, ".txt": text_problems, ".mdx": markdown_problems,
+    ".xhtml": html_problems}
 
 
 def problems(name: str, original: bytes, translated: bytes, encoding: str = "utf-8") -> list[str]:
