@@ -38,6 +38,8 @@ def changeable(tag: str, attributes: dict) -> set[str]:
         return TRANSLATED_ATTRIBUTES | {"value"}
     if tag == "meta" and {lowered.get(key) for key in ("name", "property", "itemprop", "http-equiv")} & META_PROSE:
         return TRANSLATED_ATTRIBUTES | {"content"}
+    if tag == "html":                                    # the page's language names the translation's
+        return TRANSLATED_ATTRIBUTES | {"lang", "xml:lang", "{http://www.w3.org/XML/1998/namespace}lang"}
     return TRANSLATED_ATTRIBUTES
 
 
