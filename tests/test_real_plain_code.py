@@ -55,3 +55,10 @@ def test_command_options_come_back_as_written_when_a_model_changes_them():
 
     out, _ = translated("Options:\n    --verbose    print more\n", mangling)
     assert "--verbose" in out and "--verboso" not in out and "stampa di più" in out
+
+
+def test_a_list_item_s_marker_is_kept_out_of_what_the_model_reads():
+    out, seen = translated("Steps:\n1. Download the installer\n- Run it now\n  • Then reboot\n",
+                           lambda texts: [" ".join(reversed(text.split())) for text in texts])
+    assert seen == ["Steps:", "Download the installer", "Run it now", "Then reboot"]
+    assert out == "Steps:\n1. installer the Download\n- now it Run\n  • reboot Then\n"

@@ -2,7 +2,8 @@
 
 A paragraph whose lines are hard-wrapped prose (all but the last fill most of the widest line, none starts
 like a list item) is translated as one text and wrapped again to its widest line; any other paragraph keeps
-its lines, each translated as one text (a list, a poem, an address). Line ends (LF or CRLF), a byte-order mark
+its lines, each translated as one text (a list, a poem, an address; a list item's marker, `1.`, `-`, `•`, kept
+out of what the model reads). Line ends (LF or CRLF), a byte-order mark
 and the text's end are kept, and so are the URLs, e-mail addresses, inline tags, entities and file paths of the
 text (`segments.protected_spans`), and command options (`--verbose`, `-v`): a translation that lost one is
 redone between them.
@@ -14,6 +15,7 @@ one of which looks like code (a prompt, a path, an option, an operator or bracke
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import regex
 
@@ -37,6 +39,12 @@ def is_wrapped(lines: list[str]) -> bool:
         return False
     width = max(len(line.rstrip()) for line in lines)
     return width >= MIN_WRAP_WIDTH and all(len(line.rstrip()) >= FILL * width for line in lines[:-1])
+
+
+def list_mark(line: str) -> str:
+    """A list item's marker and the spaces around it (`  1. `, `- `, `• `), or ""."""
+    match = LIST_ITEM.match(line)
+    return match.group(0) if match else ""
 
 
 def indentation(line: str) -> int:
@@ -67,7 +75,7 @@ class TextDocument:
         text = self._encoded.text
         self._newline = "\r\n" if "\r\n" in text else "\n"
         self._parts = BLANK_LINES.split(text)          # paragraph, blank run, paragraph, ...
-        self._layout: list[tuple[int, list[Segment] | Segment, str, int]] = []     # part, unit, indent, width
+        self._layout: list[tuple[int, Any, str, int]] = []     # part, Segment or [(list mark, Segment)], indent, width
         self.segments: list[Segment] = []
         bodies = {index: self._parts[index].rstrip("\r\n") for index in range(0, len(self._parts), 2)}
         written = [line for body in bodies.values() for line in body.split(self._newline)[:1] if line.strip()]
@@ -84,9 +92,10 @@ class TextDocument:
                 self._layout.append((index, segment, indent, max(len(line.rstrip()) for line in lines)))
                 self.segments.append(segment)
             else:
-                line_segments = [Segment(line, protected=(line,)) if PROMPT.match(line) else verbatim_kept(line)
-                                 for line in lines]           # a command line: all of it kept
-                self._layout.append((index, line_segments, "", 0))
+                marks = ["" if PROMPT.match(line) else list_mark(line) for line in lines]
+                line_segments = [Segment(line, protected=(line,)) if PROMPT.match(line)     # a command: all kept
+                                 else verbatim_kept(line[len(mark):]) for line, mark in zip(lines, marks)]
+                self._layout.append((index, list(zip(marks, line_segments)), "", 0))
                 self.segments.extend(line_segments)
 
     def render(self) -> bytes:
@@ -97,5 +106,5 @@ class TextDocument:
                                       break_long_words=False, break_on_hyphens=False)
                 parts[index] = self._newline.join(lines) + parts[index]
             else:
-                parts[index] = self._newline.join(segment.translation for segment in unit) + parts[index]
+                parts[index] = self._newline.join(mark + segment.translation for mark, segment in unit) + parts[index]
         return self._encoded.encode("".join(parts))
