@@ -52,7 +52,7 @@ from typing import Any, Sequence
 
 import regex
 
-from pipeline.documents.runs import RunLayout
+from pipeline.documents.runs import RunLayout, spaces_outside
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
@@ -292,7 +292,7 @@ class _Chunk:
     def render(self, bs4) -> None:
         if self.layout.segment.translation is None:
             return
-        pieces = self.layout.placed()
+        pieces = spaces_outside(self.layout.placed(), set(range(len(self.layout.groups))))
         owners = sorted(owner for _, owner in pieces if owner is not None)
         if owners != list(range(len(self.layout.groups))):
             return                                   # not met by construction: the source, not a lost element
@@ -302,15 +302,10 @@ class _Chunk:
             if owner is None:
                 written.append(bs4.NavigableString(text))
                 continue
-            at, inner = elements[owner], text.strip() or text
-            start = text.find(inner)
-            if start > 0:                            # spaces a translation put at a group's edge go outside it
-                written.append(bs4.NavigableString(text[:start]))
+            at = elements[owner]
             if self.texts[at] is not None:
-                self.texts[at].replace_with(inner)
+                self.texts[at].replace_with(text)
             written.append(self.items[at])
-            if text[start + len(inner):]:
-                written.append(bs4.NavigableString(text[start + len(inner):]))
         if self.trail:
             written.append(bs4.NavigableString(self.trail))
         anchor = bs4.NavigableString("")

@@ -43,7 +43,7 @@ from typing import Any
 
 import regex
 
-from pipeline.documents.runs import RunLayout
+from pipeline.documents.runs import RunLayout, spaces_outside
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
@@ -233,26 +233,6 @@ def _main_key(texts: list[str], keys: list[Any], links: list[Any], code: list[bo
     return max(totals, key=totals.get) if totals else None
 
 
-def _link_pieces(pieces: list[tuple[str, int | None]], linked: set[int]) -> list[tuple[str, int | None]]:
-    """A chunk's placed pieces with the spaces at the edges of a link's piece moved out of it, into the main
-    formatting (a link is not underlined past its words), neighbours of the main formatting joined."""
-    found: list[tuple[str, int | None]] = []
-    for text, owner in pieces:
-        parts = [(text, owner)]
-        if owner in linked and text.strip():
-            inner = text.strip()
-            start = text.index(inner)
-            parts = [(text[:start], None), (inner, owner), (text[start + len(inner):], None)]
-        for part, part_owner in parts:
-            if not part:
-                continue
-            if found and part_owner is None and found[-1][1] is None:
-                found[-1] = (found[-1][0] + part, None)
-            else:
-                found.append((part, part_owner))
-    return found
-
-
 class _OoxmlParagraphs:
     """The paragraphs (`<p>`) of OOXML elements (WordprocessingML `w:`, DrawingML `a:`) as segments, each
     written back into its text elements (`<t>` in runs `<r>`).
@@ -420,7 +400,7 @@ class _OoxmlParagraphs:
             if set(moved) - {owner for _, owner in pieces}:
                 continue                          # not met by construction: the source, not a lost hyperlink
             if moved:
-                pieces = _link_pieces(pieces, set(moved))
+                pieces = spaces_outside(pieces, set(moved))
             main = chunk[layout.main]
             for t in chunk:
                 self._set(t, "")
@@ -964,7 +944,7 @@ class _OdfDocument(FollowsDirection):
         if linked - {owner for _, owner in pieces}:
             return                                 # not met by construction: the source, not a lost link
         if linked:
-            pieces = _link_pieces(pieces, linked)
+            pieces = spaces_outside(pieces, linked)
         if all(owner is None for _, owner in pieces):                # one formatting: the main span's
             for node in chunk:
                 if node.nodeType == node.TEXT_NODE:

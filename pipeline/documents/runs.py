@@ -214,3 +214,24 @@ class RunLayout:
             elif piece:
                 joined.append((piece, owner))
         return joined
+
+
+def spaces_outside(pieces: list[tuple[str, int | None]], owners: set[int]) -> list[tuple[str, int | None]]:
+    """A chunk's placed pieces (`RunLayout.placed`) with the spaces at the edges of the pieces of `owners` (links,
+    HTML's inline elements) moved out of them into the main formatting (a link is not underlined past its words),
+    neighbours of the main formatting joined."""
+    found: list[tuple[str, int | None]] = []
+    for text, owner in pieces:
+        parts = [(text, owner)]
+        if owner in owners and text.strip():
+            inner = text.strip()
+            start = text.index(inner)
+            parts = [(text[:start], None), (inner, owner), (text[start + len(inner):], None)]
+        for part, part_owner in parts:
+            if not part:
+                continue
+            if found and part_owner is None and found[-1][1] is None:
+                found[-1] = (found[-1][0] + part, None)
+            else:
+                found.append((part, part_owner))
+    return found
