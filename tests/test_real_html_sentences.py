@@ -109,3 +109,11 @@ def test_a_page_whose_doctype_declares_entities_is_a_one_line_error_not_a_broken
     with pytest.raises(ValueError, match=r"^page\.xhtml: its DOCTYPE declares entities") as caught:
         translated(page, name="page.xhtml")
     assert "\n" not in str(caught.value)
+
+
+def test_a_mark_glued_to_a_word_is_read_apart_and_glued_again():
+    italian = {"She said 1 hello.": "Lei disse 1 ciao.", "Water is H 2 O.": "L'acqua è H 2 O."}
+    out, seen = translated("<p>She said<sup>1</sup> hello.</p><p>Water is H<sub>2</sub>O.</p>",
+                           lambda texts: [italian.get(text, text) for text in texts])
+    assert seen == ["She said 1 hello.", "Water is H 2 O."]              # not `said1`, `H2O`: one pass, no pieces
+    assert out == "<p>Lei disse<sup>1</sup> ciao.</p><p>L'acqua è H<sub>2</sub>O.</p>"

@@ -265,7 +265,9 @@ def _collapsed(text: str) -> str:
 class _Chunk:
     """Consecutive text and inline elements of one parent, read as one text (`RunLayout`): the parent's own text is
     the main formatting, each inline element a group that must come back once, in its place; the element is moved
-    there with its translated text (or its text, for code and what has no letter)."""
+    there with its translated text (or its text, for code and what has no letter). A mark without a letter glued to
+    a word (`said<sup>1</sup>`, `H<sub>2</sub>O`) is read apart from it (`said 1`), which a model keeps, and glued
+    again where it lands."""
 
     def __init__(self, bs4, items: list, hidden: set[int]):
         self.items = items
@@ -287,6 +289,18 @@ class _Chunk:
             keys.append("" if node is item else id(item))        # "": the parent's own text, the main formatting
             code.append(node is not item and (node is None or any(id(link) in hidden for link in chain)
                                               or not any(character.isalpha() for character in text)))
+        self.glued: dict[int, tuple[bool, bool]] = {}       # a mark glued to a word (`said<sup>1</sup>`): read apart
+        for at, text in enumerate(texts):
+            if not (code[at] and text.strip() and not any(character.isalpha() for character in text)):
+                continue
+            left = at > 0 and texts[at - 1][-1:].isalnum() and text[:1].isalnum()
+            right = at + 1 < len(texts) and texts[at + 1][:1].isalnum() and text[-1:].isalnum()
+            if left:
+                texts[at - 1] += " "
+            if right:
+                texts[at + 1] = " " + texts[at + 1]
+            if left or right:
+                self.glued[at] = (left, right)
         self.layout = RunLayout(texts, keys, code, main="")
 
     def render(self, bs4) -> None:
@@ -298,11 +312,16 @@ class _Chunk:
             return                                   # not met by construction: the source, not a lost element
         elements = {number: group.items[0] for number, group in enumerate(self.layout.groups)}
         written = [bs4.NavigableString(self.lead)] if self.lead else []
+        glue_next = False
         for text, owner in pieces:
             if owner is None:
-                written.append(bs4.NavigableString(text))
+                written.append(bs4.NavigableString(text.lstrip() if glue_next else text))
+                glue_next = False
                 continue
             at = elements[owner]
+            left, glue_next = self.glued.get(at, (False, False))
+            if left and written and _is_text(bs4, written[-1]):          # glued again, as in the source
+                written[-1] = bs4.NavigableString(written[-1].rstrip())
             if self.texts[at] is not None:
                 self.texts[at].replace_with(text)
             written.append(self.items[at])
