@@ -1,5 +1,5 @@
-"""Office documents: Word (`.docx`, with `python-docx`), PowerPoint (`.pptx`, with `python-pptx`) and
-OpenDocument text and presentations (`.odt`, `.odp`, with `odfpy`), the well-kept libraries for each.
+"""Office documents: Word (`.docx`, with `python-docx`), PowerPoint (`.pptx`, with `python-pptx`) and OpenDocument text
+and presentations (`.odt`, `.odp`, with `odfpy`), the well-kept libraries for each.
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
@@ -9,17 +9,17 @@ pages' placeholder text of a presentation (`.odp`: never shown) are left as they
 accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
 text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
 table rows' own marks stay). A paragraph is cut at line breaks and tabs into chunks, each one text, so that breaks
-and tabs stay where they were; smart tags and custom XML (`.docx`; not content controls, whose text stays in
-them) and spans (OpenDocument), and OpenDocument's runs of spaces (`text:s`), cut nothing, and neither does a
-hyperlink inside a sentence (`.docx`'s `w:hyperlink`, by `r:id` or `w:anchor`; OpenDocument's `text:a`): its
-text is a formatted group of the sentence's text (below), and the link element itself, its target kept, moves with its words' translation to where they land,
-every link back exactly once (its text in its first run's or span's formatting). A link holding a break, a tab, a
-field or a note, a link of blanks, and links with no text of the sentence's own around them still cut the paragraph
-around their text, as fields do (`w:fldSimple` and `w:fldChar` HYPERLINK fields; a slide's links are its runs'
-properties, `.pptx`'s runs already carrying them as formatting). A table of
-contents' entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text
-(styles, images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs,
-e-mail addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
+and tabs stay where they were; smart tags and custom XML (`.docx`; not content controls, whose text stays in them)
+and spans (OpenDocument), and OpenDocument's runs of spaces (`text:s`), cut nothing, and neither does a hyperlink
+inside a sentence (`.docx`'s `w:hyperlink`, by `r:id` or `w:anchor`; OpenDocument's `text:a`): its text is a
+formatted group of the sentence's text (below), and the link element itself, its target kept, moves with its words'
+translation to where they land, every link back exactly once (its text in its first run's or span's formatting). A
+link holding a break, a tab, a field or a note, a link of blanks, and links with no text of the sentence's own
+around them still cut the paragraph around their text, as fields do (`w:fldSimple` and `w:fldChar` HYPERLINK fields;
+a slide's links are its runs' properties, `.pptx`'s runs already carrying them as formatting). A table of contents'
+entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text (styles,
+images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail
+addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
 (`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
 Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
 (`code_holders`). Runs (OpenDocument: spans) carry a chunk's formatting (`RunLayout`): the translation goes into its
@@ -30,8 +30,8 @@ its own translation (code: its text) in its place, so no formatted run is droppe
 translated. Spaces the translation keeps in a row come back as `text:s` in OpenDocument files (which show spaces
 written in a row as one). The language tags that name the run's source language (Word's proofing language, slides'
 run languages, OpenDocument's `fo:language`, `dc:language`) name its target in the translation (`relabel_ooxml`,
-`relabel_odf`), so that it is spell-checked in its own language. A package is told by its parts (`package_kind`;
-an OpenDocument by its `mimetype` entry): one of another kind than its name says is refused in one line.
+`relabel_odf`), so that it is spell-checked in its own language. A package is told by its parts (`package_kind`; an
+OpenDocument by its `mimetype` entry): one of another kind than its name says is refused in one line.
 """
 from __future__ import annotations
 
