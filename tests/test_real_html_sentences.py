@@ -117,3 +117,13 @@ def test_a_mark_glued_to_a_word_is_read_apart_and_glued_again():
                            lambda texts: [italian.get(text, text) for text in texts])
     assert seen == ["She said 1 hello.", "Water is H 2 O."]              # not `said1`, `H2O`: one pass, no pieces
     assert out == "<p>Lei disse<sup>1</sup> ciao.</p><p>L'acqua è H<sub>2</sub>O.</p>"
+
+
+def test_a_paragraph_of_very_many_links_is_read_node_by_node_in_linear_time():
+    import time
+
+    page = "<p>" + " ".join(f'word <a href="#{i}">link{i}</a>' for i in range(2000)) + " end.</p>"
+    started = time.perf_counter()
+    out, seen = translated(page, lambda texts: [text.upper() for text in texts])
+    assert time.perf_counter() - started < 10          # 2,000 groups placed in one sentence took minutes
+    assert out.count("<a ") == 2000 and "LINK1999" in out and len(seen) == 4001

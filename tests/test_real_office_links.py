@@ -238,3 +238,11 @@ def test_a_link_with_only_a_number_or_a_mark_of_text_around_it_is_still_translat
     model, seen = recording(lambda texts: [text.upper() for text in texts])
     xml = body_of(translate_document(None, source, name="toc.docx", translate=model))
     assert links_in(xml) == [("_Toc1", "INTRODUCTION TO THE TOOL"), ("rId9", "DOWNLOAD THE INSTALLER")]
+
+
+def test_a_paragraph_of_more_links_than_a_sentence_holds_is_cut_around_them():
+    body = "".join(f'{run("see ")}{link(f"rId{i}", f"page {i}")}' for i in range(65))
+    model, seen = recording(lambda texts: [text.upper() for text in texts])
+    xml = body_of(translate_document(None, docx_with(f"<w:p>{body}</w:p>"), name="index.docx", translate=model))
+    assert len(links_in(xml)) == 65 and links_in(xml)[64] == ("rId64", "PAGE 64")
+    assert "page 64" in seen and not any(len(text) > 40 for text in seen)       # each text alone, as before

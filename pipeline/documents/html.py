@@ -52,7 +52,7 @@ from typing import Any, Sequence
 
 import regex
 
-from pipeline.documents.runs import RunLayout, spaces_outside
+from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
@@ -393,16 +393,16 @@ class HtmlText:
 
     def _read(self, bs4, run: list, hidden: set[int]) -> None:
         """One parent's consecutive texts and inline elements (`_chain`): one chunk (`_Chunk`) where the parent's
-        own text has a letter and an inline element has text to place in it; else each text node with a letter,
-        alone."""
+        own text has a letter and an inline element has text to place in it (at most `MAX_GROUPS` of them); else
+        each text node with a letter, alone."""
         ends = [item if _is_text(bs4, item) else (_chain(bs4, item) or [None])[-1] for item in run]
         shown = [node for node in ends if node is not None and id(node) not in hidden
                  and any(character.isalpha() for character in node)]
         if not shown:
             return
         own = [item for item in run if _is_text(bs4, item)]
-        if (len(own) < len(run) and all(id(item) not in hidden for item in own)      # the parent's own text has a
-                and any(character.isalpha() for character in "".join(own))):        # letter (`3) <a>...` has none)
+        if (len(own) < len(run) <= len(own) + MAX_GROUPS and all(id(item) not in hidden for item in own)
+                and any(character.isalpha() for character in "".join(own))):   # a letter of its own (`3) <a>` none)
             chunk = _Chunk(bs4, run, hidden)
             self._chunks.append(chunk)
             self.segments += [*chunk.layout.alone, chunk.layout.segment]

@@ -43,7 +43,7 @@ from typing import Any
 
 import regex
 
-from pipeline.documents.runs import RunLayout, spaces_outside
+from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
@@ -209,9 +209,10 @@ def _link_parts(texts: list[str], links: list[Any], code: list[bool]) -> list[li
     """A chunk's holders (each with its text, its link or None, and whether it is code) as the chunks to read: the
     whole chunk, its links' text as groups, where a holder outside every link is prose with a letter (the
     sentence's main formatting lives there: `1. ` or `(` before a link is none); else cut around each link
-    (consecutive holders of one link, or of none), as a link alone is."""
-    if any(link is None and not verbatim and any(character.isalpha() for character in text)
-           for text, link, verbatim in zip(texts, links, code)):
+    (consecutive holders of one link, or of none), as a link alone is; so too past `MAX_GROUPS` links."""
+    if len({id(link) for link in links if link is not None}) <= MAX_GROUPS and any(
+            link is None and not verbatim and any(character.isalpha() for character in text)
+            for text, link, verbatim in zip(texts, links, code)):
         return [list(range(len(links)))]
     parts: list[list[int]] = []
     for index, link in enumerate(links):
