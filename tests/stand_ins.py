@@ -43,3 +43,21 @@ def new_docx() -> bytes:
     buffer = io.BytesIO()
     docx.Document().save(buffer)
     return buffer.getvalue()
+
+
+def docx_with(body: str, source: bytes | None = None) -> bytes:
+    """A .docx (`source`, else an empty one) whose body starts with `body` (WordprocessingML paragraphs)."""
+    def edit(name: str, data: bytes) -> bytes:
+        if name != "word/document.xml":
+            return data
+        text = data.decode("utf-8")
+        start = text.index("<w:body>") + len("<w:body>")
+        return (text[:start] + body + text[start:]).encode("utf-8")
+    return rezipped(source or new_docx(), edit)
+
+
+def saved(document) -> bytes:
+    """The bytes of a document a library writes with `save(file)` (odfpy, python-docx)."""
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()

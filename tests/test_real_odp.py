@@ -21,7 +21,7 @@ from odf.text import List, ListItem, P, Span  # noqa: E402
 
 from pipeline.documents import detect_format, translate_document  # noqa: E402
 from pipeline.documents.office import package_kind  # noqa: E402
-from stand_ins import recording, rezipped, suffixed  # noqa: E402
+from stand_ins import recording, rezipped, saved, suffixed  # noqa: E402
 
 NS = {"text": TEXTNS, "draw": DRAWNS, "presentation": PRESENTATIONNS, "table": TABLENS,
       "style": "urn:oasis:names:tc:opendocument:xmlns:style:1.0",
@@ -105,9 +105,7 @@ def deck() -> bytes:
     holder.addElement(table)
     second.addElement(holder)
     document.presentation.addElement(second)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
+    return saved(document)
 
 
 def part(package: bytes, name: str) -> Any:
@@ -192,9 +190,7 @@ def test_runs_of_spaces_are_kept_in_slides_and_written_plain_in_footers():
 def text_document() -> bytes:
     document = OpenDocumentText()
     document.text.addElement(P(text="Hello world"))
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
+    return saved(document)
 
 
 def spreadsheet() -> bytes:
@@ -204,9 +200,7 @@ def spreadsheet() -> bytes:
     row.addElement(cell)
     table.addElement(row)
     document.spreadsheet.addElement(table)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
+    return saved(document)
 
 
 SHEET = "application/vnd.oasis.opendocument.spreadsheet"

@@ -7,7 +7,7 @@ import re
 import zipfile
 
 from pipeline.documents import translate_document
-from stand_ins import new_docx, recording, rezipped
+from stand_ins import docx_with, recording, saved
 
 R = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
 XLINK = "http://www.w3.org/1999/xlink"
@@ -19,17 +19,6 @@ REORDERED = {"Read the documentation for more details.": "Per maggiori dettagli 
 def dictionary(table: dict[str, str]):
     """A model that knows only `table` (every other text comes back as it was)."""
     return recording(lambda texts: [table.get(text, text) for text in texts])
-
-
-def docx_with(body: str) -> bytes:
-    """A .docx whose body starts with `body` (WordprocessingML paragraphs)."""
-    def edit(name: str, data: bytes) -> bytes:
-        if name != "word/document.xml":
-            return data
-        text = data.decode("utf-8")
-        start = text.index("<w:body>") + len("<w:body>")
-        return (text[:start] + body + text[start:]).encode("utf-8")
-    return rezipped(new_docx(), edit)
 
 
 def run(text: str, properties: str = "") -> str:
@@ -188,12 +177,10 @@ def test_an_odt_link_holding_a_span_moves_whole_inside_a_span_of_its_sentence():
     outer.addText(" for more details.")
     paragraph.addElement(outer)
     document.text.addElement(paragraph)
-    data = io.BytesIO()
-    document.save(data)
     model, seen = dictionary({"Read the full documentation for more details.":
                               "Per maggiori dettagli leggete la documentazione completa.",
                               "full documentation": "documentazione completa"})
-    out = translate_document(None, data.getvalue(), name="span.odt", translate=model)
+    out = translate_document(None, saved(document), name="span.odt", translate=model)
     assert seen == ["full documentation", "Read the full documentation for more details."]
     assert odt_links(out) == ("Per maggiori dettagli leggete la documentazione completa.",
                               [("https://example.com/docs", "documentazione completa")])
@@ -222,10 +209,8 @@ def test_an_odp_link_on_a_slide_is_part_of_its_sentence_and_moves_with_its_words
     frame.addElement(box)
     slide.addElement(frame)
     document.presentation.addElement(slide)
-    data = io.BytesIO()
-    document.save(data)
     model, seen = dictionary(REORDERED)
-    out = translate_document(None, data.getvalue(), name="deck.odp", translate=model)
+    out = translate_document(None, saved(document), name="deck.odp", translate=model)
     assert seen == ["documentation", "Read the documentation for more details."]
     assert odt_links(out) == ("Per maggiori dettagli leggete la documentazione.",
                               [("https://example.com/docs", "documentazione")])

@@ -6,20 +6,9 @@ import re
 import zipfile
 
 from pipeline.documents import translate_document
-from stand_ins import new_docx, recording, rezipped, suffixed
+from stand_ins import docx_with, recording, suffixed
 
 STAMP = 'w:author="A" w:date="2024-01-01T00:00:00Z"'
-
-
-def docx_with(body: str, source: bytes | None = None) -> bytes:
-    """A .docx whose body starts with `body` (WordprocessingML paragraphs)."""
-    def edit(name: str, data: bytes) -> bytes:
-        if name != "word/document.xml":
-            return data
-        text = data.decode("utf-8")
-        start = text.index("<w:body>") + len("<w:body>")
-        return (text[:start] + body + text[start:]).encode("utf-8")
-    return rezipped(source or new_docx(), edit)
 
 
 def part(package: bytes, name: str) -> str:
