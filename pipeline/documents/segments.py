@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import regex
 
 from pipeline.text import free_numbers
-from pipeline.translate.splitting import needs_translation, translate_between, with_spacing
+from pipeline.translate.splitting import translate_between, with_spacing
 
 Translate = Callable[[list[str]], list[str]]
 
@@ -113,8 +113,8 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
     a table cell `12%`, a page number, a year, which a model given nothing to translate fills with words; or
     whose letters are all in protected spans: a URL, a tag, an MDX expression alone) are copied as they are, as
     HTML's texts without a letter always were."""
-    todo = [segment for segment in segments if needs_translation(segment.text) and LETTER.search(segment.text)
-            and LETTER.search("".join(segment.pieces()[::2]))]
+    todo = [segment for segment in segments
+            if LETTER.search(segment.text) and LETTER.search("".join(segment.pieces()[::2]))]
     for segment in segments:
         segment.translation, segment.whole = segment.text, True
     firsts = [segment.first_text() for segment in todo]
@@ -123,9 +123,8 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
                         for first, (head, tail) in zip(firsts, edges)], translate)
     retry = []
     for segment, first, output, (head, tail) in zip(todo, firsts, outputs, edges):
-        if head or tail:
-            output = head.strip() + (" " if head.strip() and head[-1:].isspace() else "") + output.strip() + \
-                (" " if tail.strip() and tail[:1].isspace() else "") + tail.strip()
+        if head or tail:                        # the symbols back, with the spaces that part them from the text
+            output = head.lstrip() + output.strip() + tail.rstrip()
         restored = segment.restored(output)
         translation = None if restored is None else with_spacing(first, restored)
         if translation is None or not segment.kept(translation):
