@@ -15,10 +15,15 @@ inside a sentence (`.docx`'s `w:hyperlink`, by `r:id` or `w:anchor`; OpenDocumen
 formatted group of the sentence's text (below), and the link element itself, its target kept, moves with its words'
 translation to where they land, every link back exactly once (its text in its first run's or span's formatting). A
 link holding a break, a tab, a field or a note, a link of blanks, and links with no text of the sentence's own
-around them still cut the paragraph around their text, as fields do (`w:fldSimple` and `w:fldChar` HYPERLINK fields;
-a slide's links are its runs' properties, `.pptx`'s runs already carrying them as formatting). A table of contents'
-entry gives only its text (`.odt`: not its number, tab and page number). Everything that is not text (styles,
-images, numbering, bookmarks) and the results of fields (page numbers, dates) are left as they are; URLs, e-mail
+around them still cut the paragraph around their text (a slide's links are its runs' properties, `.pptx`'s runs
+already carrying them as formatting). Word fields whose result is words (`READ_FIELDS`: a HYPERLINK field, a
+cross-reference, a table of contents) are translated, a link or cross-reference field within its sentence as a
+hyperlink is (`simplify_fields`); the results of the others (page numbers, dates) are left as they are. A
+footnote's mark, a symbol and a picture in line with the text cut the sentence, so that they stay between their
+words (`INLINE_OBJECTS`); marks that take no room do not (Word's bookmarks and comment ranges, LibreOffice's soft
+page breaks and bookmarks: `ODF_MARKS`), and Word's hyphen elements are read as the text they show
+(`plain_hyphens`). A table of contents' entry gives only its text (`.odt`: not its number, tab and page number).
+Everything that is not text (styles, images, numbering, bookmarks) is left as it is; URLs, e-mail
 addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
 (`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
 Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
@@ -51,6 +56,7 @@ from pipeline.extras import require
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 SHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 CACHES = {C + "strCache", C + "strLit", C + "lvl"}      # where a chart keeps the text of its data
@@ -75,9 +81,91 @@ CODE_STYLE = regex.compile(r"(?:html ?)?(?:code|keyboard|sample|typewriter)|sour
 WORD_WRAPPERS = {W + name for name in ("smartTag", "customXml", "ins", "moveTo", "dir", "bdo")}
 STYLES_RELATIONSHIP = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles"
 MOVE_RANGES = {W + name for name in ("moveFromRangeStart", "moveFromRangeEnd", "moveToRangeStart", "moveToRangeEnd")}
+# What a Word run shows inline besides text, where it stands in its sentence: a footnote's or an endnote's mark, a
+# symbol of a symbol font, an embedded object, a picture in line with the text (`wp:inline`; not one anchored to
+# the page, which stands where its position says): each cuts its sentence, as a tab does, so that it stays
+# between the words it was between (read whole, the sentence's translation goes into one run, on one side of it)
+INLINE_OBJECTS = {W + name for name in ("footnoteReference", "endnoteReference", "sym", "object")}
+# Word's hyphens that are no text: a non-breaking hyphen (`e-mail`, read as the hyphen it shows) and an optional
+# one (a hint where to break the source's word, dropped)
+HYPHENS = {W + "noBreakHyphen": "-", W + "softHyphen": ""}
+# OpenDocument's marks that take no room in the text (the page breaks of LibreOffice's last layout, bookmarks,
+# reference and index marks, tracked changes' marks, a comment and its range's end): a sentence goes on through
+# them, each left where it stands among the sentence's text nodes
+ODF_MARKS = {"soft-page-break", "change", "change-start", "change-end"} | {
+    name + edge for name in ("bookmark", "reference-mark", "toc-mark", "alphabetical-index-mark", "user-index-mark")
+    for edge in ("", "-start", "-end")}
+ODF_OFFICE_MARKS = {"annotation", "annotation-end"}
+# Word fields whose result is words a reader sees, translated: a link's text, a cross-reference's, a table of
+# contents' entries (the others' results are numbers, dates, merged data and the like, and are left as they are)
+READ_FIELDS = {"HYPERLINK", "REF", "TOC"}
+# Of those, the ones whose result may be read within its sentence, as a `w:hyperlink` is (a table of contents is
+# paragraphs of its own)
+INLINE_FIELDS = {"HYPERLINK", "REF"}
 
 
 PROSE, IN_CODE_FONT, NAMED = 0, 1, 2      # how a run is code: not, by its font alone, by a style named so
+
+
+def field_kind(instruction: str | None) -> str:
+    """A Word field's kind, the first word of its instruction (` HYPERLINK "https://..." \\o "tip"` -> HYPERLINK)."""
+    words = (instruction or "").split()
+    return words[0].upper() if words else ""
+
+
+def plain_hyphens(root: Any) -> None:
+    """Word's hyphens that are elements (`HYPHENS`) as the text they show, so that the model reads `e-mail`, not
+    `email` (the hyphen then stood before the whole translation)."""
+    for hyphen in list(root.iter(*HYPHENS)):
+        text = HYPHENS[hyphen.tag]
+        if text:
+            character = hyphen.makeelement(W + "t", {})
+            character.text = text
+            hyphen.addprevious(character)
+        hyphen.getparent().remove(hyphen)
+
+
+def simplify_fields(root: Any) -> None:
+    """Word's complex fields of a kind read within a sentence (`INLINE_FIELDS`), written as runs side by side in one
+    parent (`w:fldChar` begin, the instruction's `w:instrText`, separate, runs of text, end), in their simple form,
+    `w:fldSimple` holding the result's runs, which Word shows and updates alike (ECMA-376 17.16.19): its words are
+    then a group of its sentence, and the field moves with them, as a `w:hyperlink` does. A field of any other
+    shape (a nested field, a break in its result, a part in another parent) is left as written."""
+    def content(run: Any) -> list[Any]:
+        return [child for child in run if child.tag != W + "rPr"] if run.tag == W + "r" else [run]
+
+    def char(run: Any, kind: str) -> bool:
+        inside = content(run)
+        return len(inside) == 1 and inside[0].tag == W + "fldChar" and inside[0].get(W + "fldCharType") == kind
+
+    for begin in list(root.iter(W + "fldChar")):
+        run = begin.getparent()
+        if run is None or run.getparent() is None or not char(run, "begin"):
+            continue
+        instruction, results, parts, sibling = [], [], [run], run.getnext()
+        while sibling is not None and all(child.tag == W + "instrText" for child in content(sibling)):
+            instruction += [child.text or "" for child in content(sibling)]
+            parts.append(sibling)
+            sibling = sibling.getnext()
+        if sibling is None or not char(sibling, "separate") or field_kind("".join(instruction)) not in INLINE_FIELDS:
+            continue
+        parts.append(sibling)
+        sibling = sibling.getnext()
+        while sibling is not None and sibling.tag == W + "r" and content(sibling) and all(
+                child.tag == W + "t" for child in content(sibling)):
+            results.append(sibling)
+            sibling = sibling.getnext()
+        if not results or sibling is None or not char(sibling, "end"):
+            continue
+        field = run.makeelement(W + "fldSimple", {W + "instr": "".join(instruction)})
+        for name in ("dirty", "fldLock"):
+            if begin.get(W + name) is not None:
+                field.set(W + name, begin.get(W + name))
+        run.addprevious(field)
+        for item in results:
+            field.append(item)
+        for item in parts + [sibling]:
+            item.getparent().remove(item)
 MOST_IN_CODE_FONT = 0.5                   # past this share of a document's characters, a code font is its body font
 
 
@@ -245,16 +333,20 @@ class _OoxmlParagraphs:
     hyperlink (`w:hyperlink`, `_inline_link`), whose text is a formatted group of its chunk (keyed by the link) and
     which moves, its runs replaced by one run of its words' translation, to where they land (`apply`); one
     holding a break, a tab or a field, one of blanks, and links with no prose of the chunk's own around them are
-    cut around, as before. Field results (`w:fldSimple`, `w:fldChar` ... `separate` ... `end`, `a:fld`:
-    page numbers, dates) and nested paragraphs (text boxes, their own) are left. Runs formatted otherwise than the
-    chunk's main one keep their formatting (`RunLayout`); runs in a code font (`code_font`: `w:rFonts`' `w:ascii`,
-    `a:latin`'s typeface) or a code character style (`code_style`, of its id or of its name in `code_styles`,
-    or one whose font is a code font) are code, kept verbatim, and a chunk of code alone is not translated."""
+    cut around, as before. A HYPERLINK or REF field's result (`w:fldSimple`, `simplify_fields`) is read so too, a
+    table of contents' entries as paragraphs; the results of other fields (`w:fldSimple`, `w:fldChar` ...
+    `separate` ... `end`, `a:fld`: page numbers, dates) and nested paragraphs (text boxes, their own) are left.
+    Footnote marks, symbols and pictures in line (`INLINE_OBJECTS`) cut a chunk as a tab does. Runs formatted
+    otherwise than the chunk's main one keep their formatting (`RunLayout`); runs in a code font (`code_font`:
+    `w:rFonts`' `w:ascii`, `a:latin`'s typeface) or a code character style (`code_style`, of its id or of its name
+    in `code_styles`, or one whose font is a code font) are code, kept verbatim, and a chunk of code alone is not
+    translated."""
 
     def __init__(self, roots: list[Any], ns: str, code_styles: dict[str, int] | None = None):
         self._ns = ns
-        self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")}
+        self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")} | (INLINE_OBJECTS if ns == W else set())
         self._fields = {ns + "fldSimple", ns + "fld"}
+        self._open_fields: list[list[Any]] = []             # each complex field open: [its instruction, past separate]
         self._code_styles = code_styles or {}
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
         self._simple: dict[Any, bool] = {}                  # hyperlink -> whether it is read so (`_inline_link`)
@@ -262,6 +354,9 @@ class _OoxmlParagraphs:
         for root in roots:
             if ns == W:
                 accept_revisions(root)
+                simplify_fields(root)
+                plain_hyphens(root)
+            self._open_fields = []                            # a table of contents' field spans paragraphs
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
                     texts = [t.text or "" for t in chunk]
@@ -296,7 +391,7 @@ class _OoxmlParagraphs:
         or hyperlink inside (such a link cuts the paragraph, as before)."""
         if link not in self._simple:
             stops = self._boundaries | self._fields | {W + name for name in ("fldChar", "instrText", "hyperlink",
-                                                                             "p", "delText")}
+                                                                             "drawing", "p", "delText")}
             self._simple[link] = bool(self._link_text(link).strip()) and not any(
                 isinstance(child.tag, str) and child.tag in stops for child in link.iterdescendants())
         return self._simple[link]
@@ -306,32 +401,37 @@ class _OoxmlParagraphs:
         for child in element:
             if not isinstance(child.tag, str) or child.tag == self._ns + "p":
                 continue
-            inside = hidden or child.tag in self._fields
+            inside = hidden or (child.tag in self._fields and field_kind(child.get(W + "instr")) not in READ_FIELDS)
             yield child, inside
             yield from self._walk(child, inside)
 
     def _split(self, paragraph: Any) -> list[list[Any]]:
         chunks: list[list[Any]] = [[]]
-        container, depth, result = None, 0, False          # depth: w:fldChar nesting; result: after `separate`
-        fld_type = self._ns + "fldCharType"
+        container, fields = None, self._open_fields
         for element, in_field in self._walk(paragraph):
             tag = element.tag
             if tag == self._ns + "fldChar":
-                kind = element.get(fld_type)
-                depth += {"begin": 1, "end": -1}.get(kind, 0)
-                depth = max(depth, 0)
-                result = kind == "separate" or (result and kind != "end")
+                kind = element.get(self._ns + "fldCharType")
+                if kind == "begin":
+                    fields.append(["", False])
+                elif fields and kind in ("separate", "end"):
+                    fields[-1][1] = True
+                    if kind == "end":
+                        fields.pop()
                 chunks.append([])
-            elif tag in self._boundaries:
+            elif tag == W + "instrText" and fields and not fields[-1][1]:
+                fields[-1][0] += element.text or ""
+            elif tag in self._boundaries or (tag == W + "drawing" and element.find(WP + "inline") is not None):
                 chunks.append([])
             elif tag == self._ns + "t":
-                if in_field or depth:
-                    chunks.append([])
+                if in_field or (fields and not (all(past for _, past in fields)
+                                                and field_kind(fields[-1][0]) in READ_FIELDS)):
+                    chunks.append([])                       # a field's instruction, or a result kept as written
                     continue
                 parent = element.getparent().getparent()
                 while parent.tag in WORD_WRAPPERS:
                     parent = parent.getparent()
-                if parent.tag == W + "hyperlink" and self._inline_link(parent):
+                if parent.tag in (W + "hyperlink", W + "fldSimple") and self._inline_link(parent):
                     self._link_of[element] = parent              # its text: a group of the sentence around it
                     parent = parent.getparent()
                     while parent.tag in WORD_WRAPPERS:
@@ -668,6 +768,7 @@ class _OdfDocument(FollowsDirection):
             raise ValueError(f"{name}: not a {self.extension} file but an OpenDocument of another kind ({media_type})")
         self._data, self._name = data, name
         self._text_ns = text_ns
+        self._office_ns = require("odf.namespaces", "documents").OFFICENS
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template"),
                                  *self.extra_paragraphs}
         self._chunks: list[tuple[list[Any], Any, RunLayout, list[Any]]] = []   # ... and each holder's link
@@ -773,7 +874,8 @@ class _OdfDocument(FollowsDirection):
         """The paragraph's text nodes and `text:s` spaces in chunks (each with its container: the paragraph or a
         link): cut at line breaks, tabs and page breaks, around links (`text:a`) that hold more than text and
         spans (`_inline_link`; the others are read with the sentence, their text a group) and around anything else
-        (fields, notes, frames: left as they are). An index entry keeps only its text (`_entry`)."""
+        (fields, notes, frames: left as they are), not at marks that take no room (`ODF_MARKS`: LibreOffice's soft page
+        breaks, bookmarks, comments). An index entry keeps only its text (`_entry`)."""
         chunks: list[list[Any]] = [[]]
         last_tab = None                                     # where the chunks after the last tab start
 
@@ -793,6 +895,9 @@ class _OdfDocument(FollowsDirection):
                         chunks[-1].append((child, container))
                 elif namespace == self._text_ns and local == "span":
                     visit(child, container)                  # formatting only: the same chunk
+                elif (namespace == self._text_ns and local in ODF_MARKS) or (
+                        namespace == self._office_ns and local in ODF_OFFICE_MARKS):
+                    continue                                 # no room in the text: the sentence goes on
                 elif namespace == self._text_ns and local == "a" and self._inline_link(child):
                     visit(child, container)                  # its text: a group of the sentence around it
                 elif namespace == self._text_ns and local == "a":
