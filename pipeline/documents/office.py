@@ -48,7 +48,7 @@ from typing import Any
 
 import regex
 
-from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside
+from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside, windows
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
@@ -350,6 +350,7 @@ class _OoxmlParagraphs:
         self._code_styles = code_styles or {}
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
         self._simple: dict[Any, bool] = {}                  # hyperlink -> whether it is read so (`_inline_link`)
+        self._paragraph_code: dict[Any, int] = {}           # paragraph -> its style's code kind (`_code`)
         found = []                                          # (chunk, its texts, each holder's code kind)
         for root in roots:
             if ns == W:
@@ -376,9 +377,16 @@ class _OoxmlParagraphs:
                     continue
                 keys = [self._properties(t.getparent()) if link is None else ("link", id(link))
                         for t, link in zip(chunk, links)]
-                layout = RunLayout(texts, keys, code, [t.getparent().getparent().tag not in WORD_WRAPPERS
-                                                       for t in chunk], _main_key(texts, keys, links, code))
-                self._chunks.append((chunk, layout, links))
+                direct = [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk]
+                main = _main_key(texts, keys, links, code)
+                layout = RunLayout(texts, keys, code, direct, main)
+                for window in windows(layout, texts, links):
+                    if len(window) == len(texts):
+                        self._chunks.append((chunk, layout, links))
+                        continue
+                    pick = lambda values: [values[i] for i in window]      # noqa: E731 - too many groups: a window
+                    self._chunks.append((pick(chunk), RunLayout(*map(pick, (texts, keys, code, direct)), main),
+                                         pick(links)))
         self.segments = [segment for _, layout, _ in self._chunks for segment in layout.alone] + \
             [layout.segment for _, layout, _ in self._chunks]
 
@@ -456,8 +464,11 @@ class _OoxmlParagraphs:
         kind = PROSE if style is None else self._code_styles.get(style.get(W + "val"),
                                                                   NAMED if code_style(style.get(W + "val")) else PROSE)
         paragraph = next((above for above in run.iterancestors(W + "p")), None)
-        mark = None if paragraph is None else paragraph.find(W + "pPr/" + W + "pStyle")
-        return max(kind, PROSE if mark is None else self._code_styles.get(mark.get(W + "val"), PROSE))
+        if paragraph not in self._paragraph_code:           # once a paragraph (looking for `w:pPr` visits them all)
+            mark = None if paragraph is None else paragraph.find(W + "pPr/" + W + "pStyle")
+            self._paragraph_code[paragraph] = PROSE if mark is None else self._code_styles.get(mark.get(W + "val"),
+                                                                                               PROSE)
+        return max(kind, self._paragraph_code[paragraph])
 
     def _properties(self, run: Any) -> bytes:
         lxml = require("lxml.etree", "documents")
@@ -802,8 +813,15 @@ class _OdfDocument(FollowsDirection):
                 if all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
                     continue
                 keys = [all_names[i] if link is None else ("link", id(link)) for i, link in zip(part, links)]
-                layout = RunLayout(texts, keys, code, main=_main_key(texts, keys, links, code))
-                self._chunks.append((chunk, at, layout, links))
+                main = _main_key(texts, keys, links, code)
+                layout = RunLayout(texts, keys, code, main=main)
+                for window in windows(layout, texts, links):
+                    if len(window) == len(texts):
+                        self._chunks.append((chunk, at, layout, links))
+                        continue
+                    pick = lambda values: [values[i] for i in window]      # noqa: E731 - too many groups: a window
+                    self._chunks.append((pick(chunk), at, RunLayout(*map(pick, (texts, keys, code)), main=main),
+                                         pick(links)))
         self.segments = [segment for _, _, layout, _ in self._chunks for segment in layout.alone] + \
             [layout.segment for _, _, layout, _ in self._chunks]
 
@@ -992,15 +1010,21 @@ class _OdfDocument(FollowsDirection):
         return made
 
     @staticmethod
-    def _detach(node: Any) -> None:
-        """`node` out of its parent (odfpy's `removeChild` takes elements it indexed only)."""
-        parent = node.parentNode
-        parent.childNodes = [child for child in parent.childNodes if child is not node]
-        if node.previousSibling is not None:
-            node.previousSibling.nextSibling = node.nextSibling
-        if node.nextSibling is not None:
-            node.nextSibling.previousSibling = node.previousSibling
-        node.parentNode = node.previousSibling = node.nextSibling = None
+    def _detach(*nodes: Any) -> None:
+        """`nodes` out of their parents, each parent's children listed anew once (odfpy's `removeChild` takes
+        elements it indexed only; one node at a time would cost the square of a long paragraph's nodes)."""
+        gone = {id(node) for node in nodes}
+        parents = {id(node.parentNode): node.parentNode for node in nodes if node.parentNode is not None}
+        for parent in parents.values():
+            kept = [child for child in parent.childNodes if id(child) not in gone]
+            parent.childNodes = kept
+            for before, after in zip([None, *kept], [*kept, None]):
+                if before is not None:
+                    before.nextSibling = after
+                if after is not None:
+                    after.previousSibling = before
+        for node in nodes:
+            node.parentNode = node.previousSibling = node.nextSibling = None
 
     def _start_at(self, node: Any, home: Any) -> tuple[Any, list[Any]]:
         """Every span between `node` and `home` cut before `node`, so that `node` starts each (what came before
@@ -1101,10 +1125,12 @@ class _OdfDocument(FollowsDirection):
             while parent is not None and parent is not container:
                 spans[id(parent)] = parent
                 parent = parent.parentNode
-            self._detach(node)
-        for span in sorted(spans.values(), key=self._depth, reverse=True):   # spans left empty go, inner first
-            if span.parentNode is not None and not span.childNodes:
-                self._detach(span)
+        self._detach(*chunk)
+        by_depth: dict[int, list[Any]] = {}
+        for span in spans.values():
+            by_depth.setdefault(self._depth(span), []).append(span)
+        for depth in sorted(by_depth, reverse=True):                  # spans left empty go, inner first
+            self._detach(*[span for span in by_depth[depth] if span.parentNode is not None and not span.childNodes])
 
     def _spaced(self, text: str, container: Any) -> list[Any]:
         """`text` as odfpy nodes: text, with each run of spaces as one space and a `text:s` for the rest (ODF shows
