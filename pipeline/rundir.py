@@ -64,6 +64,13 @@ def run_path(config: Config) -> Path:
     return Path(config.workdir) / RUN_DIR
 
 
+def run_name(run_dir: str | os.PathLike) -> str:
+    """A run's directory by its workdir's name and its own (`tiny/run`): what a service shows of it, where the
+    whole path on the server is no client's business."""
+    path = Path(run_dir).resolve()
+    return f"{path.parent.name}/{path.name}"
+
+
 def prepared_beside(run_dir: str | os.PathLike) -> Path:
     """`<workdir>/prepared` for `<workdir>/run`."""
     return Path(run_dir).parent / PREPARED_DIR

@@ -68,6 +68,9 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forwarded-allow-ips", default="", metavar="IPS",
                         help="comma-separated addresses of reverse proxies whose X-Forwarded-For header names the "
                              "client (for --req-limit and the log), or '*' (default: none, the header is ignored)")
+    parser.add_argument("--public-url", metavar="URL",
+                        help="the address clients reach the service at (https://mt.example.org), where "
+                             "/translate_file's download links point (default: the Host the request names)")
     parser.add_argument("--alternatives-limit", type=int, default=3,
                         help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
     parser.add_argument("--glossary-db", metavar="FILE",
@@ -123,7 +126,7 @@ def main() -> int:
                                max_connections=args.max_connections,
                                max_client_connections=args.max_client_connections,
                                forwarded_allow_ips=tuple(ip.strip() for ip in args.forwarded_allow_ips.split(",")
-                                                         if ip.strip()))
+                                                         if ip.strip()), public_url=args.public_url)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
           api_key_env=args.api_key_env, log_level=args.log_level)
     return 0

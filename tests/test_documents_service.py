@@ -194,3 +194,18 @@ def test_the_key_rules_are_translate_s(tmp_path):
         good = client.post("/translate_document", headers={"Authorization": "Bearer k3y"},
                            files={"file": ("talk.srt", (FIXTURES / "talk.srt").read_bytes())})
         assert good.status_code == 200 and b"00:01:02,345 --> 00:01:05,000" in good.content
+
+
+def test_download_links_point_at_the_public_url_where_one_is_set_not_at_the_host_a_client_names(tmp_path):
+    settings = ServiceSettings(beam=1, max_wait_ms=1, files_dir=str(tmp_path / "files"),
+                               public_url="https://mt.example.org/")
+    with TestClient(create_app(StandIn(), settings)) as client:
+        response = client.post("/libretranslate/translate_file", files={"file": ("talk.srt", (FIXTURES / "talk.srt")
+                                                                                  .read_bytes())},
+                               data={"source": "en", "target": "it"}, headers={"Host": "attacker.example"})
+        url = response.json()["translatedFileUrl"]
+        assert re.fullmatch(r"https://mt\.example\.org/libretranslate/download_file/[0-9a-f]{32}\.talk\.it\.srt", url)
+        assert client.get(url.replace("https://mt.example.org", "")).status_code == 200
+    for wrong in ("mt.example.org", "ftp://mt.example.org", "https://mt.example.org/?a=1", "https://"):
+        with pytest.raises(ValueError, match="public_url must be an http"):
+            ServiceSettings(public_url=wrong)

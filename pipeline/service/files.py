@@ -200,7 +200,8 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
             "properties": {"translatedFileUrl": {"type": "string"}}}}}}, **ERRORS},
         openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}})
     async def translate_file(request: Request, state: ServiceState = Depends(service_state)) -> dict[str, str]:
-        """LibreTranslate's file translation: `{"translatedFileUrl": ...}`, downloadable for --file-ttl-s. The pair
+        """LibreTranslate's file translation: `{"translatedFileUrl": ...}` (at --public-url where it is set, else at
+        the request's own Host), downloadable for --file-ttl-s. The pair
         (source, target) picks the run; with source auto, the document's opening text is detected once it is read
         (`ServiceState.auto`)."""
         fields, upload = await read_upload(request, state.settings.max_file_bytes)
@@ -221,7 +222,8 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
         translated = await translate_upload(state, data, filename, route, format, request=request,
                                             direction=None if fields["source"] == "auto" else run.direction)
         name = await run_in_threadpool(state.files.put, translated, filename, fields["target"])
-        return {"translatedFileUrl": f"{str(request.base_url).rstrip('/')}{prefix}/download_file/{name}"}
+        base = state.settings.public_url or str(request.base_url)
+        return {"translatedFileUrl": f"{base.rstrip('/')}{prefix}/download_file/{name}"}
 
     @router.get("/download_file/{name}", responses={200: {"description": "the translated file"},
                                                     404: {"description": "unknown or expired"}})

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from urllib.parse import unquote_plus
 
 from pipeline.extras import require
+from pipeline.rundir import run_name
 from pipeline.text import shortened
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings 
     # makes, where XLA would compile each batch shape (seconds) on its first request
     options = {"jit_compile": False} if engine == "keras" else {}
     translators = open_runs(run_dirs, which, engine, **options)
-    app = create_app(translators, settings, [{"run": str(Path(run_dir).resolve()), "weights": which, "engine": engine}
+    app = create_app(translators, settings, [{"run": run_name(run_dir), "weights": which, "engine": engine}
                                              for run_dir in run_dirs])
     app.state.service.glossaries.check()           # a database that cannot be opened stops here, not per request
     for run in app.state.service.runs.values():

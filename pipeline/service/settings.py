@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pipeline.options import OPTIONS
 
@@ -39,6 +40,8 @@ class ServiceSettings:
     max_connections: int = 1000       # open connections at once; past it a new one gets a 503
     max_client_connections: int = 64  # open connections from one client address (0: no limit, behind a proxy)
     forwarded_allow_ips: tuple[str, ...] = ()  # proxies whose X-Forwarded-For names the client (empty: none)
+    public_url: str | None = None     # the address clients reach the service at, for download links (None: the
+    #                                   request's Host header, as LibreTranslate does, which the client chooses)
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_sentences", "max_chars", "max_body_bytes", "max_file_bytes",
@@ -59,5 +62,10 @@ class ServiceSettings:
             raise ValueError(f"req_limit must be >= 0 (0: no limit), got {self.req_limit}")
         if not 0 <= self.max_alternatives < MAX_BEAM:
             raise ValueError(f"max_alternatives must be from 0 to {MAX_BEAM - 1}, got {self.max_alternatives}")
+        if self.public_url is not None:
+            parts = urlsplit(self.public_url)
+            if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+                raise ValueError(f"public_url must be an http(s) address with no query, like https://mt.example.org, "
+                                 f"got {self.public_url!r}")
         if self.api_key is not None and not self.api_key:
             raise ValueError("api_key must not be empty")

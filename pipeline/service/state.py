@@ -26,7 +26,7 @@ from pipeline.service.glossary_store import GlossaryStore
 from pipeline.service.ratelimit import RateLimit
 from pipeline.service.settings import MAX_BEAM, ServiceSettings
 from pipeline.text import gate_texts
-from pipeline.rundir import run_path
+from pipeline.rundir import run_name, run_path
 
 
 SPLIT_INLINE_CHARS = 4000     # a request's texts longer than this in all are cut into pieces in a worker thread
@@ -211,7 +211,7 @@ class ServedRun:
     def health(self) -> dict[str, Any]:
         """This run's model, config name, backend, default beam, input limit and batching counters."""
         config = self.translator.config
-        model = {"run": str(run_path(config)), **self.model_info, "translator": type(self.translator).__name__}
+        model = {"run": run_name(run_path(config)), **self.model_info, "translator": type(self.translator).__name__}
         network = getattr(self.translator, "model", None)
         if network is not None and hasattr(network, "count_params"):
             model.setdefault("parameters", int(network.count_params()))
