@@ -40,7 +40,8 @@ text (`<b><i>word</i></b>`) are a chunk (`runs.RunLayout`), each element moved, 
 translation, to where they land in the sentence's translation (code and what has no letter: exactly as written), or,
 where the model lost one, the text between them translated piece by piece, so every element comes back once. A
 line break, an image or an inline element that holds more (a link with a bold word: a chunk of its own) ends a
-chunk; a text node in no chunk is translated alone. Line ends and the
+chunk; a text node in no chunk is translated alone. A `<wbr>` inside a word goes (the word is read whole: it cut
+the word in two texts), as soft hyphens do from what the model reads (`segments.INVISIBLE`). Line ends and the
 spaces around them inside a text are one space for the model (HTML shows them so), where the engine would cut the
 text at them. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
 """
@@ -361,6 +362,12 @@ class HtmlText:
         self._bs4, self._source = bs4, source
 
         hidden = _hidden(bs4, self._soup)
+        for mark in self._soup.find_all("wbr"):             # a word's break opportunity: the word is read whole
+            before, after = mark.previous_sibling, mark.next_sibling
+            if _is_text(bs4, before) and _is_text(bs4, after) and not {id(before), id(after)} & hidden:
+                before.replace_with(bs4.NavigableString(str(before) + str(after)))
+                after.extract()
+                mark.extract()
         self._nodes: list[tuple[Any, Segment]] = []        # text nodes translated alone
         self._chunks: list[_Chunk] = []
         self.segments: list[Segment] = []
