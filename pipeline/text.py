@@ -22,6 +22,10 @@ from typing import IO, Iterable, Iterator, Sequence
 import numpy as np
 
 JOINER = "\uffed"  # marks punctuation attached to its neighbour; never allowed in input text
+# Characters that take no room and only tell where words may break or must not (soft hyphens, as in
+# `inter&shy;national`; zero-width spaces; word joiners; a byte-order mark inside a text): the model reads the
+# words without them, in training as in translation (its vocabulary has none)
+INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
 DROP_REASONS = ("blank_line", "wrong_column_count", "not_utf8", "control_characters",
                 "empty_side", "duplicate", "excluded", "held_out_elsewhere", "too_long")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
@@ -101,8 +105,9 @@ def free_numbers(text: str, start: int = 70) -> Iterator[str]:
 
 
 def clean_side(text: str) -> str:
-    """NFC-normalise and collapse every run of (Unicode) whitespace to one space."""
-    text = unicodedata.normalize("NFC", text).replace(JOINER, " ")
+    """NFC-normalise, drop the characters that take no room (`INVISIBLE`) and collapse every run of (Unicode)
+    whitespace to one space."""
+    text = unicodedata.normalize("NFC", text).replace(JOINER, " ").translate(INVISIBLE)
     return " ".join(text.split())
 
 

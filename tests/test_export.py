@@ -14,7 +14,8 @@ SENTENCES = ["I love you.", "Where is the station?", "", "Tom's dog is here, isn
 AWKWARD = [
     "\"I'm here,\" he said. 'Are you?'", "Wait... what…?", "It costs $3.50, or €4,99 at 10:30 p.m.",
     "Call 555-0199 before 7:45.", "See https://example.org/path?q=1&r=2 now.", "Write to tom.jackson@example.com!",
-    "I love pizza 🍕😀👍🏽.", "Привет, как дела?", "Naïve café in Zürich", " ".join(["word"] * 300), "   \t  ",
+    "I love pizza 🍕😀👍🏽.", "Привет, как дела?", "Naïve café in Zürich",
+    "The inter\u00adnational commit\u200btee\u2060 met.", " ".join(["word"] * 300), "   \t  ",
     "a\x00b", "Tom\u00a0and  Mary\u2003left.",
 ]
 

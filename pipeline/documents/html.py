@@ -41,7 +41,7 @@ translation, to where they land in the sentence's translation (code and what has
 where the model lost one, the text between them translated piece by piece, so every element comes back once. A
 line break, an image or an inline element that holds more (a link with a bold word: a chunk of its own) ends a
 chunk; a text node in no chunk is translated alone. A `<wbr>` inside a word goes (the word is read whole: it cut
-the word in two texts), as soft hyphens do from what the model reads (`segments.INVISIBLE`). Line ends and the
+the word in two texts); the engines read soft hyphens out of a word (`text.INVISIBLE`). Line ends and the
 spaces around them inside a text are one space for the model (HTML shows them so), where the engine would cut the
 text at them. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
 """

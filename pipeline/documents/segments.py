@@ -97,14 +97,8 @@ class Segment:
         return all(translation.count(span) >= count for span, count in wanted.items())
 
 
-# Characters that take no room and only tell where the source's words may break or must not: soft hyphens
-# (`inter&shy;national`), zero-width spaces, word joiners. The model reads the words without them (its
-# vocabulary has none), and its translation, in words of its own, has none; a text copied keeps them.
-INVISIBLE = regex.compile("[\u00ad\u200b\u2060]")
-
-
 def _checked(texts: list[str], translate: Translate) -> list[str]:
-    outputs = list(translate([INVISIBLE.sub("", text) for text in texts])) if texts else []
+    outputs = list(translate(texts)) if texts else []
     if len(outputs) != len(texts):
         raise ValueError(f"translate gave {len(outputs)} outputs for {len(texts)} texts")
     return outputs

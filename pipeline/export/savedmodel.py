@@ -22,7 +22,7 @@ from pipeline.extras import require
 from pipeline.language import Direction, language_name
 from pipeline.rundir import check_output_dir
 from pipeline.serializable import load_run
-from pipeline.text import JOINER
+from pipeline.text import INVISIBLE, JOINER
 from pipeline.vectorizers import pretokenize
 
 # the whitespace that Python's str.split() collapses in text.clean_side, as an RE2 class
@@ -30,7 +30,8 @@ _WHITESPACE = r"[\t\n\x0b\x0c\r\x1c-\x1f\x{85}\p{Z}]+"
 
 
 def _clean(texts, nfc: bool):
-    """`text.clean_side` as TF string ops: drop joiners, NFC (with tensorflow-text), collapse whitespace, strip.
+    """`text.clean_side` as TF string ops: drop joiners and what takes no room (`INVISIBLE`), NFC (with
+    tensorflow-text), collapse whitespace, strip.
 
     Word-level exports skip NFC so that they need nothing but TensorFlow: inputs are then expected in NFC.
     """
@@ -38,6 +39,7 @@ def _clean(texts, nfc: bool):
 
     texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
     texts = tf.strings.regex_replace(texts, JOINER, " ")
+    texts = tf.strings.regex_replace(texts, "[" + "".join(map(chr, INVISIBLE)) + "]", "")
     if nfc:
         texts = require("tensorflow_text", "export").normalize_utf8(texts, "NFC")
     texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
