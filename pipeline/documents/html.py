@@ -43,11 +43,13 @@ line break, an image or an inline element that holds more (a link with a bold wo
 chunk; a text node in no chunk is translated alone. A `<wbr>` inside a word goes (the word is read whole: it cut
 the word in two texts); the engines read soft hyphens out of a word (`text.INVISIBLE`). Line ends and the
 spaces around them inside a text are one space for the model (HTML shows them so), where the engine would cut the
-text at them. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`).
+text at them. A translation in an attribute is escaped as the attribute's quotes need (`&quot;`). Character
+references are read as HTML5 reads them (`html5_references`): a URL's bare `&` (`?q=1&region=us`) stays as written.
 """
 from __future__ import annotations
 
 import html
+import html.entities
 import warnings
 from typing import Any, Sequence
 
@@ -101,6 +103,62 @@ HTML_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]{0,200}\?>\s*)?
 def looks_like_html(data: bytes) -> bool:
     """An HTML page's start: a doctype or an <html> tag (after an XML declaration, and any comments)."""
     return bool(HTML_START.match(data[:4096]))
+
+
+# Where the markup's character references are read: comments, CDATA sections, declarations, end tags and the raw
+# text of scripts and styles (skipped), start tags (their attribute values), and references in text
+REFERENCE_SCAN = regex.compile(
+    r"(?P<skip><!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)"
+    r"|<(?P<raw>script|style)\b(?:\"[^\"]*\"|'[^']*'|[^'\">])*>.*?(?:</(?P=raw)\s*>|\Z)|<[!?/][^>]*>)"
+    r"|(?P<tag><[A-Za-z](?:\"[^\"]*\"|'[^']*'|[^'\">])*>)|(?P<reference>&[A-Za-z][A-Za-z0-9]*;?)",
+    regex.S | regex.I)
+REFERENCE = regex.compile(r"&([A-Za-z][A-Za-z0-9]*)(;?)")
+LEGACY_NAMES = frozenset(name for name in html.entities.html5 if not name.endswith(";"))   # `&copy` without `;`
+
+
+def _as_html5_reads(name: str, semicolon: str, after: str, in_attribute: bool) -> str:
+    """A named character reference (`&` `name` `semicolon`, `after` the character that follows) written so that
+    the parser reads it as HTML5 does: a known one with its `;` as it is; one whose name opens with a legacy name
+    (`&copy 2024`, `&notit;`) as that name with its `;`, except in an attribute where a letter, a digit or `=`
+    follows it (`?a=1&region=us&copy=2`: a URL's query, read as written); any other as the text it is (`&amp;`)."""
+    if semicolon and name + ";" in html.entities.html5:
+        return f"&{name};"
+    legacy = next((size for size in range(len(name), 0, -1) if name[:size] in LEGACY_NAMES), 0)
+    if legacy and not (in_attribute and (legacy < len(name) or (not semicolon and after == "="))):
+        return f"&{name[:legacy]};{name[legacy:]}{semicolon}"
+    return f"&amp;{name}{semicolon}"
+
+
+def html5_references(markup: str) -> str:
+    """`markup` with its named character references written so that Python's parser, under BeautifulSoup, reads
+    them as HTML5 (and every browser) does (`_as_html5_reads`): it read `href="?q=1&region=us"` as `?q=1®ion=us`
+    and `?a=1&lang=en` in a text as `?a=1⟨=en`, and dropped the `;` of `&foo;`, breaking links and URLs that pages
+    write with a bare `&`. Scripts, styles, comments and CDATA sections are left as they are."""
+    def in_tag(match: regex.Match, attribute: bool, text: str) -> str:
+        after = text[match.end():match.end() + 1]
+        return _as_html5_reads(match.group(1), match.group(2), after, attribute)
+
+    def scanned(match: regex.Match) -> str:
+        if match.group("skip") is not None:
+            return match.group(0)
+        if match.group("tag") is not None:
+            tag = match.group("tag")
+            return REFERENCE.sub(lambda found: in_tag(found, True, tag), tag)
+        return in_tag(REFERENCE.match(match.group(0)), False, markup[match.start():match.end() + 1])
+
+    return REFERENCE_SCAN.sub(scanned, markup)
+
+
+def _read_as_html5(markup: str | bytes) -> str | bytes:
+    """`html5_references` of `markup`; of bytes in an encoding where `&`, `;`, `<`, `>`, quotes and ASCII letters
+    are the ASCII bytes (UTF-8, the ISO-8859 and Windows code pages, Shift_JIS, GB18030: not UTF-16), byte for
+    byte through Latin-1, so that the parser still detects the encoding as it did."""
+    if isinstance(markup, str):
+        return html5_references(markup)
+    if markup[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff") or markup[:2] in (b"\xff\xfe", b"\xfe\xff") \
+            or b"\x00" in markup[:1024]:
+        return markup
+    return html5_references(markup.decode("latin-1")).encode("latin-1")
 
 
 def _entities(markup: str, xml: bool = False) -> dict[str, str]:
@@ -349,7 +407,7 @@ class HtmlText:
             with warnings.catch_warnings():   # a client's text that looks like a URL or XML is not our warning
                 warnings.simplefilter("ignore", bs4.MarkupResemblesLocatorWarning)
                 warnings.simplefilter("ignore", bs4.XMLParsedAsHTMLWarning)
-                self._soup = bs4.BeautifulSoup(markup, "html.parser")
+                self._soup = bs4.BeautifulSoup(_read_as_html5(markup), "html.parser")
         except bs4.ParserRejectedMarkup as exc:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None
