@@ -127,3 +127,10 @@ def test_a_paragraph_of_very_many_links_is_read_node_by_node_in_linear_time():
     out, seen = translated(page, lambda texts: [text.upper() for text in texts])
     assert time.perf_counter() - started < 10          # 2,000 groups placed in one sentence took minutes
     assert out.count("<a ") == 2000 and "LINK1999" in out and len(seen) == 4001
+
+
+def test_an_indented_page_keeps_its_indentation():
+    page = ("<html>\n  <body>\n    <ul>\n      <li>First item</li>\n\n      <li>Second item</li>\n    </ul>\n"
+            "  </body>\n</html>\n")
+    out, _ = translated(page)
+    assert out == page.replace("First item", "FIRST ITEM").replace("Second item", "SECOND ITEM")   # was flush left

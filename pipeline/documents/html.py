@@ -48,6 +48,7 @@ references are read as HTML5 reads them (`html5_references`): a URL's bare `&` (
 """
 from __future__ import annotations
 
+import functools
 import html
 import html.entities
 import warnings
@@ -147,6 +148,15 @@ def html5_references(markup: str) -> str:
         return in_tag(REFERENCE.match(match.group(0)), False, markup[match.start():match.end() + 1])
 
     return REFERENCE_SCAN.sub(scanned, markup)
+
+
+@functools.cache
+def _keeping_spaces(bs4) -> type:
+    """BeautifulSoup keeping the spaces between elements as written: it makes each run of them one space or one
+    line end (an indented page came back flush left, and a block of HTML in Markdown differed from its source)."""
+    class KeepingSpaces(bs4.BeautifulSoup):
+        ASCII_SPACES = ""                     # what `endData` takes a string of only spaces to be made of
+    return KeepingSpaces
 
 
 def _read_as_html5(markup: str | bytes) -> str | bytes:
@@ -407,7 +417,7 @@ class HtmlText:
             with warnings.catch_warnings():   # a client's text that looks like a URL or XML is not our warning
                 warnings.simplefilter("ignore", bs4.MarkupResemblesLocatorWarning)
                 warnings.simplefilter("ignore", bs4.XMLParsedAsHTMLWarning)
-                self._soup = bs4.BeautifulSoup(_read_as_html5(markup), "html.parser")
+                self._soup = _keeping_spaces(bs4)(_read_as_html5(markup), "html.parser")
         except bs4.ParserRejectedMarkup as exc:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None

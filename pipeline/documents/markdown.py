@@ -2,7 +2,8 @@
 renderer (the formatter built on it), both well kept.
 
 What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced
-and indented code blocks, inline code, link and image targets and titles, autolinks, inline and block HTML, and the
+and indented code blocks, inline code, link and image targets and titles, autolinks, inline HTML, block HTML but for
+its text (translated as an HTML page's is, `_html_block`, where the parser writes the block back as it is), and the
 URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
 (`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, a heading's at its end
 whatever the translation, `$` math; `$$` math blocks, abbreviations' labels (`*[HTML]:`, the expansion translated,
@@ -36,6 +37,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.encoding import Encoded
+from pipeline.documents.html import HtmlText
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
@@ -89,6 +91,8 @@ EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_c
 # PHP Markdown Extra / Pandoc / Python-Markdown (MkDocs): a definition's marker, and an abbreviation's definition
 DEFINITION = regex.compile(r":(?:[ \t]+|$)")
 ABBREVIATION = regex.compile(r"\*\[[^\]\n]{1,200}\]:[ \t]*")
+HTML_BLOCK = regex.compile(r"\s*<[A-Za-z]")                # a block of HTML elements (not a comment, not ours)
+CLOSING_TAGS = regex.compile(r"(?:</[A-Za-z][\w:-]*>)*")     # what the parser adds to close a block's open elements
 ATTRIBUTE_LIST = regex.compile(r"\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}")     # `{#id .class key=value}`
 EXPLICIT_ID = regex.compile(r"\{:?[ \t]*(?:[^{}#\n]*[ \t])?#([\w-]+)")        # `{#start}`, `{: #start .wide}`
 GITHUB_REMOVED = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc}\- ]")       # github-slugger keeps letters, digits, _ and -
@@ -625,7 +629,7 @@ class MarkdownDocument(FollowsDirection):
         self._env: dict = {}                        # reference-link definitions, shared by parse and render
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
         self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
-        self.segments: list[InlineSegment] = []
+        self._inline: list[InlineSegment] = []
         self._anchors = HeadingAnchors(self._tokens)
         self._ends: list[tuple[Any, list[Any]]] = []        # a heading's attribute list, put back at its end
         for before, token in zip([None, *self._tokens], self._tokens):
@@ -636,7 +640,10 @@ class MarkdownDocument(FollowsDirection):
             if not token.children:
                 continue
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
-            self.segments.append(InlineSegment(token, source, self._reparse, self._render_inline))
+            self._inline.append(InlineSegment(token, source, self._reparse, self._render_inline))
+        self._html = [] if self.MDX else [found for found in map(_html_block, self._tokens) if found is not None]
+        self.segments: list[Segment] = [*self._inline, *(segment for _, html, _ in self._html
+                                                          for segment in html.segments)]
 
     def _detach_attributes(self, heading: Any) -> None:
         """A heading's trailing attribute list (`## Setup {#setup .wide}`), which Python-Markdown, Pandoc and
@@ -665,8 +672,12 @@ class MarkdownDocument(FollowsDirection):
         return self._renderer.render([token], self._options, self._env, finalize=False)
 
     def render(self) -> bytes:
-        for segment in self.segments:
+        for segment in self._inline:
             segment.apply()
+        for token, html, closing in self._html:
+            written = html.render()
+            if written.endswith(closing):
+                token.content = written[:len(written) - len(closing)]
         for heading, end in self._ends:
             if not heading.children or heading.children[-1] is not end[-1]:
                 heading.children = [*heading.children, *end]
@@ -675,6 +686,26 @@ class MarkdownDocument(FollowsDirection):
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
         return self._encoded.encode(front_matter_relabelled(self._front, self.output_direction) + body)
+
+
+def _html_block(token: Any) -> tuple[Any, HtmlText, str] | None:
+    """A block of HTML (`<p align="center">A fast tool.</p>`, `<details><summary>More</summary>`, an image's
+    `alt`), as READMEs open: (its token, its text for the model as an HTML page's is read, the end tags the
+    parser adds to close what the block leaves open), where the parser writes the block back exactly as it is
+    (else None: it is kept as written, as before)."""
+    if token.type != "html_block" or not HTML_BLOCK.match(token.content):
+        return None
+    try:
+        html = HtmlText(token.content)
+    except ValueError:
+        return None
+    if not html.segments:
+        return None
+    written = html.render()
+    closing = written[len(token.content):]
+    if not written.startswith(token.content) or not CLOSING_TAGS.fullmatch(closing):
+        return None
+    return token, html, closing
 
 
 class MdxDocument(MarkdownDocument):
