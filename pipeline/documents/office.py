@@ -3,8 +3,9 @@ and presentations (`.odt`, `.odp`, with `odfpy`), the well-kept libraries for ea
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
-speaker notes (`.pptx`, `.odp`), charts (`.pptx`: titles, series names, category labels) and the footers declared
-for slides (`.odp`). A slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the master
+speaker notes (`.pptx`, `.odp`), charts (`.pptx`: titles, series names, category labels; `.docx`: titles and
+other rich text), SmartArt (`.pptx`, `.docx`: the diagram's data and the drawing shown until it is laid out
+again, alike) and the footers declared for slides (`.odp`). A slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the master
 pages' placeholder text of a presentation (`.odp`: never shown) are left as they are. Word's tracked changes are
 accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
 text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
@@ -44,7 +45,7 @@ import copy
 import io
 import zipfile
 import zlib
-from typing import Any
+from typing import Any, Iterable
 
 import regex
 
@@ -62,6 +63,11 @@ SHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 CACHES = {C + "strCache", C + "strLit", C + "lvl"}      # where a chart keeps the text of its data
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*|footnotes|endnotes|comments)\.xml$")
+# A Word document's DrawingML text: SmartArt (its data, and the drawing Word shows until the diagram is laid out
+# again) and charts' titles and rich text (their data's cached labels are left)
+WORD_DRAWING_PARTS = regex.compile(r"^/word/(?:diagrams/(?:data|drawing)|charts/chart)[0-9]*\.xml$")
+# A slide's SmartArt: its data (`dgm:pt`'s text) and the drawing PowerPoint shows until it lays the diagram out again
+DIAGRAM_RELATIONSHIPS = ("/diagramData", "/diagramDrawing")
 
 
 NUMBERED = regex.compile(r"\s*[0-9]+(?:\.[0-9]+)*[.)]?(?=\s)\s*")              # "1.2 " before an index entry
@@ -566,21 +572,30 @@ def accept_revisions(root: Any) -> None:
 
 
 class _OoxmlDocument(FollowsDirection):
-    """What a Word document and a presentation share: their paragraphs, written back, then the package saved with
-    its language tags naming the run's target (`relabel_ooxml`)."""
+    """What a Word document and a presentation share: their paragraphs (`_paragraphs`: one set per namespace,
+    WordprocessingML's and DrawingML's), written back, the parts the library keeps as bytes and that were parsed
+    here (`_parsed`: SmartArt, Word's footnotes) stored again, then the package saved with its language tags
+    naming the run's target (`relabel_ooxml`)."""
     _package: Any
-    _paragraphs: _OoxmlParagraphs
+    _paragraphs: list[_OoxmlParagraphs]
+    _parsed: list[tuple[Any, Any]]
 
     def render(self) -> bytes:
-        self._paragraphs.apply()
-        self._store()
+        for paragraphs in self._paragraphs:
+            paragraphs.apply()
+        etree = require("lxml.etree", "documents")
+        for part, root in self._parsed:
+            part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
         relabel_ooxml(self._package.part.package, self.output_direction)
         out = io.BytesIO()
         self._package.save(out)
         return out.getvalue()
 
-    def _store(self) -> None:
-        """Write back what the library keeps as bytes and was parsed here to be translated (none by default)."""
+
+def _parsed_parts(parts: Iterable[Any]) -> list[tuple[Any, Any]]:
+    """(part, its tree) of each part the library keeps as bytes (`_parsed_part`; one that does not parse is left)."""
+    parsed = [(part, _parsed_part(part.blob)) for part in parts]
+    return [(part, root) for part, root in parsed if root is not None]
 
 
 class DocxDocument(_OoxmlDocument):
@@ -597,21 +612,18 @@ class DocxDocument(_OoxmlDocument):
             self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
             raise ValueError(f"{name}: not a readable .docx file: {exc}") from None
-        parts = [part for part in self._package.part.package.iter_parts() if WORD_PARTS.match(str(part.partname))]
-        parsed = [(part, _parsed_part(part.blob)) for part in parts if not hasattr(part, "element")]
-        self._parsed = [(part, root) for part, root in parsed if root is not None]
-        roots = [part.element for part in parts if hasattr(part, "element")] + [root for _, root in self._parsed]
+        every = list(self._package.part.package.iter_parts())
+        parts = [part for part in every if WORD_PARTS.match(str(part.partname))]
+        drawings = _parsed_parts(part for part in every if WORD_DRAWING_PARTS.match(str(part.partname)))
+        self._parsed = _parsed_parts(part for part in parts if not hasattr(part, "element")) + drawings
+        roots = [part.element for part in parts if hasattr(part, "element")] + \
+            [root for part, root in self._parsed if WORD_PARTS.match(str(part.partname))]
         try:                                 # not `.styles`, which adds a styles part to a package without one
             styles = _code_styles(self._package.part.part_related_by(STYLES_RELATIONSHIP).element)
         except (KeyError, AttributeError):
             styles = {}
-        self._paragraphs = _OoxmlParagraphs(roots, W, styles)
-        self.segments = self._paragraphs.segments
-
-    def _store(self) -> None:
-        etree = require("lxml.etree", "documents")
-        for part, root in self._parsed:
-            part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+        self._paragraphs = [_OoxmlParagraphs(roots, W, styles), _OoxmlParagraphs([root for _, root in drawings], A)]
+        self.segments = [segment for paragraphs in self._paragraphs for segment in paragraphs.segments]
 
 
 def _code_styles(styles: Any) -> dict[str, int]:
@@ -667,17 +679,23 @@ class PptxDocument(_OoxmlDocument):
             self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
             raise ValueError(f"{name}: not a readable .pptx file: {exc}") from None
-        roots, charts = [], {}
+        roots, charts, diagrams = [], {}, {}
         for slide in self._package.slides:
             roots.append(slide.element)
             if slide.has_notes_slide:
                 roots.append(slide.notes_slide.element)
             for relationship in slide.part.rels.values():
-                if not relationship.is_external and relationship.reltype.endswith("/chart"):
+                if relationship.is_external:
+                    continue
+                if relationship.reltype.endswith("/chart"):
                     charts.setdefault(id(relationship.target_part), relationship.target_part)
+                elif relationship.reltype.endswith(DIAGRAM_RELATIONSHIPS):
+                    diagrams.setdefault(id(relationship.target_part), relationship.target_part)
         self._charts = _ChartLabels(list(charts.values()))
-        self._paragraphs = _OoxmlParagraphs(roots + [part._element for part in charts.values()], A)
-        self.segments = self._paragraphs.segments + self._charts.segments
+        self._parsed = _parsed_parts(diagrams.values())
+        self._paragraphs = [_OoxmlParagraphs(roots + [part._element for part in charts.values()]
+                                             + [root for _, root in self._parsed], A)]
+        self.segments = self._paragraphs[0].segments + self._charts.segments
 
     def render(self) -> bytes:
         self._charts.apply()

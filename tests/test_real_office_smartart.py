@@ -1,0 +1,97 @@
+"""SmartArt in PowerPoint and Word files (a process, a cycle, an org chart: text in the diagram's data, and again in
+the drawing PowerPoint and Word show until they lay the diagram out again) and a Word chart's title are translated,
+both copies of a diagram's text alike, their language tags relabelled. They were left in English."""
+import io
+import re
+import zipfile
+
+from pipeline.documents import translate_document
+from stand_ins import new_docx, recording, rezipped, saved, suffixed
+
+A = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+XML = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+
+
+def paragraph(text: str) -> str:
+    return f'<a:p><a:r><a:rPr lang="en-US"/><a:t>{text}</a:t></a:r></a:p>'
+
+
+def point(model_id: int, body: str) -> str:
+    return f'<dgm:pt modelId="{{{model_id}}}"><dgm:prSet/><dgm:spPr/><dgm:t><a:bodyPr/>{body}</dgm:t></dgm:pt>'
+
+
+PARTS = {
+    "data": ("application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+             "http://schemas.openxmlformats.org/officeDocument/2006/relationships/diagramData",
+             f'{XML}<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" {A}>'
+             f'<dgm:ptLst>{point(1, "<a:p/>")}{point(2, paragraph("Plan the project"))}'
+             f'{point(3, paragraph("Review the results"))}</dgm:ptLst><dgm:cxnLst/></dgm:dataModel>'),
+    "drawing": ("application/vnd.ms-office.drawingml.diagramDrawing+xml",
+                "http://schemas.microsoft.com/office/2007/relationships/diagramDrawing",
+                f'{XML}<dsp:drawing xmlns:dsp="http://schemas.microsoft.com/office/drawing/2008/diagram" {A}>'
+                f'<dsp:spTree><dsp:sp modelId="{{4}}"><dsp:txBody><a:bodyPr/>{paragraph("Plan the project")}'
+                f'</dsp:txBody></dsp:sp><dsp:sp modelId="{{5}}"><dsp:txBody><a:bodyPr/>'
+                f'{paragraph("Review the results")}</dsp:txBody></dsp:sp></dsp:spTree></dsp:drawing>')}
+
+
+def with_smartart(package: bytes, folder: str, relationships: str) -> bytes:
+    """`package` with a SmartArt diagram's data and drawing parts, related from `relationships`."""
+    up = "../" if folder == "ppt" else ""
+
+    def edit(name: str, data: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            overrides = "".join(f'<Override PartName="/{folder}/diagrams/{kind}1.xml" ContentType="{content}"/>'
+                                for kind, (content, _, _) in PARTS.items())
+            return data.replace(b"</Types>", overrides.encode() + b"</Types>")
+        if name == relationships:
+            related = "".join(f'<Relationship Id="rIdSmart{kind}" Type="{type_}" Target="{up}diagrams/{kind}1.xml"/>'
+                              for kind, (_, type_, _) in PARTS.items())
+            return data.replace(b"</Relationships>", related.encode() + b"</Relationships>")
+        return data
+    return rezipped(package, edit, {f"{folder}/diagrams/{kind}1.xml": xml.encode()
+                                    for kind, (_, _, xml) in PARTS.items()})
+
+
+def check(out: bytes, folder: str) -> None:
+    package = zipfile.ZipFile(io.BytesIO(out))
+    for kind in PARTS:
+        xml = package.read(f"{folder}/diagrams/{kind}1.xml").decode("utf-8")
+        assert re.findall(r"<a:t>([^<]*)</a:t>", xml) == ["Plan-it the-it project-it", "Review-it the-it results-it"]
+        assert 'lang="it-IT"' in xml and "en-US" not in xml
+
+
+def test_a_slide_s_smartart_is_translated_in_its_data_and_its_drawing():
+    import pptx
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Our process"
+    model, seen = recording(suffixed)
+    out = translate_document(None, with_smartart(saved(deck), "ppt", "ppt/slides/_rels/slide1.xml.rels"),
+                             name="deck.pptx", translate=model)
+    assert set(seen) == {"Our process", "Plan the project", "Review the results"}
+    check(out, "ppt")
+    assert pptx.Presentation(io.BytesIO(out)).slides[0].shapes.title.text == "Our-it process-it"
+
+
+def test_a_word_document_s_smartart_and_chart_title_are_translated():
+    chart = (f'{XML}<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" {A}><c:chart>'
+             f'<c:title><c:tx><c:rich><a:bodyPr/>{paragraph("Sales by region")}</c:rich></c:tx></c:title>'
+             f'</c:chart></c:chartSpace>')
+
+    def with_chart(name: str, data: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            return data.replace(b"</Types>", b'<Override PartName="/word/charts/chart1.xml" ContentType="application/'
+                                b'vnd.openxmlformats-officedocument.drawingml.chart+xml"/></Types>')
+        if name == "word/_rels/document.xml.rels":
+            return data.replace(b"</Relationships>", b'<Relationship Id="rIdChart1" Type="http://schemas.openxmlformats'
+                                b'.org/officeDocument/2006/relationships/chart" Target="charts/chart1.xml"/>'
+                                b"</Relationships>")
+        return data
+    source = rezipped(with_smartart(new_docx(), "word", "word/_rels/document.xml.rels"), with_chart,
+                      {"word/charts/chart1.xml": chart.encode()})
+    model, seen = recording(suffixed)
+    out = translate_document(None, source, name="report.docx", translate=model)
+    assert set(seen) == {"Plan the project", "Review the results", "Sales by region"}
+    check(out, "word")
+    assert "Sales-it by region-it" in zipfile.ZipFile(io.BytesIO(out)).read("word/charts/chart1.xml").decode("utf-8")
