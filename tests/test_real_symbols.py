@@ -9,8 +9,8 @@ from stand_ins import recording, suffixed
 
 
 def dropping(texts: list[str]) -> list[str]:
-    """Translates like `suffixed` and drops every symbol."""
-    return [regex.sub(r"\p{So}\uFE0F?", "", text) for text in suffixed(texts)]
+    """Translates like `suffixed` and drops every symbol, arrow and keycap mark."""
+    return [regex.sub(r"[\p{So}\u2190-\u21ff]\uFE0F?|\uFE0F?\u20e3", "", text) for text in suffixed(texts)]
 
 
 def translated(text: str, name: str, model=dropping) -> tuple[str, list[str]]:
@@ -51,3 +51,9 @@ def test_soft_hyphens_and_break_opportunities_do_not_cut_a_word():
     assert seen == ["The inter\u00adnational configurationmanager works."]
     assert "<p>The-it international-it configurationmanager-it works-it.</p>" in out and "<pre>x<wbr>y</pre>" in out
     assert clean_side("The inter\u00adnational commit\u200btee\u2060 met.\ufeff") == "The international committee met."
+
+
+def test_arrows_and_keycaps_come_back_in_their_place():
+    out, _ = translated("Choose File \u2192 Save As to keep a copy.\n\n1\ufe0f\u20e3 Install the tool\n", "notes.txt")
+    assert "Choose-it File-it \u2192 Save-it As to keep-it a copy-it." in out       # the arrow was dropped
+    assert "1\ufe0f\u20e3 Install-it the-it tool-it" in out

@@ -33,7 +33,7 @@ list may merge or reorder items), the commas and spaces kept as written. No othe
 Text inside <script>, <style>, <code>, <pre>, <textarea>, <template>, MathML's <math>, elements that say
 `translate="no"` or have the class `notranslate` (their attributes too, as HTML's translation mode is inherited,
 until a descendant says `translate="yes"`), and comments, and text without a letter (`© 2024`) are not
-translated; symbols (© ® ™ ♥ emoji: `segments.SYMBOL`) come back where they were, which a model whose vocabulary lacks
+translated; symbols (© ® ™ ♥ emoji, arrows: `segments.SYMBOL`) come back where they were, which a model whose vocabulary lacks
 them would drop. A sentence cut by inline markup (`Read the <a href="/docs">manual</a> first.`, `Run <code>make</code>`)
 is one text for the model: an element's own text and the `INLINE` elements in it that hold a chain down to one
 text (`<b><i>word</i></b>`) are a chunk (`runs.RunLayout`), each element moved, with its words'

@@ -146,7 +146,9 @@ HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]{0,2000})?/?>"
 ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
         r"|(?<![\w\\])[A-Za-z]:\\(?:[\w.-]+\\)*[\w.-]+")
-SYMBOL = r"(?:(?=\p{So})\X)+"           # symbols a model whose vocabulary lacks them drops: © ™ ♪ ❤️ 🚀 (with modifiers)
+# Symbols a model whose vocabulary lacks them drops: © ™ ♪ ❤️ 🚀 (with their modifiers), arrows (`File → Open`),
+# keycaps (1️⃣ #️⃣)
+SYMBOL = r"(?:(?=[\p{So}\u2190-\u21ff\u27f0-\u27ff\u2900-\u297f])\X|[0-9#*]\ufe0f?\u20e3)+"
 VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL)))
 LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
 TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$")
