@@ -25,6 +25,7 @@ from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, Pp
 from pipeline.documents.plain import TextDocument
 from pipeline.documents.segments import Segment
 from pipeline.documents.subtitles import SrtDocument, VttDocument, looks_like_srt, looks_like_vtt
+from pipeline.documents.xliff import XliffDocument, looks_like_xliff
 
 
 class Document(Protocol):
@@ -101,6 +102,8 @@ register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument,
                 options=("direction",)))
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
+register(Format("xliff", (".xlf", ".xliff"), "application/xliff+xml", False, XliffDocument, looks_like_xliff,
+                options=("direction",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -1,0 +1,246 @@
+"""XLIFF (`.xlf`, `.xliff`), versions 1.2 and 2.x: the file translation tools exchange (memoQ, Trados, OmegaT,
+Weblate, Crowdin; Angular's and Symfony's message catalogs), read with `lxml` (as office files are).
+
+Each unit without a translation gets one, written as its `target` right after its `source`: a 1.2 `trans-unit`,
+a 2.x `segment`, whose target is missing or empty. A unit marked not to translate (`translate="no"` on it or on a
+group around it), an approved one (1.2 `approved="yes"`) and one with a target someone wrote are left as they
+are. A new target says it is a machine translation to review: 1.2 `state="needs-review-translation"` with
+`state-qualifier="mt-suggestion"`, 2.x the segment's `state="translated"` (its only state before review). Inline
+codes come back exactly, each once, in a well-formed target: paired ones with translatable text (1.2 `g`, `mrk`;
+2.x `pc`, `mrk`) are read as tags around their words, standalone and native ones whole (1.2 `x`, `bx`, `ex`, `ph`,
+`bpt`, `ept`, `it`; 2.x `ph`, `sc`, `ec`, `sm`, `em`, `cp`; a `mrk` not to translate); a translation that lost,
+repeated or misnested one is redone between them (`segments`). The file's target language (1.2 `target-language`
+on each `file`, 2.x `trgLang`) is set to the run's where it was missing; a file whose source or target language is
+not the run's is a one-line error, as a DOCTYPE is (XLIFF has none; one could declare entities).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterator
+from xml.sax.saxutils import escape, quoteattr
+
+import regex
+
+from pipeline.documents.segments import Segment, protected_spans
+from pipeline.extras import require
+from pipeline.language import Direction
+
+XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
+XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"       # 2.1 and 2.2 keep 2.0's namespace
+XML_NS = "http://www.w3.org/XML/1998/namespace"
+# Inline elements read whole, their content native code or nothing (a `mrk` not to translate is one too)
+WHOLE = {XLIFF_1: {"x", "bx", "ex", "ph", "bpt", "ept", "it"}, XLIFF_2: {"ph", "sc", "ec", "sm", "em", "cp"}}
+# Inline elements around translatable text, read as tags about their words
+PAIRED = {XLIFF_1: {"g", "mrk"}, XLIFF_2: {"pc", "mrk"}}
+DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
+LOOKS_LIKE = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:\w+:)?xliff\b", regex.S)
+
+
+def looks_like_xliff(data: bytes) -> bool:
+    """Whether `data` opens as an XLIFF file (its root element `xliff`)."""
+    return bool(LOOKS_LIKE.match(data[:4096]))
+
+
+def _primary(tag: str | None) -> str:
+    """A language tag's primary language, lower case (`en-US` -> `en`); "" for none."""
+    return (tag or "").strip().replace("_", "-").split("-")[0].lower()
+
+
+class _Unit:
+    """One unit's source as the model reads it (`segment`: its inline codes as protected tags), and the target
+    written from its translation."""
+
+    def __init__(self, source: Any, namespace: str, names: dict[str | None, str]):
+        self.source, self.namespace, self._names = source, namespace, names
+        parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
+        self._read(source, parts, top=True)
+        text = "".join(part for part, _ in parts)
+        codes = [part for part, code in parts if code]
+        self._codes = Counter(codes)
+        self.segment = Segment(text, protected=self._in_order(text, codes), accept=self._accept)
+
+    @staticmethod
+    def _in_order(text: str, codes: list[str]) -> list[str]:
+        """The protected spans: the codes and what else comes back verbatim (URLs, entities), in order."""
+        kept = regex.compile("|".join(regex.escape(code) for code in sorted(set(codes), key=len, reverse=True))) \
+            if codes else None
+        return protected_spans(text, kept)
+
+    def _name(self, qualified: str) -> str:
+        namespace, _, local = qualified[1:].partition("}") if qualified.startswith("{") else (None, "", qualified)
+        if namespace == XML_NS:
+            return f"xml:{local}"
+        prefix = self._names.get(namespace) if namespace else None
+        return f"{prefix}:{local}" if prefix else local
+
+    def _tag(self, element: Any, close: bool = False, empty: bool = False) -> str:
+        name = self._name(element.tag)
+        if close:
+            return f"</{name}>"
+        attributes = "".join(f" {self._name(key)}={quoteattr(value)}" for key, value in element.attrib.items())
+        return f"<{name}{attributes}{'/' if empty else ''}>"
+
+    def _whole(self, element: Any) -> str:
+        """An element as written (its content escaped), without its tail."""
+        if len(element) == 0 and not element.text:
+            return self._tag(element, empty=True)
+        inner = escape(element.text or "") + "".join(self._whole(child) + escape(child.tail or "")
+                                                     for child in element)
+        return self._tag(element) + inner + self._tag(element, close=True)
+
+    def _read(self, element: Any, parts: list[tuple[str, bool]], top: bool = False) -> None:
+        if element.text:
+            parts.append((escape(element.text), False))
+        for child in element:
+            if not isinstance(child.tag, str):                          # a comment or processing instruction
+                pass
+            else:
+                local = child.tag.rpartition("}")[2]
+                keep = child.get("translate") == "no" or child.get("mtype") == "protected"
+                if local in PAIRED[self.namespace] and not keep:
+                    parts.append((self._tag(child), True))
+                    self._read(child, parts)
+                    parts.append((self._tag(child, close=True), True))
+                else:
+                    parts.append((self._whole(child), True))
+            if child.tail:
+                parts.append((escape(child.tail), False))
+
+    def _wrapped(self, translation: str) -> Any | None:
+        """The translation as a target element (in the source's namespaces), or None where it is not well formed."""
+        etree = require("lxml.etree", "documents")
+        declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
+                               for prefix, uri in self.source.nsmap.items())
+        parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+        try:
+            return etree.fromstring(f"<target{declarations}>{translation}</target>", parser)
+        except etree.XMLSyntaxError:
+            return None
+
+    def _accept(self, translation: str) -> bool:
+        """A whole translation is kept where it holds every code exactly as often as the source and is well formed
+        (a closing tag moved before its opening one is not)."""
+        found = Counter({code: translation.count(code) for code in self._codes})
+        verbatim = Counter(span for span in self.segment.protected if span not in self._codes)
+        return found == self._codes and all(translation.count(span) >= count for span, count in verbatim.items()) \
+            and self._wrapped(translation) is not None
+
+    def target(self, container: Any, attributes: dict[str, str]) -> Any:
+        """The new target element, made in `container` (so that it takes its namespaces), holding the translation
+        (the source's content, should it not parse)."""
+        etree = require("lxml.etree", "documents")
+        wrapped = self._wrapped(self.segment.translation or self.segment.text)
+        if wrapped is None:
+            wrapped = self._wrapped(self.segment.text)
+        target = etree.SubElement(container, f"{{{self.namespace}}}target", attributes)
+        target.text = wrapped.text
+        for child in wrapped:
+            target.append(child)
+        return target
+
+
+class XliffDocument:
+    """An XLIFF file: `segments` of its units without a translation, and `render()`. `direction`: the run's
+    (`direct`); a file whose languages are not the run's is a ValueError (one line)."""
+
+    def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
+        etree = require("lxml.etree", "documents")
+        if DOCTYPE.search(data[:4096]):
+            raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare entities)")
+        parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+        try:
+            self._tree = etree.ElementTree(etree.fromstring(data, parser))
+        except etree.XMLSyntaxError as exc:
+            raise ValueError(f"{name}: not well-formed XML: {exc}") from None
+        root = self._tree.getroot()
+        namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
+        if root.tag.rpartition("}")[2] != "xliff" or namespace not in (XLIFF_1, XLIFF_2):
+            raise ValueError(f"{name}: not an XLIFF 1.2 or 2.x file (its root is {root.tag!r}; expected xliff in "
+                             f"{XLIFF_1} or {XLIFF_2})")
+        self._name, self._namespace, self._root = name, namespace, root
+        self._encoding = self._tree.docinfo.encoding or "UTF-8"
+        names = {uri: prefix for prefix, uri in root.nsmap.items() if uri != namespace}
+        self._units = [(unit, _Unit(source, namespace, names)) for unit, source in self._todo()]
+        self.segments = [unit.segment for _, unit in self._units]
+        self.direction: Direction | None = None
+        self.direct(direction or Direction(), judge=direction is not None)
+
+    def _ns(self, local: str) -> str:
+        return f"{{{self._namespace}}}{local}"
+
+    def _translatable(self, element: Any) -> bool:
+        """Not marked `translate="no"` itself, nor inside a group or file so marked (the nearest mark decides)."""
+        for above in (element, *element.iterancestors()):
+            if above.get("translate") in ("yes", "no"):
+                return above.get("translate") == "yes"
+        return True
+
+    def _todo(self) -> Iterator[tuple[Any, Any]]:
+        """(the element the target goes into, its source) for each unit to translate."""
+        if self._namespace == XLIFF_1:
+            for unit in self._root.iter(self._ns("trans-unit")):
+                source, target = unit.find(self._ns("source")), unit.find(self._ns("target"))
+                if source is None or unit.get("approved") == "yes" or not self._translatable(unit):
+                    continue
+                if target is None or not "".join(target.itertext()).strip():
+                    yield unit, source
+            return
+        for unit in self._root.iter(self._ns("unit")):
+            if not self._translatable(unit):
+                continue
+            for segment in unit.iter(self._ns("segment")):
+                source, target = segment.find(self._ns("source")), segment.find(self._ns("target"))
+                if source is not None and (target is None or not "".join(target.itertext()).strip()):
+                    yield segment, source
+
+    def _languages(self) -> list[tuple[Any, str, str]]:
+        """(the element, its source-language attribute, its target-language one) of each place naming them."""
+        if self._namespace == XLIFF_1:
+            return [(file, "source-language", "target-language") for file in self._root.iter(self._ns("file"))]
+        return [(self._root, "srcLang", "trgLang")]
+
+    def direct(self, direction: Direction, judge: bool = True) -> None:
+        """Translate for a run of `direction`: ValueError (one line) where the file says other languages."""
+        direction = Direction(*direction)
+        if judge:
+            for element, source, target in self._languages():
+                said_source, said_target = _primary(element.get(source)), _primary(element.get(target))
+                if said_source not in ("", direction.source) or said_target not in ("", direction.target):
+                    raise ValueError(f"{self._name}: an XLIFF file from {element.get(source)!r} to "
+                                     f"{element.get(target)!r}; this run translates {direction.pair}")
+        self.direction = direction
+
+    def render(self) -> bytes:
+        etree = require("lxml.etree", "documents")
+        direction = self.direction or Direction()
+        for element, _, target_attribute in self._languages():
+            if not element.get(target_attribute):
+                element.set(target_attribute, direction.target)
+        for container, unit in self._units:
+            if unit.segment.translation is None:
+                continue
+            if self._namespace == XLIFF_1:
+                attributes = {f"{{{XML_NS}}}lang": direction.target, "state": "needs-review-translation",
+                              "state-qualifier": "mt-suggestion"}
+            else:
+                attributes = {}
+                if container.get("state") in (None, "initial"):
+                    container.set("state", "translated")
+            old = container.find(self._ns("target"))
+            target = unit.target(container, attributes)
+            if old is not None:                      # an empty one: replaced, its attributes kept
+                for key, value in old.attrib.items():
+                    if key not in target.attrib:
+                        target.set(key, value)
+                target.tail = old.tail
+                container.replace(old, target)
+                continue
+            after = container.find(self._ns("seg-source")) if self._namespace == XLIFF_1 else None
+            after = unit.source if after is None else after
+            previous = unit.source.getprevious()
+            indent = container.text if previous is None else previous.tail       # the source's own line's
+            target.tail = after.tail
+            after.addnext(target)
+            if indent is not None and not indent.strip():
+                after.tail = indent
+        return etree.tostring(self._tree, xml_declaration=True, encoding=self._encoding)

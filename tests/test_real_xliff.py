@@ -1,0 +1,113 @@
+"""XLIFF 1.2 and 2.x, as translation tools and Angular or Symfony write them: each unit without a translation gets
+a target after its source, marked as a machine translation to review; inline codes come back exactly, once, well
+formed, even from a model that drops or moves one; units not to translate, approved ones and translations someone
+wrote are kept; a file for other languages, or with a DOCTYPE, is a one-line error."""
+import pytest
+from lxml import etree
+
+from pipeline.documents import by_extension, detected, translate_document
+from pipeline.language import Direction
+from stand_ins import recording, suffixed
+
+V1 = "urn:oasis:names:tc:xliff:document:1.2"
+V2 = "urn:oasis:names:tc:xliff:document:2.0"
+ANGULAR = f"""<?xml version="1.0" encoding="UTF-8" ?>
+<xliff version="1.2" xmlns="{V1}">
+  <file source-language="en" datatype="plaintext" original="ng2.template">
+    <body>
+      <trans-unit id="introductionHeader" datatype="html">
+        <source>Hello i18n!</source>
+        <context-group purpose="location"><context context-type="sourcefile">app.html</context></context-group>
+      </trans-unit>
+      <trans-unit id="save">
+        <source>Click <g id="1" ctype="x-b">Save</g> to keep <x id="INTERPOLATION" equiv-text="{{{{count}}}}"/> changes &amp; settings.</source>
+      </trans-unit>
+      <trans-unit id="tag">
+        <source>Press <bpt id="1">&lt;kbd&gt;</bpt>Enter<ept id="1">&lt;/kbd&gt;</ept> to go on.</source>
+        <target/>
+      </trans-unit>
+      <trans-unit id="brand" translate="no"><source>ACME Cloud</source></trans-unit>
+      <trans-unit id="done" approved="yes"><source>Open the door</source></trans-unit>
+      <group id="g" translate="no"><trans-unit id="inner"><source>Left alone</source></trans-unit></group>
+      <trans-unit id="human"><source>Close the door</source><target>Chiudi la porta</target></trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+SYMFONY_2 = f"""<?xml version="1.0" encoding="utf-8"?>
+<xliff xmlns="{V2}" version="2.0" srcLang="en-US" trgLang="it-IT">
+  <file id="messages">
+    <unit id="welcome">
+      <segment>
+        <source>Press <pc id="1">Enter</pc> to start <ph id="2" disp="%name%"/> the setup.</source>
+      </segment>
+      <segment state="final"><source>Kept as it is.</source><target>Lasciato così.</target></segment>
+    </unit>
+    <unit id="code" translate="no"><segment><source>Not for translation</source></segment></unit>
+  </file>
+</xliff>
+"""
+
+
+def targets(out: bytes, namespace: str) -> dict:
+    root = etree.fromstring(out)
+    unit = "trans-unit" if namespace == V1 else "unit"
+    return {element.get("id"): element.find(f".//{{{namespace}}}target")
+            for element in root.iter(f"{{{namespace}}}{unit}")}
+
+
+def inner(element) -> str:
+    text = etree.tostring(element, encoding="unicode", with_tail=False)
+    return text[text.index(">") + 1:text.rindex("<")]
+
+
+def test_an_xliff_1_2_file_gets_targets_marked_for_review_and_keeps_what_is_not_to_translate():
+    model, seen = recording(suffixed)
+    out = translate_document(None, ANGULAR.encode(), name="messages.it.xlf", translate=model)
+    assert seen == ["Hello i18n!", 'Click <g id="1" ctype="x-b">Save</g> to keep <x id="INTERPOLATION" '
+                    'equiv-text="{{count}}"/> changes &amp; settings.',
+                    'Press <bpt id="1">&lt;kbd&gt;</bpt>Enter<ept id="1">&lt;/kbd&gt;</ept> to go on.']
+    found = targets(out, V1)
+    assert inner(found["save"]).replace(f' xmlns="{V1}"', "") == (
+        'Click-it <g id="1" ctype="x-b">Save</g> to keep-it <x id="INTERPOLATION" equiv-text="{{count}}"/> '
+        'changes-it &amp; settings-it.')
+    assert found["introductionHeader"].text == "Hello-it i18n!"
+    assert dict(found["tag"].attrib) == {"{http://www.w3.org/XML/1998/namespace}lang": "it",
+                                         "state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
+    assert found["brand"] is None and found["done"] is None and found["inner"] is None
+    assert found["human"].text == "Chiudi la porta"
+    root = etree.fromstring(out)
+    assert root.find(f"{{{V1}}}file").get("target-language") == "it"
+    assert b'        <source>Hello i18n!</source>\n        <target xml:lang="it"' in out     # on a line of its own
+
+
+def test_an_xliff_2_file_keeps_every_inline_code_once_even_where_the_model_drops_one():
+    model, seen = recording(lambda texts: [text.replace('<ph id="2" disp="%name%"/>', "") for text in suffixed(texts)])
+    out = translate_document(None, SYMFONY_2.encode(), name="messages+intl-icu.it.xlf", translate=model)
+    assert seen[0] == 'Press <pc id="1">Enter</pc> to start <ph id="2" disp="%name%"/> the setup.'
+    assert len(seen) > 1                                       # the whole translation lost the ph: redone by pieces
+    root = etree.fromstring(out)
+    segments = list(root.iter(f"{{{V2}}}segment"))
+    assert segments[0].get("state") == "translated" and segments[1].get("state") == "final"
+    target = segments[0].find(f"{{{V2}}}target")
+    assert [(child.tag.rpartition("}")[2], child.get("id")) for child in target] == [("pc", "1"), ("ph", "2")]
+    assert "".join(target.itertext()) == "Press-it Enter-it to start-it  the-it setup-it."
+    assert segments[1].find(f"{{{V2}}}target").text == "Lasciato così."
+    assert targets(out, V2)["code"] is None
+
+
+def test_a_model_that_moves_a_closing_tag_still_gives_a_well_formed_target():
+    def swapped(texts):
+        return [text.replace('<g id="1" ctype="x-b">Save</g>', '</g>Save<g id="1" ctype="x-b">') for text in texts]
+    out = translate_document(None, ANGULAR.encode(), name="messages.xlf", translate=swapped)
+    assert targets(out, V1)["save"].find(f"{{{V1}}}g").text == "Save"
+
+
+def test_the_format_is_known_and_wrong_files_are_one_line_errors():
+    assert by_extension(".xliff").name == "xliff" and detected(ANGULAR.encode()).name == "xliff"
+    with pytest.raises(ValueError, match=r"from 'en-US' to 'it-IT'; this run translates it -> en"):
+        translate_document(None, SYMFONY_2.encode(), name="m.xlf", translate=suffixed, direction=Direction("it", "en"))
+    with pytest.raises(ValueError, match="m.xlf: an XLIFF file with a DOCTYPE"):
+        translate_document(None, b'<!DOCTYPE x [<!ENTITY a "b">]><xliff/>', name="m.xlf", translate=suffixed)
+    with pytest.raises(ValueError, match="m.xlf: not an XLIFF 1.2 or 2.x file"):
+        translate_document(None, b"<root/>", name="m.xlf", translate=suffixed)
