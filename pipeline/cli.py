@@ -110,7 +110,7 @@ def translate_command(args: argparse.Namespace, error: Callable[[str], NoReturn]
 def check_lines_suffix(path: str) -> None:
     """A ValueError naming `path` and the document extensions, where an --input of no registered extension is
     not text to read line by line either: lines are a file without an extension, a .txt, or a corpus side named by
-    its language (`test.en`); anything else (`.resx`, `.ass`, `.docm`) is a document this CLI cannot write back."""
+    its language (`test.en`); anything else (`.resx`, `.sbv`, `.docm`) is a document this CLI cannot write back."""
     from pipeline.documents import by_extension, suffixes
 
     suffix = Path(path).suffix

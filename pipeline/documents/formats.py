@@ -24,7 +24,8 @@ from pipeline.documents.markdown import MarkdownDocument, MdxDocument
 from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
 from pipeline.documents.segments import Segment
-from pipeline.documents.subtitles import SrtDocument, VttDocument, looks_like_srt, looks_like_vtt
+from pipeline.documents.subtitles import (AssDocument, SrtDocument, VttDocument, looks_like_ass, looks_like_srt,
+                                          looks_like_vtt)
 from pipeline.documents.xliff import XliffDocument, looks_like_xliff
 
 
@@ -100,6 +101,7 @@ register(Format("html", (".html", ".htm", ".xhtml"), "text/html", False, HtmlDoc
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt,
                 options=("direction",)))
+register(Format("ass", (".ass", ".ssa"), "text/x-ssa; charset=utf-8", False, AssDocument, looks_like_ass))
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
 register(Format("xliff", (".xlf", ".xliff"), "application/xliff+xml", False, XliffDocument, looks_like_xliff,

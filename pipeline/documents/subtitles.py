@@ -1,4 +1,6 @@
-"""Subtitles: SubRip (`.srt`, with `srt`) and WebVTT (`.vtt`, with `webvtt-py`), both well kept and pure Python.
+"""Subtitles: SubRip (`.srt`, with `srt`) and WebVTT (`.vtt`, with `webvtt-py`), both well kept and pure Python, and
+Advanced SubStation Alpha (`.ass`, `.ssa`: `AssDocument`, its `[Events]` lines read here, as only their Text field
+changes and a library would write the rest anew).
 
 What survives exactly: cue numbers and identifiers (a SubRip file without numbers stays without), timings and
 positioning (SRT coordinates, WebVTT cue settings), WebVTT's header, STYLE, REGION and NOTE blocks (byte for byte,
@@ -70,6 +72,13 @@ SRT_TIMING_LIKE = regex.compile(r"[ \t]*-?[0-9].*-->.*|[ \t]*-?[0-9]+[,.:][0-9]+
 # between a WebVTT file's blocks: empty lines only (a line of spaces, which YouTube writes into its cues, is cue text)
 VTT_BLANK_LINES = regex.compile(r"(\n\n+)")
 VTT_LANGUAGE = regex.compile(r"^(Language:[ \t]*)([A-Za-z]{2})((?:[-_][A-Za-z0-9]+)?)(?=[ \t]*$)", regex.M)
+ASS_START = regex.compile(rb"\A(?:\xef\xbb\xbf|\xff\xfe|\xfe\xff)?\s*\[Script Info\]", regex.I)
+ASS_SECTION = regex.compile(r"^\[([^\]\n]+)\][ \t]*$")
+ASS_EVENT = regex.compile(r"^(Dialogue:[ \t]*)(.*)$", regex.S)
+# An event left as written: a drawing (`{\p1}m 0 0 l 100 0`: vector commands, no text) or karaoke (`{\k20}Ka{\k30}ra`:
+# each syllable timed, which a translation's would not match)
+ASS_UNTOUCHED = regex.compile(r"\{[^{}]*\\(?:p[1-9]|[kK][fo]?[0-9])[^{}]*\}")
+ASS_LINE_BREAKS = regex.compile(r"\\[Nn]")                   # hard (`\N`) and soft (`\n`) line breaks
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -92,6 +101,11 @@ def printable(text: str) -> str:
 def looks_like_srt(data: bytes) -> bool:
     """A SubRip file's start: a cue number, then a timing line."""
     return bool(SRT_START.match(data[:4096]))
+
+
+def looks_like_ass(data: bytes) -> bool:
+    """An Advanced SubStation Alpha (or SSA) file's start: its `[Script Info]` section."""
+    return bool(ASS_START.match(data[:4096].replace(b"\x00", b"")))
 
 
 def looks_like_vtt(data: bytes) -> bool:
@@ -195,11 +209,14 @@ def split_by_weights(text: str, weights: list[int]) -> list[str]:
     return [text[bounds[i]:bounds[i + 1]].strip() for i in range(len(weights))]
 
 
-def read_cues(texts: list[str]) -> tuple[list[Cue], list[Segment]]:
-    """A file's cues and their segments: a sentence that runs on across cues (`runs_on`, plain cues, at most
-    `MAX_JOINED` of them) is one segment, its translation shared among them by their lengths (`split_by_weights`);
-    else one per unit, and one per distinct text, shared by the cues that hold it, so that it reads the same in
-    each (a rolling caption's repeated line, a refrain)."""
+def read_cues(texts: list[str], groups: list[str] | None = None) -> tuple[list[Cue], list[Segment]]:
+    """A file's cues and their segments: a sentence that runs on across cues (`runs_on`, plain cues of one group,
+    at most `MAX_JOINED` of them) is one segment, its translation shared among them by their lengths
+    (`split_by_weights`); else one per unit, and one per distinct text, shared by the cues that hold it, so that it
+    reads the same in each (a rolling caption's repeated line, a refrain). `groups`: each cue's (an ASS event's
+    style): a sentence goes on in the group's next cue, over other groups' (a sign between two dialogue lines);
+    one group where None."""
+    groups = groups or [""] * len(texts)
     cues: list[Cue] = []
     for text in texts:
         cues.append(Cue(text, cues[-1].last_line if cues else ""))
@@ -210,18 +227,24 @@ def read_cues(texts: list[str]) -> tuple[list[Cue], list[Segment]]:
             known[text] = Segment(text, protected_spans(text, KEPT))
         return known[text]
 
-    chain: list[Cue] = []
-    for cue in [*cues, None]:
-        if (cue is not None and chain and cue.plain is not None and len(chain) < MAX_JOINED
-                and cue.plain != chain[-1].plain and runs_on(chain[-1].plain, cue.plain)):    # not a repeat
-            chain.append(cue)
-            continue
+    def close(chain: list[Cue]) -> None:
         if len(chain) > 1:
             joined = segment(" ".join(link.plain for link in chain))
             weights = [len(link.plain) for link in chain]
             for index, link in enumerate(chain):
                 link.share = (joined, index, weights)
-        chain = [cue] if cue is not None and cue.plain is not None else []
+
+    chains: dict[str, list[Cue]] = {}                   # each group's sentence so far (its cues in order)
+    for cue, group in zip(cues, groups):
+        chain = chains.get(group, [])
+        if (chain and cue.plain is not None and len(chain) < MAX_JOINED
+                and cue.plain != chain[-1].plain and runs_on(chain[-1].plain, cue.plain)):    # not a repeat
+            chain.append(cue)
+            continue
+        close(chain)
+        chains[group] = [cue] if cue.plain is not None else []
+    for chain in chains.values():
+        close(chain)
     for cue in cues:
         if cue.share is None:
             cue.segments = [segment(inner) for inner in cue.inners]
@@ -367,3 +390,63 @@ class VttDocument(FollowsDirection):
             return match.group(0)
         region = match.group(3)
         return match.group(1) + direction.target + (region[0] + REGIONS[direction.target] if region else "")
+
+
+class AssDocument:
+    """An Advanced SubStation Alpha (`.ass`) or SubStation Alpha (`.ssa`) file, as Aegisub and fansubs write them:
+    `segments` of its dialogue events' text, and `render()` its bytes. Only the Text field of each `Dialogue:` line
+    in `[Events]` changes; every other line (the script info, styles, comments, embedded fonts, the event's layer,
+    timing, style, actor, margins and effect) comes back byte for byte. A text is read as a cue: override blocks
+    (`{\\i1}`, `{\\an8\\pos(320,50)}`) come back verbatim, a line break (`\\N`, `\\n`) is a cue's line, `\\h` a
+    no-break space (a text of one line stays one line, which the player wraps; one of several is wrapped as a
+    SubRip cue is), and a sentence runs on only across events of one style. Drawings (`{\\p1}`) and karaoke
+    (`{\\k20}`) are left as written, as are `Comment:` events."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        self._encoded = Encoded(data, name, detect=True)
+        text = self._encoded.text
+        self._lines = as_lf(text).split("\n")
+        self._events: list[tuple[int, str, list[str]]] = []      # (line, the text before the Text field, fields)
+        section, fields = "", None
+        texts, styles = [], []
+        for number, line in enumerate(self._lines):
+            header = ASS_SECTION.match(line.strip())
+            if header:
+                section, fields = header.group(1).strip().lower(), None
+                continue
+            if section != "events":
+                continue
+            if line.lower().startswith("format:"):
+                fields = [field.strip().lower() for field in line.split(":", 1)[1].split(",")]
+                if "text" not in fields or fields[-1] != "text":
+                    raise ValueError(f"{name}: line {number + 1}: an [Events] Format line whose last field is not "
+                                     f"Text (got {line.strip()!r})")
+                continue
+            event = ASS_EVENT.match(line)
+            if event is None:
+                continue
+            if fields is None:
+                raise ValueError(f"{name}: line {number + 1}: a Dialogue line before the [Events] Format line")
+            values = event.group(2).split(",", len(fields) - 1)
+            if len(values) != len(fields):
+                raise ValueError(f"{name}: line {number + 1}: a Dialogue line of {len(values)} fields; the Format "
+                                 f"line names {len(fields)}")
+            if ASS_UNTOUCHED.search(values[-1]):
+                continue
+            self._events.append((number, event.group(1) + ",".join(values[:-1]) + ",", values))
+            texts.append(ASS_LINE_BREAKS.sub("\n", values[-1]).replace("\\h", "\u00a0"))
+            styles.append(values[fields.index("style")].strip() if "style" in fields else "")
+        if not ASS_START.match(text.lstrip().encode("utf-8")[:4096]):
+            raise ValueError(f"{name}: not an ASS/SSA file: it does not open with [Script Info]")
+        self._cues, self.segments = read_cues(texts, styles)
+
+    def render(self) -> bytes:
+        lines = list(self._lines)
+        for (number, head, fields), cue in zip(self._events, self._cues):
+            rendered = cue.render()                  # one line where the source had one: the player wraps it
+            rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(fields[-1]) else " ")
+            lines[number] = head + rendered.replace("\u00a0", "\\h")
+        text = "\n".join(lines)
+        if line_end(self._encoded.text) != "\n":
+            text = text.replace("\n", line_end(self._encoded.text))
+        return self._encoded.encode(text)
