@@ -38,7 +38,7 @@ def frame(presentation_class: str | None = None, **size: str) -> Frame:
 def deck() -> bytes:
     """Two slides: "page1" (LibreOffice's default name: a title with a bold word and a code span, an outline of
     bullets, a custom shape, a rectangle, speaker notes) and "Results" (a table); an English default style, a
-    footer, and a master page whose title placeholder is never shown."""
+    footer, and a master page whose title placeholder is never shown and whose text box every slide shows."""
     document = OpenDocumentPresentation()
     layout = PageLayout(name="PM1")
     document.automaticstyles.addElement(layout)
@@ -58,6 +58,10 @@ def deck() -> bytes:
     box.addElement(P(text="Click to add Title"))
     placeholder.addElement(box)
     master.addElement(placeholder)
+    shown, box = frame(), TextBox()                      # a text box every slide shows
+    box.addElement(P(text="Company confidential"))
+    shown.addElement(box)
+    master.addElement(shown)
     document.masterstyles.addElement(master)
     footer = FooterDecl(name="ftr1")
     footer.addText("Company meeting")
@@ -146,13 +150,13 @@ def test_formatting_and_code_spans_are_kept():
     assert texts(content, "//text:span[@text:style-name='Source_20_Text']") == ["make install"]
 
 
-def test_slide_names_and_master_pages_are_kept():
+def test_slide_names_and_master_placeholders_are_kept_and_master_text_boxes_translated():
     source = deck()
     out = translate_document(None, source, name="deck.odp", translate=suffixed)
     content = part(out, "content.xml")
     assert content.xpath("//draw:page/@draw:name", namespaces=NS) == ["page1", "Results"]
     styles = part(out, "styles.xml")
-    assert texts(styles, "//style:master-page//text:p") == ["Click to add Title"]
+    assert texts(styles, "//style:master-page//text:p") == ["Click to add Title", "Company-it confidential-it"]
     assert styles.xpath("//style:master-page/@style:name", namespaces=NS) == ["Default"]
 
 

@@ -667,8 +667,9 @@ def _parsed_part(blob: bytes) -> Any:
 
 
 class PptxDocument(_OoxmlDocument):
-    """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, its notes, and its
-    charts (`_ChartLabels`)."""
+    """A PowerPoint presentation: `segments` of every slide's shapes, tables and groups, its notes, its charts
+    (`_ChartLabels`) and SmartArt, and the shapes its masters and layouts show on every slide (a "Confidential"
+    line; not their placeholders, whose prompt text is never shown)."""
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
                  direction: Direction | None = None, max_unpacked_bytes: int | None = None):
@@ -691,6 +692,9 @@ class PptxDocument(_OoxmlDocument):
                     charts.setdefault(id(relationship.target_part), relationship.target_part)
                 elif relationship.reltype.endswith(DIAGRAM_RELATIONSHIPS):
                     diagrams.setdefault(id(relationship.target_part), relationship.target_part)
+        for master in self._package.slide_masters:           # what every slide of a layout shows: not placeholders
+            for owner in (master, *master.slide_layouts):
+                roots += [shape._element for shape in owner.shapes if not shape.is_placeholder]
         self._charts = _ChartLabels(list(charts.values()))
         self._parsed = _parsed_parts(diagrams.values())
         self._paragraphs = [_OoxmlParagraphs(roots + [part._element for part in charts.values()]
@@ -1211,11 +1215,19 @@ class OdpDocument(_OdfDocument):
     boxes (titles, outlines, lists), shapes (`draw:custom-shape`, `draw:rect` ...), tables and speaker notes
     (`presentation:notes`), and the footers and headers the slides show (`presentation:footer-decl`, text only).
     A slide's name (`draw:name`: LibreOffice's default `page1`, or one given) is kept: links (`#name`), custom
-    shows and the start page refer to a slide by it, as PowerPoint's are kept in `.pptx`. The master pages
-    (`styles.xml`) are left as they are: their placeholder text ("Click to add Title") is never shown."""
+    shows and the start page refer to a slide by it, as PowerPoint's are kept in `.pptx`. On the master pages
+    (`styles.xml`), the text boxes and shapes every slide shows (a "Confidential" line, a tagline) are translated;
+    their placeholders (`presentation:class`: "Click to add Title") are left as they are, as they are never shown."""
     extension = ".odp"
     extra_paragraphs = plain_paragraphs = frozenset({(PRESENTATION_NS, "footer-decl"),
                                                      (PRESENTATION_NS, "header-decl")})
+
+    def _roots(self) -> list[Any]:
+        """The body, and each master page's shapes that are no placeholder (nor its notes' master)."""
+        shown = [shape for master in self._document.masterstyles.childNodes if master.nodeType == master.ELEMENT_NODE
+                 for shape in master.childNodes if shape.nodeType == shape.ELEMENT_NODE
+                 and shape.qname[0] != PRESENTATION_NS and (PRESENTATION_NS, "class") not in shape.attributes]
+        return [self._document.body, *shown]
 
 
 # -- the document's own language tags follow the run ---------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""SmartArt in PowerPoint and Word files (a process, a cycle, an org chart: text in the diagram's data, and again in
-the drawing PowerPoint and Word show until they lay the diagram out again) and a Word chart's title are translated,
-both copies of a diagram's text alike, their language tags relabelled. They were left in English."""
+"""Text that office files draw outside their slides' and pages' own paragraphs: SmartArt in PowerPoint and Word files
+(a process, a cycle, an org chart: text in the diagram's data, and again in the drawing PowerPoint and Word show
+until they lay the diagram out again), a Word chart's title, and a slide master's text box, which every slide
+shows, are translated, both copies of a diagram's text alike, their language tags relabelled. They were left in
+English; a master's placeholders, whose prompt text is never shown, still are."""
 import io
 import re
 import zipfile
@@ -95,3 +97,22 @@ def test_a_word_document_s_smartart_and_chart_title_are_translated():
     assert set(seen) == {"Plan the project", "Review the results", "Sales by region"}
     check(out, "word")
     assert "Sales-it by region-it" in zipfile.ZipFile(io.BytesIO(out)).read("word/charts/chart1.xml").decode("utf-8")
+
+
+def test_a_slide_master_s_text_box_is_translated_and_its_placeholders_are_not():
+    import pptx
+
+    deck = pptx.Presentation()
+    deck.slides.add_slide(deck.slide_layouts[5]).shapes.title.text = "Our process"
+    box = ('<p:sp><p:nvSpPr><p:cNvPr id="99" name="Note"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr><p:spPr/>'
+           f'<p:txBody><a:bodyPr/>{paragraph("Company confidential")}</p:txBody></p:sp>')
+
+    def on_master(name: str, data: bytes) -> bytes:          # a text box every slide shows
+        return data.replace(b"</p:spTree>", box.encode() + b"</p:spTree>", 1) \
+            if name == "ppt/slideMasters/slideMaster1.xml" else data
+    model, seen = recording(suffixed)
+    out = translate_document(None, rezipped(saved(deck), on_master), name="deck.pptx", translate=model)
+    assert set(seen) == {"Our process", "Company confidential"}            # no "Click to edit Master title style"
+    shown = [shape.text_frame.text for shape in pptx.Presentation(io.BytesIO(out)).slide_masters[0].shapes
+             if shape.has_text_frame]
+    assert "Company-it confidential-it" in shown and "Click to edit Master title style" in shown
