@@ -116,3 +116,42 @@ def test_a_slide_master_s_text_box_is_translated_and_its_placeholders_are_not():
     shown = [shape.text_frame.text for shape in pptx.Presentation(io.BytesIO(out)).slide_masters[0].shapes
              if shape.has_text_frame]
     assert "Company-it confidential-it" in shown and "Click to edit Master title style" in shown
+
+
+def test_pictures_text_alternatives_are_translated_and_file_names_kept():
+    import docx
+    from odf.draw import Frame, Image
+    from odf.opendocument import OpenDocumentText
+    from odf.svg import Desc, Title
+    from odf.text import P
+
+    picture = ('<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
+               'wordprocessingDrawing"><wp:extent cx="1" cy="1"/><wp:docPr id="1" name="Picture 1" '
+               'descr="A chart of yearly sales" title="Sales chart"/></wp:inline></w:drawing></w:r></w:p>'
+               '<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
+               'wordprocessingDrawing"><wp:docPr id="2" name="Picture 2" descr="image1.png"/></wp:inline>'
+               '</w:drawing></w:r></w:p>')
+    model, seen = recording(suffixed)
+    source = new_docx()
+    out = translate_document(None, rezipped(source, lambda name, data: data.replace(
+        b"<w:body>", b"<w:body>" + picture.encode()) if name == "word/document.xml" else data),
+        name="report.docx", translate=model)
+    assert set(seen) == {"A chart of yearly sales", "Sales chart"}              # were left in English
+    xml = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode("utf-8")
+    assert 'descr="A chart-it of yearly-it sales-it" title="Sales-it chart-it"' in xml and 'descr="image1.png"' in xml
+    docx.Document(io.BytesIO(out))
+
+    document = OpenDocumentText()
+    frame = Frame(width="2cm", height="2cm", anchortype="as-char")
+    frame.addElement(Image(href="Pictures/a.png"))
+    frame.addElement(Title(text="Sales chart"))
+    frame.addElement(Desc(text="A chart of yearly sales"))
+    paragraph = P(text="See the chart. ")
+    paragraph.addElement(frame)
+    document.text.addElement(paragraph)
+    model, seen = recording(suffixed)
+    out = translate_document(None, saved(document), name="report.odt", translate=model)
+    assert set(seen) == {"See the chart.", "Sales chart", "A chart of yearly sales"}
+    content = zipfile.ZipFile(io.BytesIO(out)).read("content.xml").decode("utf-8")
+    assert "<svg:title>Sales-it chart-it</svg:title>" in content
+    assert "<svg:desc>A chart-it of yearly-it sales-it</svg:desc>" in content

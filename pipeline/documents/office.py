@@ -24,7 +24,9 @@ footnote's mark, a symbol and a picture in line with the text cut the sentence, 
 words (`INLINE_OBJECTS`); marks that take no room do not (Word's bookmarks and comment ranges, LibreOffice's soft
 page breaks and bookmarks: `ODF_MARKS`), and Word's hyphen elements are read as the text they show
 (`plain_hyphens`). A table of contents' entry gives only its text (`.odt`: not its number, tab and page number).
-Everything that is not text (styles, images, numbering, bookmarks) is left as it is; URLs, e-mail
+Pictures' and shapes' text alternatives, which screen readers read, are translated (DrawingML's `descr` and
+`title`, `_AltTexts`; OpenDocument's `svg:title` and `svg:desc`), but a file name put there. Everything else that
+is not text (styles, images, numbering, bookmarks) is left as it is; URLs, e-mail
 addresses and file paths come back verbatim, and so does code, as HTML's `<code>` does: runs in a code font
 (`code_font`: Courier New, Consolas, "... Mono", "... Code") or a code style (`code_style`: "HTML Code", "Source
 Text", "Verbatim Char"), or in a paragraph of such a style, unless a code font is most of the document's text
@@ -102,6 +104,13 @@ ODF_MARKS = {"soft-page-break", "change", "change-start", "change-end"} | {
     name + edge for name in ("bookmark", "reference-mark", "toc-mark", "alphabetical-index-mark", "user-index-mark")
     for edge in ("", "-start", "-end")}
 ODF_OFFICE_MARKS = {"annotation", "annotation-end"}
+# A picture's or shape's text alternative, which screen readers read (OpenDocument's `svg:title` and `svg:desc`;
+# DrawingML's `descr` and `title` on a picture's or shape's properties, `wp:docPr`, `pic:cNvPr`, `p:cNvPr`)
+ODF_ALT_TEXTS = frozenset({("urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0", "title"),
+                           ("urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0", "desc")})
+ALT_TEXT_HOLDERS = ("docPr", "cNvPr")
+ALT_TEXT_ATTRIBUTES = ("descr", "title")
+FILE_NAME = regex.compile(r"[\w ()\[\].-]+\.(?:png|jpe?g|gif|svg|emf|wmf|bmp|tiff?|webp|heic)", regex.I)  # no alt text
 # Word fields whose result is words a reader sees, translated: a link's text, a cross-reference's, a table of
 # contents' entries (the others' results are numbers, dates, merged data and the like, and are left as they are)
 READ_FIELDS = {"HYPERLINK", "REF", "TOC"}
@@ -571,6 +580,29 @@ def accept_revisions(root: Any) -> None:
         parent.remove(element)
 
 
+class _AltTexts:
+    """The text alternatives of an OOXML package's pictures and shapes (`descr`, `title` on `wp:docPr`,
+    `pic:cNvPr`, `p:cNvPr`: what a screen reader says) as segments, written back into their attributes; a file
+    name (`image1.png`, what some tools put there) is no text and is left."""
+
+    def __init__(self, roots: list[Any]):
+        self._found: list[tuple[Any, str, Segment]] = []
+        for root in roots:
+            for element in root.iter():
+                if not isinstance(element.tag, str) or element.tag.rpartition("}")[2] not in ALT_TEXT_HOLDERS:
+                    continue
+                for name in ALT_TEXT_ATTRIBUTES:
+                    value = (element.get(name) or "").strip()
+                    if needs_translation(value) and not FILE_NAME.fullmatch(value):
+                        self._found.append((element, name, Segment(value, protected=protected_spans(value))))
+        self.segments = [segment for _, _, segment in self._found]
+
+    def apply(self) -> None:
+        for element, name, segment in self._found:
+            if segment.translation:
+                element.set(name, segment.translation)
+
+
 class _OoxmlDocument(FollowsDirection):
     """What a Word document and a presentation share: their paragraphs (`_paragraphs`: one set per namespace,
     WordprocessingML's and DrawingML's), written back, the parts the library keeps as bytes and that were parsed
@@ -578,11 +610,13 @@ class _OoxmlDocument(FollowsDirection):
     naming the run's target (`relabel_ooxml`)."""
     _package: Any
     _paragraphs: list[_OoxmlParagraphs]
+    _alt_texts: _AltTexts
     _parsed: list[tuple[Any, Any]]
 
     def render(self) -> bytes:
         for paragraphs in self._paragraphs:
             paragraphs.apply()
+        self._alt_texts.apply()
         etree = require("lxml.etree", "documents")
         for part, root in self._parsed:
             part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
@@ -623,7 +657,9 @@ class DocxDocument(_OoxmlDocument):
         except (KeyError, AttributeError):
             styles = {}
         self._paragraphs = [_OoxmlParagraphs(roots, W, styles), _OoxmlParagraphs([root for _, root in drawings], A)]
-        self.segments = [segment for paragraphs in self._paragraphs for segment in paragraphs.segments]
+        self._alt_texts = _AltTexts(roots)
+        self.segments = [segment for paragraphs in self._paragraphs for segment in paragraphs.segments] + \
+            self._alt_texts.segments
 
 
 def _code_styles(styles: Any) -> dict[str, int]:
@@ -699,7 +735,8 @@ class PptxDocument(_OoxmlDocument):
         self._parsed = _parsed_parts(diagrams.values())
         self._paragraphs = [_OoxmlParagraphs(roots + [part._element for part in charts.values()]
                                              + [root for _, root in self._parsed], A)]
-        self.segments = self._paragraphs[0].segments + self._charts.segments
+        self._alt_texts = _AltTexts(roots)
+        self.segments = self._paragraphs[0].segments + self._charts.segments + self._alt_texts.segments
 
     def render(self) -> bytes:
         self._charts.apply()
@@ -782,8 +819,8 @@ class _OdfDocument(FollowsDirection):
     writes odfpy's `content.xml` and `styles.xml` into the original package, every other entry (`Configurations2/`,
     pictures, the manifest, `meta.xml`) as it was."""
     extension = ".odt"
-    extra_paragraphs: frozenset[tuple[str, str]] = frozenset()     # (namespace, name): more holders of text
-    plain_paragraphs: frozenset[tuple[str, str]] = frozenset()     # of those, the ones that take text only
+    extra_paragraphs: frozenset[tuple[str, str]] = ODF_ALT_TEXTS   # (namespace, name): more holders of text
+    plain_paragraphs: frozenset[tuple[str, str]] = ODF_ALT_TEXTS   # of those, the ones that take text only
 
     def __init__(self, data: bytes, name: str = "document", max_xml_bytes: int | None = None,
                  direction: Direction | None = None, max_unpacked_bytes: int | None = None):
@@ -1219,8 +1256,8 @@ class OdpDocument(_OdfDocument):
     (`styles.xml`), the text boxes and shapes every slide shows (a "Confidential" line, a tagline) are translated;
     their placeholders (`presentation:class`: "Click to add Title") are left as they are, as they are never shown."""
     extension = ".odp"
-    extra_paragraphs = plain_paragraphs = frozenset({(PRESENTATION_NS, "footer-decl"),
-                                                     (PRESENTATION_NS, "header-decl")})
+    extra_paragraphs = plain_paragraphs = ODF_ALT_TEXTS | {(PRESENTATION_NS, "footer-decl"),
+                                                           (PRESENTATION_NS, "header-decl")}
 
     def _roots(self) -> list[Any]:
         """The body, and each master page's shapes that are no placeholder (nor its notes' master)."""
