@@ -5,8 +5,9 @@ Every paragraph is text for the model: body paragraphs, table cells (nested tabl
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
 speaker notes (`.pptx`, `.odp`), charts (`.pptx`: titles, series names, category labels; `.docx`: titles and
 other rich text), SmartArt (`.pptx`, `.docx`: the diagram's data and the drawing shown until it is laid out
-again, alike) and the footers declared for slides (`.odp`). A slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the master
-pages' placeholder text of a presentation (`.odp`: never shown) are left as they are. Word's tracked changes are
+again, alike), the footers declared for slides (`.odp`) and the text boxes slide masters show on every slide. A
+slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the masters' placeholder text of a
+presentation (never shown) are left as they are. Word's tracked changes are
 accepted first (`accept_revisions`): the model reads a paragraph's current text, inserted text included and deleted
 text left out, and the translation is written as plain runs, with no revision marks around it (paragraph marks' and
 table rows' own marks stay). A paragraph is cut at line breaks and tabs into chunks, each one text, so that breaks
