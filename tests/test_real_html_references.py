@@ -45,3 +45,15 @@ def test_a_page_in_a_legacy_encoding_is_still_read_in_it():
     assert "Caf\u00e9 menu today." in seen
     soup = BeautifulSoup(out.decode("cp1252"), "html.parser")
     assert soup.a["href"] == "/m?id=1&region=eu" and "Caf\u00e9" in soup.p.get_text()
+
+
+def test_reading_references_takes_linear_time_on_markup_that_never_closes_a_tag():
+    """A page of `<a <a <a ...` with no `>` took the square of its length (96 KB: 100 s, a hostile upload)."""
+    import time
+
+    for hostile in ("<a " * 200_000, "<!" * 300_000, '<a b="' * 100_000):
+        started = time.perf_counter()
+        assert html5_references(hostile) == hostile
+        assert time.perf_counter() - started < 5                     # about 0.1 s here; was hours
+    assert html5_references('<a href="/s?q=1&region=us" title="a > b">x</a>') == \
+        '<a href="/s?q=1&amp;region=us" title="a > b">x</a>'

@@ -108,10 +108,14 @@ def looks_like_html(data: bytes) -> bool:
 
 # Where the markup's character references are read: comments, CDATA sections, declarations, end tags and the raw
 # text of scripts and styles (skipped), start tags (their attribute values), and references in text
+# (a tag is read possessively up to the next `<`: from each `<` the scan stops there, so a page of `<a <a <a ...`
+# with no `>` costs linear time, not the square of its length; a tag with a `<` inside an attribute's quotes, rare,
+# is not read as one, and the references in it are read by a text's rule)
+TAG_BODY = r"(?:\"[^\"<]*+\"|'[^'<]*+'|[^'\"<>])*+"
 REFERENCE_SCAN = regex.compile(
     r"(?P<skip><!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)"
-    r"|<(?P<raw>script|style)\b(?:\"[^\"]*\"|'[^']*'|[^'\">])*>.*?(?:</(?P=raw)\s*>|\Z)|<[!?/][^>]*>)"
-    r"|(?P<tag><[A-Za-z](?:\"[^\"]*\"|'[^']*'|[^'\">])*>)|(?P<reference>&[A-Za-z][A-Za-z0-9]*;?)",
+    rf"|<(?P<raw>script|style)\b{TAG_BODY}>.*?(?:</(?P=raw)\s*>|\Z)|<[!?/][^<>]*+>)"
+    rf"|(?P<tag><[A-Za-z]{TAG_BODY}>)|(?P<reference>&[A-Za-z][A-Za-z0-9]*;?)",
     regex.S | regex.I)
 REFERENCE = regex.compile(r"&([A-Za-z][A-Za-z0-9]*)(;?)")
 LEGACY_NAMES = frozenset(name for name in html.entities.html5 if not name.endswith(";"))   # `&copy` without `;`
