@@ -77,7 +77,7 @@ ASS_SECTION = regex.compile(r"^\[([^\]\n]+)\][ \t]*$")
 ASS_EVENT = regex.compile(r"^(Dialogue:[ \t]*)(.*)$", regex.S)
 # An event left as written: a drawing (`{\p1}m 0 0 l 100 0`: vector commands, no text) or karaoke (`{\k20}Ka{\k30}ra`:
 # each syllable timed, which a translation's would not match)
-ASS_UNTOUCHED = regex.compile(r"\{[^{}]*\\(?:p[1-9]|[kK][fo]?[0-9])[^{}]*\}")
+ASS_UNTOUCHED = regex.compile(r"\{[^{}]*?\\(?:p[1-9]|[kK][fo]?[0-9])")       # (in an override block)
 ASS_LINE_BREAKS = regex.compile(r"\\[Nn]")                   # hard (`\N`) and soft (`\n`) line breaks
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
