@@ -57,3 +57,11 @@ def test_reading_references_takes_linear_time_on_markup_that_never_closes_a_tag(
         assert time.perf_counter() - started < 5                     # about 0.1 s here; was hours
     assert html5_references('<a href="/s?q=1&region=us" title="a > b">x</a>') == \
         '<a href="/s?q=1&amp;region=us" title="a > b">x</a>'
+
+
+def test_a_tag_with_a_less_than_sign_in_an_attribute_is_still_read_as_a_tag():
+    for markup, expected in (('<a title="a < b" href="?q=1&region=us">x</a>', '?q=1&amp;region=us'),
+                             ('<a v-if="a<b" title=Don\'t href="?q=1&region=us">x</a>', '?q=1&amp;region=us')):
+        assert expected in html5_references(markup)                 # was ?q=1&reg;ion=us: a broken link
+    script = '<script data-x="a<b">x = "?a=1&region=us"</script>'
+    assert html5_references(script) == script                     # a script's text stays as written

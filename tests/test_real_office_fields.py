@@ -127,3 +127,9 @@ def test_libreoffice_marks_that_take_no_room_do_not_cut_a_sentence():
     xml = zipfile.ZipFile(io.BytesIO(out)).read("content.xml").decode("utf-8")
     assert "<text:soft-page-break/>" in xml and 'text:name="cats"' in xml
     assert re.search(r"Rome-it<text:note .*</text:note> established-it", xml)
+
+
+def test_a_field_whose_end_is_missing_hides_nothing_past_its_paragraph():
+    seen, _ = translated(f'<w:p>{run("First paragraph here.")}{char("begin")}<w:r><w:instrText> PAGE </w:instrText>'
+                         f'</w:r>{char("separate")}{run("1")}</w:p><w:p>{run("Second paragraph here.")}</w:p>')
+    assert seen == ["First paragraph here.", "Second paragraph here."]       # the rest of the part was kept

@@ -111,3 +111,24 @@ def test_the_format_is_known_and_wrong_files_are_one_line_errors():
         translate_document(None, b'<!DOCTYPE x [<!ENTITY a "b">]><xliff/>', name="m.xlf", translate=suffixed)
     with pytest.raises(ValueError, match="m.xlf: not an XLIFF 1.2 or 2.x file"):
         translate_document(None, b"<root/>", name="m.xlf", translate=suffixed)
+
+
+def test_prefixes_namespaced_attributes_and_targets_of_codes_alone_are_kept():
+    prefixed = (f'<xlf:xliff version="1.2" xmlns:xlf="{V1}"><xlf:file source-language="en" original="a"><xlf:body>'
+                '<xlf:trans-unit id="1"><xlf:source>Hello <xlf:g id="1">bold words</xlf:g> there <xlf:x id="2"/> end'
+                '</xlf:source></xlf:trans-unit><xlf:trans-unit id="2"><xlf:source><xlf:x id="1"/></xlf:source>'
+                '<xlf:target state="final"><xlf:x id="1"/></xlf:target></xlf:trans-unit></xlf:body></xlf:file>'
+                '</xlf:xliff>')
+    found = targets(translate_document(None, prefixed.encode(), name="a.xlf", translate=suffixed), V1)
+    assert [child.tag for child in found["1"]] == [f"{{{V1}}}g", f"{{{V1}}}x"]      # were in no namespace
+    assert found["2"].get("state") == "final"                                      # a target of codes alone
+    its = "http://www.w3.org/2005/11/its"
+    marked = (f'<xliff xmlns="{V2}" version="2.0" srcLang="en"><file id="f"><unit id="u" xmlns:its="{its}">'
+              '<segment state="reviewed"><source>Hello <mrk id="m" its:locNote="x">marked words</mrk> end <!-- c -->'
+              ' world</source><target/></segment></unit></file></xliff>')
+    root = etree.fromstring(translate_document(None, marked.encode(), name="a.xlf", translate=suffixed))
+    segment = root.find(f".//{{{V2}}}segment")
+    target = segment.find(f"{{{V2}}}target")
+    assert target.find(f"{{{V2}}}mrk").get(f"{{{its}}}locNote") == "x"             # was a plain locNote
+    assert "".join(target.itertext()) == "Hello-it marked-it words-it end-it world-it"    # one space, no comment
+    assert segment.get("state") == "translated"                                    # a machine's, not "reviewed"

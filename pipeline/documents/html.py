@@ -51,6 +51,7 @@ from __future__ import annotations
 import functools
 import html
 import html.entities
+import html.parser
 import warnings
 from typing import Any, Sequence
 
@@ -107,16 +108,23 @@ def looks_like_html(data: bytes) -> bool:
 
 
 # Where the markup's character references are read: comments, CDATA sections, declarations, end tags and the raw
-# text of scripts and styles (skipped), start tags (their attribute values), and references in text
-# (a tag is read possessively up to the next `<`: from each `<` the scan stops there, so a page of `<a <a <a ...`
-# with no `>` costs linear time, not the square of its length; a tag with a `<` inside an attribute's quotes, rare,
-# is not read as one, and the references in it are read by a text's rule)
+# text of scripts and styles (skipped), start tags (their attribute values), and references in text. A tag is read
+# possessively up to the next `<`: from each `<` the scan stops there, so a page of `<a <a <a ...` with no `>` costs
+# linear time, not the square of its length. A tag with a `<` in an attribute's value (`title="a < b"`,
+# `v-if="a<b"`) is then read again by HTML's attribute grammar (`LENIENT_TAG`), within `LENIENT_WINDOW`
+# characters, at most `MAX_LENIENT` times a page (each costs a window, and a hostile page could ask at every `<`).
 TAG_BODY = r"(?:\"[^\"<]*+\"|'[^'<]*+'|[^'\"<>])*+"
-REFERENCE_SCAN = regex.compile(
-    r"(?P<skip><!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)"
-    rf"|<(?P<raw>script|style)\b{TAG_BODY}>.*?(?:</(?P=raw)\s*>|\Z)|<[!?/][^<>]*+>)"
-    rf"|(?P<tag><[A-Za-z]{TAG_BODY}>)|(?P<reference>&[A-Za-z][A-Za-z0-9]*;?)",
-    regex.S | regex.I)
+# the elements whose text Python's parser reads raw, references and all (`script`, `style`; newer Pythons' more)
+RAW_TEXT = "|".join(html.parser.HTMLParser.CDATA_CONTENT_ELEMENTS)
+STRICT_SCAN = (r"(?P<skip><!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)"
+               rf"|<(?P<raw>{RAW_TEXT})\b{TAG_BODY}>.*?(?:</(?P=raw)\s*>|\Z)|<[!?/][^<>]*+>)"
+               rf"|(?P<tag><[A-Za-z]{TAG_BODY}>)|(?P<reference>&[A-Za-z][A-Za-z0-9]*;?)")
+REFERENCE_SCAN = regex.compile(STRICT_SCAN + r"|(?P<open><[A-Za-z])", regex.S | regex.I)
+STRICT_REFERENCE_SCAN = regex.compile(STRICT_SCAN, regex.S | regex.I)      # once no tag may be read again
+LENIENT_TAG = regex.compile(r"<([A-Za-z][^\s/>]*+)(?:[\s/]*+[^\s\"'>/=]++(?:\s*+=\s*+(?:\"[^\"]*+\"|'[^']*+'"
+                            r"|[^\s>]*+))?+)*+[\s/]*+>")
+LENIENT_WINDOW = 8192
+MAX_LENIENT = 256
 REFERENCE = regex.compile(r"&([A-Za-z][A-Za-z0-9]*)(;?)")
 LEGACY_NAMES = frozenset(name for name in html.entities.html5 if not name.endswith(";"))   # `&copy` without `;`
 
@@ -139,19 +147,46 @@ def html5_references(markup: str) -> str:
     them as HTML5 (and every browser) does (`_as_html5_reads`): it read `href="?q=1&region=us"` as `?q=1®ion=us`
     and `?a=1&lang=en` in a text as `?a=1⟨=en`, and dropped the `;` of `&foo;`, breaking links and URLs that pages
     write with a bare `&`. Scripts, styles, comments and CDATA sections are left as they are."""
-    def in_tag(match: regex.Match, attribute: bool, text: str) -> str:
+    def read(match: regex.Match, attribute: bool, text: str) -> str:
         after = text[match.end():match.end() + 1]
         return _as_html5_reads(match.group(1), match.group(2), after, attribute)
 
-    def scanned(match: regex.Match) -> str:
-        if match.group("skip") is not None:
-            return match.group(0)
+    def strict(match: regex.Match) -> str:
         if match.group("tag") is not None:
             tag = match.group("tag")
-            return REFERENCE.sub(lambda found: in_tag(found, True, tag), tag)
-        return in_tag(REFERENCE.match(match.group(0)), False, markup[match.start():match.end() + 1])
+            return REFERENCE.sub(lambda found: read(found, True, tag), tag)
+        if match.group("reference") is not None:
+            return read(REFERENCE.match(match.group(0)), False, markup[match.start():match.end() + 1])
+        return match.group(0)
 
-    return REFERENCE_SCAN.sub(scanned, markup)
+    out, position, lenient = [], 0, MAX_LENIENT
+    for match in REFERENCE_SCAN.finditer(markup):
+        if match.start() < position:                         # inside a tag read again (`LENIENT_TAG`)
+            continue
+        out.append(markup[position:match.start()])
+        position = match.end()
+        if match.group("open") is None:
+            out.append(strict(match))
+        elif lenient == 0:                                   # the rest read strictly, in one pass
+            out.append(STRICT_REFERENCE_SCAN.sub(strict, markup, pos=match.start())[match.start():])
+            position = len(markup)
+            break
+        else:
+            lenient -= 1
+            tag_match = LENIENT_TAG.match(markup[match.start():match.start() + LENIENT_WINDOW])
+            if tag_match is None:
+                out.append(match.group(0))
+                continue
+            tag = tag_match.group(0)
+            out.append(REFERENCE.sub(lambda found: read(found, True, tag), tag))
+            position = match.start() + len(tag)
+            if tag_match.group(1).lower() in html.parser.HTMLParser.CDATA_CONTENT_ELEMENTS:  # its raw text, as is
+                closing = regex.compile(rf"</{tag_match.group(1)}\s*>", regex.I).search(markup, position)
+                end = closing.end() if closing else len(markup)
+                out.append(markup[position:end])
+                position = end
+    out.append(markup[position:])
+    return "".join(out)
 
 
 @functools.cache

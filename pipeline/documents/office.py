@@ -115,6 +115,9 @@ FILE_NAME = regex.compile(r"[\w ()\[\].-]+\.(?:png|jpe?g|gif|svg|emf|wmf|bmp|tif
 # Word fields whose result is words a reader sees, translated: a link's text, a cross-reference's, a table of
 # contents' entries (the others' results are numbers, dates, merged data and the like, and are left as they are)
 READ_FIELDS = {"HYPERLINK", "REF", "TOC"}
+# Fields whose result is paragraphs of its own, which stay open past a paragraph's end (any other left open there is
+# closed: a field whose end is missing would hide the rest of the document)
+SPANNING_FIELDS = {"TOC", "INDEX", "TOA", "BIBLIOGRAPHY"}
 # Of those, the ones whose result may be read within its sentence, as a `w:hyperlink` is (a table of contents is
 # paragraphs of its own)
 INLINE_FIELDS = {"HYPERLINK", "REF"}
@@ -464,6 +467,7 @@ class _OoxmlParagraphs:
                     chunks.append([])
                 container = parent
                 chunks[-1].append(element)
+        fields[:] = [field for field in fields if field_kind(field[0]) in SPANNING_FIELDS]
         return [chunk for chunk in chunks if chunk]
 
     def _code(self, run: Any) -> int:

@@ -41,6 +41,12 @@ def looks_like_xliff(data: bytes) -> bool:
     return bool(LOOKS_LIKE.match(data[:4096]))
 
 
+def _empty(target: Any) -> bool:
+    """Whether a unit's target is missing or empty: no text and no inline code (`<target/>`, `<target> </target>`)."""
+    return target is None or (not "".join(target.itertext()).strip() and not any(
+        isinstance(child.tag, str) for child in target))
+
+
 def _primary(tag: str | None) -> str:
     """A language tag's primary language, lower case (`en-US` -> `en`); "" for none."""
     return (tag or "").strip().replace("_", "-").split("-")[0].lower()
@@ -50,8 +56,8 @@ class _Unit:
     """One unit's source as the model reads it (`segment`: its inline codes as protected tags), and the target
     written from its translation."""
 
-    def __init__(self, source: Any, namespace: str, names: dict[str | None, str]):
-        self.source, self.namespace, self._names = source, namespace, names
+    def __init__(self, source: Any, namespace: str):
+        self.source, self.namespace = source, namespace
         parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
         self._read(source, parts, top=True)
         text = "".join(part for part, _ in parts)
@@ -66,18 +72,25 @@ class _Unit:
             if codes else None
         return protected_spans(text, kept)
 
-    def _name(self, qualified: str) -> str:
+    @staticmethod
+    def _name(qualified: str, element: Any, attribute: bool) -> str:
+        """A tag's or attribute's name as written where `element` is (`xlf:g`, `its:locNote`, `xml:lang`)."""
         namespace, _, local = qualified[1:].partition("}") if qualified.startswith("{") else (None, "", qualified)
         if namespace == XML_NS:
             return f"xml:{local}"
-        prefix = self._names.get(namespace) if namespace else None
+        if namespace is None:
+            return local
+        prefixes = [prefix for prefix, uri in element.nsmap.items() if uri == namespace]
+        prefix = element.prefix if not attribute and element.prefix in prefixes else \
+            next((prefix for prefix in prefixes if prefix or not attribute), None)
         return f"{prefix}:{local}" if prefix else local
 
     def _tag(self, element: Any, close: bool = False, empty: bool = False) -> str:
-        name = self._name(element.tag)
+        name = self._name(element.tag, element, attribute=False)
         if close:
             return f"</{name}>"
-        attributes = "".join(f" {self._name(key)}={quoteattr(value)}" for key, value in element.attrib.items())
+        attributes = "".join(f" {self._name(key, element, attribute=True)}={quoteattr(value)}"
+                             for key, value in element.attrib.items())
         return f"<{name}{attributes}{'/' if empty else ''}>"
 
     def _whole(self, element: Any) -> str:
@@ -92,8 +105,10 @@ class _Unit:
         if element.text:
             parts.append((escape(element.text), False))
         for child in element:
-            if not isinstance(child.tag, str):                          # a comment or processing instruction
-                pass
+            if not isinstance(child.tag, str):                  # a comment or processing instruction: left out,
+                if child.tail and parts and not parts[-1][1] and parts[-1][0][-1:].isspace():
+                    parts.append((escape(child.tail.lstrip()), False))          # with one space where it stood
+                    continue
             else:
                 local = child.tag.rpartition("}")[2]
                 keep = child.get("translate") == "no" or child.get("mtype") == "protected"
@@ -109,8 +124,10 @@ class _Unit:
     def _wrapped(self, translation: str) -> Any | None:
         """The translation as a target element (in the source's namespaces), or None where it is not well formed."""
         etree = require("lxml.etree", "documents")
+        names = {prefix: uri for element in self.source.iter() if isinstance(element.tag, str)
+                 for prefix, uri in element.nsmap.items()}          # those declared inside the source too
         declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
-                               for prefix, uri in self.source.nsmap.items())
+                               for prefix, uri in names.items())
         parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
         try:
             return etree.fromstring(f"<target{declarations}>{translation}</target>", parser)
@@ -152,6 +169,8 @@ class XliffDocument:
             self._tree = etree.ElementTree(etree.fromstring(data, parser))
         except etree.XMLSyntaxError as exc:
             raise ValueError(f"{name}: not well-formed XML: {exc}") from None
+        if self._tree.docinfo.doctype:
+            raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare entities)")
         root = self._tree.getroot()
         namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
         if root.tag.rpartition("}")[2] != "xliff" or namespace not in (XLIFF_1, XLIFF_2):
@@ -159,8 +178,7 @@ class XliffDocument:
                              f"{XLIFF_1} or {XLIFF_2})")
         self._name, self._namespace, self._root = name, namespace, root
         self._encoding = self._tree.docinfo.encoding or "UTF-8"
-        names = {uri: prefix for prefix, uri in root.nsmap.items() if uri != namespace}
-        self._units = [(unit, _Unit(source, namespace, names)) for unit, source in self._todo()]
+        self._units = [(unit, _Unit(source, namespace)) for unit, source in self._todo()]
         self.segments = [unit.segment for _, unit in self._units]
         self.direction: Direction | None = None
         self.direct(direction or Direction(), judge=direction is not None)
@@ -182,7 +200,7 @@ class XliffDocument:
                 source, target = unit.find(self._ns("source")), unit.find(self._ns("target"))
                 if source is None or unit.get("approved") == "yes" or not self._translatable(unit):
                     continue
-                if target is None or not "".join(target.itertext()).strip():
+                if _empty(target):
                     yield unit, source
             return
         for unit in self._root.iter(self._ns("unit")):
@@ -190,7 +208,7 @@ class XliffDocument:
                 continue
             for segment in unit.iter(self._ns("segment")):
                 source, target = segment.find(self._ns("source")), segment.find(self._ns("target"))
-                if source is not None and (target is None or not "".join(target.itertext()).strip()):
+                if source is not None and _empty(target):
                     yield segment, source
 
     def _languages(self) -> list[tuple[Any, str, str]]:
@@ -222,10 +240,9 @@ class XliffDocument:
             if self._namespace == XLIFF_1:
                 attributes = {f"{{{XML_NS}}}lang": direction.target, "state": "needs-review-translation",
                               "state-qualifier": "mt-suggestion"}
-            else:
+            else:                                    # a machine's: translated, whatever state the empty one had
                 attributes = {}
-                if container.get("state") in (None, "initial"):
-                    container.set("state", "translated")
+                container.set("state", "translated")
             old = container.find(self._ns("target"))
             target = unit.target(container, attributes)
             if old is not None:                      # an empty one: replaced, its attributes kept
