@@ -132,3 +132,28 @@ def test_prefixes_namespaced_attributes_and_targets_of_codes_alone_are_kept():
     assert target.find(f"{{{V2}}}mrk").get(f"{{{its}}}locNote") == "x"             # was a plain locNote
     assert "".join(target.itertext()) == "Hello-it marked-it words-it end-it world-it"    # one space, no comment
     assert segment.get("state") == "translated"                                    # a machine's, not "reviewed"
+
+
+def test_a_unit_segmented_by_a_tool_is_translated_segment_by_segment():
+    sdlxliff = f"""<xliff xmlns="{V1}" xmlns:sdl="http://sdl.com/FileTypes/SdlXliff/1.0" version="1.2">
+  <file source-language="en-US" target-language="it-IT" original="a.docx"><body>
+    <trans-unit id="1">
+      <source>Open the file. Then save it.</source>
+      <seg-source><mrk mtype="seg" mid="1">Open the file.</mrk> <mrk mtype="seg" mid="2">Then <g id="5">save</g> it.</mrk></seg-source>
+      <target><mrk mtype="seg" mid="1">Apri il file.</mrk> <mrk mtype="seg" mid="2"/></target>
+      <sdl:seg-defs><sdl:seg id="1" conf="Translated"/><sdl:seg id="2"/></sdl:seg-defs>
+    </trans-unit>
+    <trans-unit id="2">
+      <source>Close the door.</source>
+      <seg-source><mrk mtype="seg" mid="3">Close the door.</mrk></seg-source>
+    </trans-unit>
+  </body></file>
+</xliff>"""
+    model, seen = recording(suffixed)
+    out = translate_document(None, sdlxliff.encode(), name="a.docx.sdlxliff", translate=model)
+    assert seen == ['Then <g id="5">save</g> it.', "Close the door."]          # the translated segment kept
+    found = targets(out, V1)
+    assert [(mark.get("mid"), "".join(mark.itertext())) for mark in found["1"]] == [
+        ("1", "Apri il file."), ("2", "Then-it save it.")]
+    assert [(mark.get("mid"), mark.text) for mark in found["2"]] == [("3", "Close-it the-it door-it.")]
+    assert found["2"].get("state-qualifier") == "mt-suggestion" and by_extension(".sdlxliff").name == "xliff"

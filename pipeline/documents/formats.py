@@ -104,8 +104,8 @@ register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument,
 register(Format("ass", (".ass", ".ssa"), "text/x-ssa; charset=utf-8", False, AssDocument, looks_like_ass))
 register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
-register(Format("xliff", (".xlf", ".xliff"), "application/xliff+xml", False, XliffDocument, looks_like_xliff,
-                options=("direction",)))
+register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "application/xliff+xml", False, XliffDocument,
+                looks_like_xliff, options=("direction",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -2,7 +2,9 @@
 Weblate, Crowdin; Angular's and Symfony's message catalogs), read with `lxml` (as office files are).
 
 Each unit without a translation gets one, written as its `target` right after its `source`: a 1.2 `trans-unit`,
-a 2.x `segment`, whose target is missing or empty. A unit marked not to translate (`translate="no"` on it or on a
+a 2.x `segment`, whose target is missing or empty. A 1.2 unit segmented by a tool (`seg-source`, its segments
+`mrk mtype="seg"`: Trados's SDLXLIFF, memoQ) is translated segment by segment, into a target of the same segments
+(a copy of the `seg-source` where it has none), each segment without a translation filled. A unit marked not to translate (`translate="no"` on it or on a
 group around it), an approved one (1.2 `approved="yes"`) and one with a target someone wrote are left as they
 are. A new target says it is a machine translation to review: 1.2 `state="needs-review-translation"` with
 `state-qualifier="mt-suggestion"`, 2.x the segment's `state="translated"` (its only state before review). Inline
@@ -15,6 +17,7 @@ not the run's is a one-line error, as a DOCTYPE is (XLIFF has none; one could de
 """
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any, Iterator
 from xml.sax.saxutils import escape, quoteattr
@@ -142,18 +145,23 @@ class _Unit:
         return found == self._codes and all(translation.count(span) >= count for span, count in verbatim.items()) \
             and self._wrapped(translation) is not None
 
-    def target(self, container: Any, attributes: dict[str, str]) -> Any:
-        """The new target element, made in `container` (so that it takes its namespaces), holding the translation
-        (the source's content, should it not parse)."""
-        etree = require("lxml.etree", "documents")
+    def fill(self, element: Any) -> Any:
+        """`element` (a new target, a target's segment) holding the translation, its content before dropped (the
+        source's content where the translation does not parse)."""
         wrapped = self._wrapped(self.segment.translation or self.segment.text)
         if wrapped is None:
             wrapped = self._wrapped(self.segment.text)
-        target = etree.SubElement(container, f"{{{self.namespace}}}target", attributes)
-        target.text = wrapped.text
+        for child in list(element):
+            element.remove(child)
+        element.text = wrapped.text
         for child in wrapped:
-            target.append(child)
-        return target
+            element.append(child)
+        return element
+
+    def target(self, container: Any, attributes: dict[str, str]) -> Any:
+        """The new target element, made in `container` (so that it takes its namespaces), holding the translation."""
+        etree = require("lxml.etree", "documents")
+        return self.fill(etree.SubElement(container, f"{{{self.namespace}}}target", attributes))
 
 
 class XliffDocument:
@@ -200,7 +208,11 @@ class XliffDocument:
                 source, target = unit.find(self._ns("source")), unit.find(self._ns("target"))
                 if source is None or unit.get("approved") == "yes" or not self._translatable(unit):
                     continue
-                if _empty(target):
+                segments = self._segments(unit.find(self._ns("seg-source")))
+                if segments:                         # segmented (Trados, memoQ): each segment without a translation
+                    done = {mid for mid, mark in self._segments(target).items() if not _empty(mark)}
+                    yield from ((unit, mark) for mid, mark in segments.items() if mid not in done)
+                elif _empty(target):
                     yield unit, source
             return
         for unit in self._root.iter(self._ns("unit")):
@@ -210,6 +222,35 @@ class XliffDocument:
                 source, target = segment.find(self._ns("source")), segment.find(self._ns("target"))
                 if source is not None and _empty(target):
                     yield segment, source
+
+    def _segments(self, element: Any) -> dict[str, Any]:
+        """A 1.2 `seg-source`'s or target's segments (`mrk mtype="seg"`) by their `mid`."""
+        if element is None:
+            return {}
+        return {mark.get("mid"): mark for mark in element.iter(self._ns("mrk")) if mark.get("mtype") == "seg"}
+
+    def _segmented_target(self, unit: Any, attributes: dict[str, str]) -> Any:
+        """A 1.2 segmented unit's target: the one it has where it holds segments, else a copy of its `seg-source`
+        (what lies between the segments as written there), placed after it."""
+        target = unit.find(self._ns("target"))
+        if self._segments(target):
+            return target
+        seg_source = unit.find(self._ns("seg-source"))
+        made = copy.deepcopy(seg_source)
+        made.tag = self._ns("target")
+        made.attrib.clear()
+        made.attrib.update(attributes)
+        if target is not None:
+            made.tail = target.tail
+            unit.replace(target, made)
+        else:
+            made.tail = seg_source.tail
+            seg_source.addnext(made)
+            previous = seg_source.getprevious()
+            indent = unit.text if previous is None else previous.tail
+            if indent is not None and not indent.strip():
+                seg_source.tail = indent
+        return made
 
     def _languages(self) -> list[tuple[Any, str, str]]:
         """(the element, its source-language attribute, its target-language one) of each place naming them."""
@@ -243,6 +284,11 @@ class XliffDocument:
             else:                                    # a machine's: translated, whatever state the empty one had
                 attributes = {}
                 container.set("state", "translated")
+            if unit.source.tag == self._ns("mrk"):             # a segment of a segmented unit
+                mark = self._segments(self._segmented_target(container, attributes)).get(unit.source.get("mid"))
+                if mark is not None:
+                    unit.fill(mark)
+                continue
             old = container.find(self._ns("target"))
             target = unit.target(container, attributes)
             if old is not None:                      # an empty one: replaced, its attributes kept
