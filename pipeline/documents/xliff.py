@@ -4,9 +4,9 @@ Weblate, Crowdin; Angular's and Symfony's message catalogs), read with `lxml` (a
 Each unit without a translation gets one, written as its `target` right after its `source`: a 1.2 `trans-unit`,
 a 2.x `segment`, whose target is missing or empty. A 1.2 unit segmented by a tool (`seg-source`, its segments
 `mrk mtype="seg"`: Trados's SDLXLIFF, memoQ) is translated segment by segment, into a target of the same segments
-(a copy of the `seg-source` where it has none), each segment without a translation filled. A unit marked not to translate (`translate="no"` on it or on a
-group around it), an approved one (1.2 `approved="yes"`) and one with a target someone wrote are left as they
-are. A new target says it is a machine translation to review: 1.2 `state="needs-review-translation"` with
+(a copy of the `seg-source` where it has none), each segment without a translation filled. A unit marked not to
+translate (`translate="no"` on it or on a group around it), an approved one (1.2 `approved="yes"`) and one with a
+target someone wrote are left as they are. A new target says it is a machine translation to review: 1.2 `state="needs-review-translation"` with
 `state-qualifier="mt-suggestion"`, 2.x the segment's `state="translated"` (its only state before review). Inline
 codes come back exactly, each once, in a well-formed target: paired ones with translatable text (1.2 `g`, `mrk`;
 2.x `pc`, `mrk`) are read as tags around their words, standalone and native ones whole (1.2 `x`, `bx`, `ex`, `ph`,
