@@ -6,8 +6,9 @@ a 2.x `segment`, whose target is missing or empty. A 1.2 unit segmented by a too
 `mrk mtype="seg"`: Trados's SDLXLIFF, memoQ) is translated segment by segment, into a target of the same segments
 (a copy of the `seg-source` where it has none), each segment without a translation filled. A unit marked not to
 translate (`translate="no"` on it or on a group around it), an approved one (1.2 `approved="yes"`) and one with a
-target someone wrote are left as they are. A new target says it is a machine translation to review: 1.2 `state="needs-review-translation"` with
-`state-qualifier="mt-suggestion"`, 2.x the segment's `state="translated"` (its only state before review). Inline
+target someone wrote are left as they are. A new target says it is a machine translation to review: 1.2
+`state="needs-review-translation"` with `state-qualifier="mt-suggestion"`, 2.x the segment's `state="translated"`
+(its only state before review). Inline
 codes come back exactly, each once, in a well-formed target: paired ones with translatable text (1.2 `g`, `mrk`;
 2.x `pc`, `mrk`) are read as tags around their words, standalone and native ones whole (1.2 `x`, `bx`, `ex`, `ph`,
 `bpt`, `ept`, `it`; 2.x `ph`, `sc`, `ec`, `sm`, `em`, `cp`; a `mrk` not to translate); a translation that lost,
