@@ -61,6 +61,7 @@ from pipeline.extras import require
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+VML = "{urn:schemas-microsoft-com:vml}"
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 SHEET = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 CACHES = {C + "strCache", C + "strLit", C + "lvl"}      # where a chart keeps the text of its data
@@ -92,8 +93,9 @@ STYLES_RELATIONSHIP = "http://schemas.openxmlformats.org/officeDocument/2006/rel
 MOVE_RANGES = {W + name for name in ("moveFromRangeStart", "moveFromRangeEnd", "moveToRangeStart", "moveToRangeEnd")}
 # What a Word run shows inline besides text, where it stands in its sentence: a footnote's or an endnote's mark, a
 # symbol of a symbol font, an embedded object, a picture in line with the text (`wp:inline`; not one anchored to
-# the page, which stands where its position says): each cuts its sentence, as a tab does, so that it stays
-# between the words it was between (read whole, the sentence's translation goes into one run, on one side of it)
+# the page, which stands where its position says; a VML picture alike, `_in_line_picture`): each cuts its sentence,
+# as a tab does, so that it stays between the words it was between (read whole, the sentence's translation goes
+# into one run, on one side of it)
 INLINE_OBJECTS = {W + name for name in ("footnoteReference", "endnoteReference", "sym", "object")}
 # Word's hyphens that are no text: a non-breaking hyphen (`e-mail`, read as the hyphen it shows) and an optional
 # one (a hint where to break the source's word, dropped)
@@ -130,6 +132,18 @@ def field_kind(instruction: str | None) -> str:
     """A Word field's kind, the first word of its instruction (` HYPERLINK "https://..." \\o "tip"` -> HYPERLINK)."""
     words = (instruction or "").split()
     return words[0].upper() if words else ""
+
+
+def _in_line_picture(element: Any) -> bool:
+    """Whether a run's element is a picture in line with the text: DrawingML's `w:drawing` holding `wp:inline`, or
+    a VML `w:pict` (Word 2003's pictures) whose shape is not positioned on the page (`position:absolute`)."""
+    if element.tag == W + "drawing":
+        return element.find(WP + "inline") is not None
+    if element.tag == W + "pict":
+        styles = [shape.get("style") or "" for shape in element.iter() if isinstance(shape.tag, str)
+                  and shape.tag.startswith(VML)]
+        return bool(styles) and not any("position:absolute" in style.replace(" ", "") for style in styles)
+    return False
 
 
 def plain_hyphens(root: Any) -> None:
@@ -418,7 +432,7 @@ class _OoxmlParagraphs:
         or hyperlink inside (such a link cuts the paragraph, as before)."""
         if link not in self._simple:
             stops = self._boundaries | self._fields | {W + name for name in ("fldChar", "instrText", "hyperlink",
-                                                                             "drawing", "p", "delText")}
+                                                                             "drawing", "pict", "p", "delText")}
             self._simple[link] = bool(self._link_text(link).strip()) and not any(
                 isinstance(child.tag, str) and child.tag in stops for child in link.iterdescendants())
         return self._simple[link]
@@ -448,7 +462,7 @@ class _OoxmlParagraphs:
                 chunks.append([])
             elif tag == W + "instrText" and fields and not fields[-1][1]:
                 fields[-1][0] += element.text or ""
-            elif tag in self._boundaries or (tag == W + "drawing" and element.find(WP + "inline") is not None):
+            elif tag in self._boundaries or _in_line_picture(element):
                 chunks.append([])
             elif tag == self._ns + "t":
                 if in_field or (fields and not (all(past for _, past in fields)
