@@ -552,20 +552,20 @@ class _OoxmlParagraphs:
                 self._set(t, "")
             if all(owner is None for _, owner in pieces):              # one formatting: the main run's
                 self._set(main, segment.translation)
-                continue
-            self._isolate(main)
-            run = main.getparent()
-            for text, owner in pieces:                                 # runs cut out, each with its own formatting
-                like = main if owner is None else chunk[layout.groups[owner].items[0]]
-                piece = self._bare(like.getparent())
-                t = piece.makeelement(self._ns + "t", {})
-                self._set(t, text)
-                piece.append(t)
-                if owner in moved:                # the hyperlink itself moves here, holding its words' run
-                    chunk[layout.groups[owner].items[0]].getparent().addprevious(piece)
-                    run.addprevious(moved[owner])
-                else:
-                    run.addprevious(piece)
+            else:
+                self._isolate(main)
+                run = main.getparent()
+                for text, owner in pieces:                             # runs cut out, each with its own formatting
+                    like = main if owner is None else chunk[layout.groups[owner].items[0]]
+                    piece = self._bare(like.getparent())
+                    t = piece.makeelement(self._ns + "t", {})
+                    self._set(t, text)
+                    piece.append(t)
+                    if owner in moved:            # the hyperlink itself moves here, holding its words' run
+                        chunk[layout.groups[owner].items[0]].getparent().addprevious(piece)
+                        run.addprevious(moved[owner])
+                    else:
+                        run.addprevious(piece)
             for t in chunk:                                     # a run left with nothing but its properties goes
                 holder = t.getparent()
                 if holder.getparent() is not None and all(
