@@ -566,11 +566,12 @@ class _OoxmlParagraphs:
                         run.addprevious(moved[owner])
                     else:
                         run.addprevious(piece)
-            for t in chunk:                                     # a run left with nothing but its properties goes
+            for t in chunk:                   # an emptied text goes, and a run left with nothing but its properties
                 holder = t.getparent()
-                if holder.getparent() is not None and all(
-                        child.tag == self._ns + "rPr" or (child.tag == self._ns + "t" and not child.text)
-                        for child in holder):
+                if not t.text and holder is not None:
+                    holder.remove(t)
+                if holder is not None and holder.getparent() is not None and all(
+                        child.tag == self._ns + "rPr" for child in holder):
                     holder.getparent().remove(holder)
 
 
