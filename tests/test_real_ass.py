@@ -62,3 +62,14 @@ def test_a_broken_events_section_is_one_line_naming_the_line():
     broken = SCRIPT.replace("Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n", "")
     with pytest.raises(ValueError, match=r"episode.ass: line 13: a Dialogue line before the \[Events\] Format line"):
         translate_document(None, broken.encode(), name="episode.ass", translate=suffixed)
+
+
+def test_hard_spaces_and_the_breaks_a_text_opens_or_ends_with_stay():
+    head = HEAD.split("[V4+ Styles]")[0] + "[Events]\n" + HEAD.split("[Events]\n")[1]
+    events = ["Mr.\\hSmith is here now", "{\\an8}\\N\\NHello there my friend", "Good morning\\N"]
+    source = head + "".join(f"Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{text}\n" for text in events)
+    out = translate_document(None, source.encode(), name="signs.ass", translate=suffixed).decode()
+    assert "Mr.\\hSmith is here-it now-it\n" in out                        # was "Mr. Smith": the hard space lost
+    assert ",{\\an8}\\N\\NHello-it there-it my friend-it\n" in out and ",Good-it morning-it\\N\n" in out
+    with pytest.raises(ValueError, match="empty.ass: not an ASS/SSA file: it has no \\[Events\\] section"):
+        translate_document(None, b"[Script Info]\nTitle: x\n", name="empty.ass", translate=suffixed)

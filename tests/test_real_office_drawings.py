@@ -129,8 +129,8 @@ def test_pictures_text_alternatives_are_translated_and_file_names_kept():
                'wordprocessingDrawing"><wp:extent cx="1" cy="1"/><wp:docPr id="1" name="Picture 1" '
                'descr="A chart of yearly sales" title="Sales chart"/></wp:inline></w:drawing></w:r></w:p>'
                '<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
-               'wordprocessingDrawing"><wp:docPr id="2" name="Picture 2" descr="image1.png"/></wp:inline>'
-               '</w:drawing></w:r></w:p>')
+               'wordprocessingDrawing"><wp:docPr id="2" name="Picture 2" descr="image1.png" title="C:\\Documents and '
+               'Settings\\Bob\\My Pictures\\beach.jpg"/></wp:inline></w:drawing></w:r></w:p>')
     model, seen = recording(suffixed)
     source = new_docx()
     out = translate_document(None, rezipped(source, lambda name, data: data.replace(

@@ -81,11 +81,15 @@ def test_a_footnote_mark_a_symbol_and_a_picture_in_line_stay_between_their_words
     assert texts(xml.split("<w:sym")[0]) == "Choose-it File-it "
     wp = 'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"'
     vml = 'xmlns:v="urn:schemas-microsoft-com:vml"'
-    for kind, cut in (("inline", True), ("anchor", False), ("vml", True), ("vml absolute", False)):
+    for kind, cut in (("inline", True), ("anchor", False), ("vml", True), ("vml absolute", False),
+                      ("vml group", True)):
         picture = f'<w:r><w:drawing><wp:{kind} {wp}><wp:extent cx="1" cy="1"/></wp:{kind}></w:drawing></w:r>'
         if kind.startswith("vml"):                     # Word 2003's pictures, in line unless placed on the page
             style = "position:absolute;" if "absolute" in kind else ""
             picture = f'<w:r><w:pict><v:shape {vml} style="{style}width:20pt;height:20pt"/></w:pict></w:r>'
+            if kind == "vml group":                    # its shapes are placed in the group, which is in line
+                picture = (f'<w:r><w:pict><v:group {vml} style="width:100pt;height:50pt"><v:shape style="position:'
+                           'absolute;left:0;top:0"/></v:group></w:pict></w:r>')
         seen, xml = translated(f'<w:p>{run("Click the ")}{picture}{run(" icon to save the document.")}</w:p>')
         assert (seen == ["Click the", "icon to save the document."]) == cut
         assert (texts(re.split(r"<w:(?:drawing|pict)", xml)[0]) == "Click-it the-it ") == cut   # else read whole

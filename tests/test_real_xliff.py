@@ -157,3 +157,22 @@ def test_a_unit_segmented_by_a_tool_is_translated_segment_by_segment():
         ("1", "Apri il file."), ("2", "Then-it save it.")]
     assert [(mark.get("mid"), mark.text) for mark in found["2"]] == [("3", "Close-it the-it door-it.")]
     assert found["2"].get("state-qualifier") == "mt-suggestion" and by_extension(".sdlxliff").name == "xliff"
+
+
+def test_segmented_units_keep_what_someone_wrote_and_pair_segments_without_ids_by_place():
+    def unit(target: str, mids: tuple = ("1", "2")) -> str:
+        marks = " ".join(f'<mrk mtype="seg"{f" mid={chr(34)}{mid}{chr(34)}" if mid else ""}>{text}</mrk>'
+                         for mid, text in zip(mids, ("Hello there.", "Good morning.")))
+        return (f'<trans-unit id="u"><source>Hello there. Good morning.</source><seg-source>{marks}</seg-source>'
+                f'{target}</trans-unit>')
+
+    def translated_unit(body: str) -> tuple[list[str], list[str]]:
+        page = f'<xliff xmlns="{V1}" version="1.2"><file source-language="en"><body>{body}</body></file></xliff>'
+        model, seen = recording(suffixed)
+        target = targets(translate_document(None, page.encode(), name="s.xlf", translate=model), V1)["u"]
+        return seen, ["".join(mark.itertext()) for mark in target] if len(target) else [target.text]
+
+    assert translated_unit(unit("<target>Ciao. Buongiorno.</target>")) == ([], ["Ciao. Buongiorno."])   # was lost
+    assert translated_unit(unit('<target><mrk mtype="seg" mid="1">Ciao.</mrk></target>')) == ([], ["Ciao."])
+    assert translated_unit(unit("", mids=(None, None))) == (["Hello there.", "Good morning."],
+                                                            ["Hello-it there-it.", "Good-it morning-it."])

@@ -113,7 +113,8 @@ ODF_ALT_TEXTS = frozenset({("urn:oasis:names:tc:opendocument:xmlns:svg-compatibl
                            ("urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0", "desc")})
 ALT_TEXT_HOLDERS = ("docPr", "cNvPr")
 ALT_TEXT_ATTRIBUTES = ("descr", "title")
-FILE_NAME = regex.compile(r"[\w ()\[\].-]+\.(?:png|jpe?g|gif|svg|emf|wmf|bmp|tiff?|webp|heic)", regex.I)  # no alt text
+FILE_NAME = regex.compile(r"[^\n]{0,500}\.(?:png|jpe?g|gif|svg|emf|wmf|bmp|tiff?|webp|heic)",    # a file's name
+                          regex.I)                                                          # or path: no alt text
 # Word fields whose result is words a reader sees, translated: a link's text, a cross-reference's, a table of
 # contents' entries (the others' results are numbers, dates, merged data and the like, and are left as they are)
 READ_FIELDS = {"HYPERLINK", "REF", "TOC"}
@@ -139,8 +140,8 @@ def _in_line_picture(element: Any) -> bool:
     a VML `w:pict` (Word 2003's pictures) whose shape is not positioned on the page (`position:absolute`)."""
     if element.tag == W + "drawing":
         return element.find(WP + "inline") is not None
-    if element.tag == W + "pict":
-        styles = [shape.get("style") or "" for shape in element.iter() if isinstance(shape.tag, str)
+    if element.tag == W + "pict":                  # its own shapes or group (a group's shapes are placed in it)
+        styles = [shape.get("style") or "" for shape in element if isinstance(shape.tag, str)
                   and shape.tag.startswith(VML)]
         return bool(styles) and not any("position:absolute" in style.replace(" ", "") for style in styles)
     return False
@@ -550,8 +551,10 @@ class _OoxmlParagraphs:
             main = chunk[layout.main]
             for t in chunk:
                 self._set(t, "")
+            kept = None                                   # the text element the translation is in, even empty
             if all(owner is None for _, owner in pieces):              # one formatting: the main run's
                 self._set(main, segment.translation)
+                kept = main
             else:
                 self._isolate(main)
                 run = main.getparent()
@@ -568,7 +571,7 @@ class _OoxmlParagraphs:
                         run.addprevious(piece)
             for t in chunk:                   # an emptied text goes, and a run left with nothing but its properties
                 holder = t.getparent()
-                if not t.text and holder is not None:
+                if not t.text and holder is not None and t is not kept:
                     holder.remove(t)
                 if holder is not None and holder.getparent() is not None and all(
                         child.tag == self._ns + "rPr" for child in holder):

@@ -79,6 +79,11 @@ ASS_EVENT = regex.compile(r"^(Dialogue:[ \t]*)(.*)$", regex.S)
 # each syllable timed, which a translation's would not match)
 ASS_UNTOUCHED = regex.compile(r"\{[^{}]*?\\(?:p[1-9]|[kK][fo]?[0-9])")       # (in an override block)
 ASS_LINE_BREAKS = regex.compile(r"\\[Nn]")                   # hard (`\N`) and soft (`\n`) line breaks
+# What opens or ends an event's text and stays as written, unseen by the model: override blocks and line breaks
+# (`{\an8}\N\N`: typesetters shift a line so) and hard spaces
+ASS_EDGE = r"(?:\{[^{}]*\}|\\[Nnh])"
+ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}*\Z")
+ASS_HARD_SPACE = "{\\h}"          # `\h` inside a text, read as an override block is: kept verbatim
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -397,16 +402,17 @@ class AssDocument:
     `segments` of its dialogue events' text, and `render()` its bytes. Only the Text field of each `Dialogue:` line
     in `[Events]` changes; every other line (the script info, styles, comments, embedded fonts, the event's layer,
     timing, style, actor, margins and effect) comes back byte for byte. A text is read as a cue: override blocks
-    (`{\\i1}`, `{\\an8\\pos(320,50)}`) come back verbatim, a line break (`\\N`, `\\n`) is a cue's line, `\\h` a
-    no-break space (a text of one line stays one line, which the player wraps; one of several is wrapped as a
-    SubRip cue is), and a sentence runs on only across events of one style. Drawings (`{\\p1}`) and karaoke
+    (`{\\i1}`, `{\\an8\\pos(320,50)}`) and hard spaces (`\\h`) come back verbatim, as do the line breaks a text opens
+    or ends with (`\\N\\N`: a line shifted); one inside it (`\\N`, `\\n`) is a cue's line (a text of one line stays
+    one line, which the player wraps; one of several is wrapped as a SubRip cue is), and a sentence runs on only
+    across events of one style. Drawings (`{\\p1}`) and karaoke
     (`{\\k20}`) are left as written, as are `Comment:` events."""
 
     def __init__(self, data: bytes, name: str = "document"):
         self._encoded = Encoded(data, name, detect=True)
         text = self._encoded.text
         self._lines = as_lf(text).split("\n")
-        self._events: list[tuple[int, str, list[str]]] = []      # (line, the text before the Text field, fields)
+        self._events: list[tuple[int, str, str, str]] = []   # (line, what comes before the text, after it, the text)
         section, fields = "", None
         texts, styles = [], []
         for number, line in enumerate(self._lines):
@@ -433,19 +439,25 @@ class AssDocument:
                                  f"line names {len(fields)}")
             if ASS_UNTOUCHED.search(values[-1]):
                 continue
-            self._events.append((number, event.group(1) + ",".join(values[:-1]) + ",", values))
-            texts.append(ASS_LINE_BREAKS.sub("\n", values[-1]).replace("\\h", "\u00a0"))
+            text_field = values[-1]
+            head = ASS_HEAD.match(text_field).group(0)
+            tail = ASS_TAIL.search(text_field, len(head)).group(0)
+            inner = text_field[len(head):len(text_field) - len(tail)]
+            self._events.append((number, event.group(1) + ",".join(values[:-1]) + "," + head, tail, inner))
+            texts.append(ASS_LINE_BREAKS.sub("\n", inner).replace("\\h", ASS_HARD_SPACE))
             styles.append(values[fields.index("style")].strip() if "style" in fields else "")
         if not ASS_START.match(text.lstrip().encode("utf-8")[:4096]):
             raise ValueError(f"{name}: not an ASS/SSA file: it does not open with [Script Info]")
+        if not any(ASS_SECTION.match(line.strip()) and line.strip().lower() == "[events]" for line in self._lines):
+            raise ValueError(f"{name}: not an ASS/SSA file: it has no [Events] section")
         self._cues, self.segments = read_cues(texts, styles)
 
     def render(self) -> bytes:
         lines = list(self._lines)
-        for (number, head, fields), cue in zip(self._events, self._cues):
+        for (number, head, tail, inner), cue in zip(self._events, self._cues):
             rendered = cue.render()                  # one line where the source had one: the player wraps it
-            rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(fields[-1]) else " ")
-            lines[number] = head + rendered.replace("\u00a0", "\\h")
+            rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(inner) else " ")
+            lines[number] = head + rendered.replace(ASS_HARD_SPACE, "\\h") + tail
         text = "\n".join(lines)
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))

@@ -210,10 +210,11 @@ class XliffDocument:
                 if source is None or unit.get("approved") == "yes" or not self._translatable(unit):
                     continue
                 segments = self._segments(unit.find(self._ns("seg-source")))
-                if segments:                         # segmented (Trados, memoQ): each segment without a translation
-                    done = {mid for mid, mark in self._segments(target).items() if not _empty(mark)}
-                    yield from ((unit, mark) for mid, mark in segments.items() if mid not in done)
-                elif _empty(target):
+                written = self._segments(target)
+                if segments and (written or _empty(target)):   # segmented (Trados, memoQ): each segment the
+                    yield from ((unit, mark) for key, mark in segments.items()     # target has empty, or all
+                                if not written or (key in written and _empty(written[key])))
+                elif not segments and _empty(target):
                     yield unit, source
             return
         for unit in self._root.iter(self._ns("unit")):
@@ -225,10 +226,12 @@ class XliffDocument:
                     yield segment, source
 
     def _segments(self, element: Any) -> dict[str, Any]:
-        """A 1.2 `seg-source`'s or target's segments (`mrk mtype="seg"`) by their `mid`."""
+        """A 1.2 `seg-source`'s or target's segments (`mrk mtype="seg"`) by their `mid` (by their place, `#0`,
+        where they have none)."""
         if element is None:
             return {}
-        return {mark.get("mid"): mark for mark in element.iter(self._ns("mrk")) if mark.get("mtype") == "seg"}
+        marks = [mark for mark in element.iter(self._ns("mrk")) if mark.get("mtype") == "seg"]
+        return {mark.get("mid") or f"#{place}": mark for place, mark in enumerate(marks)}
 
     def _segmented_target(self, unit: Any, attributes: dict[str, str]) -> Any:
         """A 1.2 segmented unit's target: the one it has where it holds segments, else a copy of its `seg-source`
@@ -240,7 +243,7 @@ class XliffDocument:
         made = copy.deepcopy(seg_source)
         made.tag = self._ns("target")
         made.attrib.clear()
-        made.attrib.update(attributes)
+        made.attrib.update({**(dict(target.attrib) if target is not None else {}), **attributes})
         if target is not None:
             made.tail = target.tail
             unit.replace(target, made)
@@ -286,7 +289,9 @@ class XliffDocument:
                 attributes = {}
                 container.set("state", "translated")
             if unit.source.tag == self._ns("mrk"):             # a segment of a segmented unit
-                mark = self._segments(self._segmented_target(container, attributes)).get(unit.source.get("mid"))
+                key = next(key for key, mark in self._segments(container.find(self._ns("seg-source"))).items()
+                           if mark is unit.source)
+                mark = self._segments(self._segmented_target(container, attributes)).get(key)
                 if mark is not None:
                     unit.fill(mark)
                 continue
