@@ -176,3 +176,11 @@ def test_segmented_units_keep_what_someone_wrote_and_pair_segments_without_ids_b
     assert translated_unit(unit('<target><mrk mtype="seg" mid="1">Ciao.</mrk></target>')) == ([], ["Ciao."])
     assert translated_unit(unit("", mids=(None, None))) == (["Hello there.", "Good morning."],
                                                             ["Hello-it there-it.", "Good-it morning-it."])
+
+
+def test_a_comment_inside_a_native_code_is_left_out_not_a_crash():
+    page = (f'<xliff xmlns="{V1}" version="1.2"><file source-language="en"><body><trans-unit id="1"><source>Press '
+            '<ph id="1"><!-- c -->&lt;b&gt;</ph> now please</source></trans-unit></body></file></xliff>')
+    found = targets(translate_document(None, page.encode(), name="c.xlf", translate=suffixed), V1)
+    assert found["1"].find(f"{{{V1}}}ph").text == "<b>"
+    assert "".join(found["1"].itertext()) == "Press-it <b> now-it please-it"

@@ -63,7 +63,7 @@ class _Unit:
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
         parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
-        self._read(source, parts, top=True)
+        self._read(source, parts)
         text = "".join(part for part, _ in parts)
         codes = [part for part, code in parts if code]
         self._codes = Counter(codes)
@@ -101,11 +101,12 @@ class _Unit:
         """An element as written (its content escaped), without its tail."""
         if len(element) == 0 and not element.text:
             return self._tag(element, empty=True)
-        inner = escape(element.text or "") + "".join(self._whole(child) + escape(child.tail or "")
-                                                     for child in element)
+        inner = escape(element.text or "") + "".join(
+            (self._whole(child) if isinstance(child.tag, str) else "") + escape(child.tail or "")
+            for child in element)                                       # a comment inside a code: left out
         return self._tag(element) + inner + self._tag(element, close=True)
 
-    def _read(self, element: Any, parts: list[tuple[str, bool]], top: bool = False) -> None:
+    def _read(self, element: Any, parts: list[tuple[str, bool]]) -> None:
         if element.text:
             parts.append((escape(element.text), False))
         for child in element:
