@@ -1092,6 +1092,23 @@ class _OdfDocument(FollowsDirection):
         return made
 
     @staticmethod
+    def _insert_before(home: Any, nodes: list[Any], place: Any) -> None:
+        """New `nodes` into `home` before its child `place` (at its end for None), at once: odfpy's `insertBefore`
+        looks `place` up among the children for each node, which costs the square of a long paragraph's pieces."""
+        if not nodes:
+            return
+        children = home.childNodes
+        at = len(children) if place is None else next(i for i, child in enumerate(children) if child is place)
+        children[at:at] = nodes
+        for node in nodes:
+            node.parentNode = home
+        for before, after in zip([children[at - 1] if at else None, *nodes], [*nodes, place]):
+            if before is not None:
+                before.nextSibling = after
+            if after is not None:
+                after.previousSibling = before
+
+    @staticmethod
     def _detach(*nodes: Any) -> None:
         """`nodes` out of their parents, each parent's children listed anew once (odfpy's `removeChild` takes
         elements it indexed only; one node at a time would cost the square of a long paragraph's nodes)."""
@@ -1164,7 +1181,7 @@ class _OdfDocument(FollowsDirection):
                     if node is main:
                         self._insert_after(node, self._spaced(segment.translation, container))
                 else:
-                    self._detach(node)
+                    self._leaving.append(node)
             return
         likes = [main if owner is None else next(chunk[i] for i in layout.groups[owner].items
                                                  if chunk[i].nodeType == chunk[i].TEXT_NODE) for _, owner in pieces]
@@ -1185,6 +1202,7 @@ class _OdfDocument(FollowsDirection):
             last = after = None
         place, cut = self._start_at(chunk[0], home)
         opened = [(span, span) for span in cut]         # (a span, where pieces in its style go): a cut one goes on
+        placed: list[Any] = []                           # what goes into `home` before `place`, in order
         for (text, _), chain in zip(pieces, chains):
             chain = chain[shared:]
             keep = 0
@@ -1196,23 +1214,29 @@ class _OdfDocument(FollowsDirection):
                     if opened:
                         opened[-1][1].appendChild(made)
                     else:
-                        home.insertBefore(made, place)
+                        placed.append(made)
                 if item is not None:
                     opened.append((item, made))
+        self._insert_before(home, placed, place)
         if after is not None:
             self._insert_after(after, self._spaced(last, container))
-        spans = {}
         for node in chunk:
             parent = node.parentNode
             while parent is not None and parent is not container:
-                spans[id(parent)] = parent
+                self._emptied[id(parent)] = parent
                 parent = parent.parentNode
-        self._detach(*chunk)
+        self._leaving.extend(chunk)
+
+    def _clear(self) -> None:
+        """The nodes the translations replaced out of the document, all at once (one pass over each parent), then
+        the spans they left empty, inner first."""
+        self._detach(*self._leaving)
         by_depth: dict[int, list[Any]] = {}
-        for span in spans.values():
+        for span in self._emptied.values():
             by_depth.setdefault(self._depth(span), []).append(span)
-        for depth in sorted(by_depth, reverse=True):                  # spans left empty go, inner first
+        for depth in sorted(by_depth, reverse=True):
             self._detach(*[span for span in by_depth[depth] if span.parentNode is not None and not span.childNodes])
+        self._leaving, self._emptied = [], {}
 
     def _spaced(self, text: str, container: Any) -> list[Any]:
         """`text` as odfpy nodes: text, with each run of spaces as one space and a `text:s` for the rest (ODF shows
@@ -1246,8 +1270,11 @@ class _OdfDocument(FollowsDirection):
         return depth
 
     def render(self) -> bytes:
+        self._leaving: list[Any] = []                # nodes replaced, and spans that may be left empty (`_clear`)
+        self._emptied: dict[int, Any] = {}
         for chunk, container, layout, links in self._chunks:
             self._write(chunk, container, layout, links)
+        self._clear()
         direction = self.output_direction
         relabel_odf(self._document, direction)
         return _repacked(self._data, {"content.xml": self._document.contentxml(),
