@@ -52,7 +52,7 @@ from typing import Any, Iterable
 
 import regex
 
-from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside, windows
+from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside, windowed
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
@@ -412,15 +412,8 @@ class _OoxmlParagraphs:
                 keys = [self._properties(t.getparent()) if link is None else ("link", id(link))
                         for t, link in zip(chunk, links)]
                 direct = [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk]
-                main = _main_key(texts, keys, links, code)
-                layout = RunLayout(texts, keys, code, direct, main)
-                for window in windows(layout, texts, links):
-                    if len(window) == len(texts):
-                        self._chunks.append((chunk, layout, links))
-                        continue
-                    pick = lambda values: [values[i] for i in window]      # noqa: E731 - too many groups: a window
-                    self._chunks.append((pick(chunk), RunLayout(*map(pick, (texts, keys, code, direct)), main),
-                                         pick(links)))
+                for window, layout in windowed(texts, keys, code, direct, _main_key(texts, keys, links, code), links):
+                    self._chunks.append(([chunk[i] for i in window], layout, [links[i] for i in window]))
         self.segments = [segment for _, layout, _ in self._chunks for segment in layout.alone] + \
             [layout.segment for _, layout, _ in self._chunks]
 
@@ -672,9 +665,9 @@ class DocxDocument(_OoxmlDocument):
         every = list(self._package.part.package.iter_parts())
         parts = [part for part in every if WORD_PARTS.match(str(part.partname))]
         drawings = _parsed_parts(part for part in every if WORD_DRAWING_PARTS.match(str(part.partname)))
-        self._parsed = _parsed_parts(part for part in parts if not hasattr(part, "element")) + drawings
-        roots = [part.element for part in parts if hasattr(part, "element")] + \
-            [root for part, root in self._parsed if WORD_PARTS.match(str(part.partname))]
+        kept_as_bytes = _parsed_parts(part for part in parts if not hasattr(part, "element"))   # footnotes ...
+        self._parsed = kept_as_bytes + drawings
+        roots = [part.element for part in parts if hasattr(part, "element")] + [root for _, root in kept_as_bytes]
         try:                                 # not `.styles`, which adds a styles part to a package without one
             styles = _code_styles(self._package.part.part_related_by(STYLES_RELATIONSHIP).element)
         except (KeyError, AttributeError):
@@ -895,15 +888,8 @@ class _OdfDocument(FollowsDirection):
                 if all(verbatim for verbatim, text in zip(code, texts) if text.strip()):
                     continue
                 keys = [all_names[i] if link is None else ("link", id(link)) for i, link in zip(part, links)]
-                main = _main_key(texts, keys, links, code)
-                layout = RunLayout(texts, keys, code, main=main)
-                for window in windows(layout, texts, links):
-                    if len(window) == len(texts):
-                        self._chunks.append((chunk, at, layout, links))
-                        continue
-                    pick = lambda values: [values[i] for i in window]      # noqa: E731 - too many groups: a window
-                    self._chunks.append((pick(chunk), at, RunLayout(*map(pick, (texts, keys, code)), main=main),
-                                         pick(links)))
+                for window, layout in windowed(texts, keys, code, None, _main_key(texts, keys, links, code), links):
+                    self._chunks.append(([chunk[i] for i in window], at, layout, [links[i] for i in window]))
         self.segments = [segment for _, _, layout, _ in self._chunks for segment in layout.alone] + \
             [layout.segment for _, _, layout, _ in self._chunks]
 

@@ -229,6 +229,18 @@ class RunLayout:
         return joined
 
 
+def windowed(texts: list[str], keys: list[Any], code: list[bool], direct: list[bool] | None = None,
+             main: Any = None, together: list[Any] | None = None) -> list[tuple[list[int], RunLayout]]:
+    """A chunk's layout (`RunLayout` of its holders' `texts`, `keys`, `code`, `direct`, `main`), or, past
+    `MAX_GROUPS` formatted groups, each window's (`windows`): (the holders' indices, their layout)."""
+    whole = RunLayout(texts, keys, code, direct, main)
+    found = windows(whole, texts, together)
+    if len(found) == 1:
+        return [(found[0], whole)]
+    pick = lambda values: None if values is None else [values[i] for i in window]      # noqa: E731
+    return [(window, RunLayout(pick(texts), pick(keys), pick(code), pick(direct), main)) for window in found]
+
+
 def windows(layout: RunLayout, texts: list[str], together: list[Any] | None = None) -> list[list[int]]:
     """A chunk's holders (their `texts`, formatted as `layout` found) as consecutive windows of at most `MAX_GROUPS`
     formatted groups each, to be read as chunks of their own: placing groups costs the square of their count (a

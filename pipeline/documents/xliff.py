@@ -45,6 +45,12 @@ def looks_like_xliff(data: bytes) -> bool:
     return bool(LOOKS_LIKE.match(data[:4096]))
 
 
+def _parser() -> Any:
+    """An XML parser that loads nothing: no DTD, no entity, no network."""
+    return require("lxml.etree", "documents").XMLParser(resolve_entities=False, load_dtd=False, no_network=True,
+                                                        huge_tree=False)
+
+
 def _empty(target: Any) -> bool:
     """Whether a unit's target is missing or empty: no text and no inline code (`<target/>`, `<target> </target>`)."""
     return target is None or (not "".join(target.itertext()).strip() and not any(
@@ -133,9 +139,8 @@ class _Unit:
                  for prefix, uri in element.nsmap.items()}          # those declared inside the source too
         declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
                                for prefix, uri in names.items())
-        parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
         try:
-            return etree.fromstring(f"<target{declarations}>{translation}</target>", parser)
+            return etree.fromstring(f"<target{declarations}>{translation}</target>", _parser())
         except etree.XMLSyntaxError:
             return None
 
@@ -172,12 +177,12 @@ class XliffDocument:
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
         etree = require("lxml.etree", "documents")
-        if DOCTYPE.search(data[:4096]):
-            raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare entities)")
-        parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
         try:
-            self._tree = etree.ElementTree(etree.fromstring(data, parser))
+            self._tree = etree.ElementTree(etree.fromstring(data, _parser()))
         except etree.XMLSyntaxError as exc:
+            if DOCTYPE.search(data):                        # its entities, which this parser does not load
+                raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare "
+                                 "entities)") from None
             raise ValueError(f"{name}: not well-formed XML: {exc}") from None
         if self._tree.docinfo.doctype:
             raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare entities)")
