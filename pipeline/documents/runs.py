@@ -237,8 +237,11 @@ def windowed(texts: list[str], keys: list[Any], code: list[bool], direct: list[b
     found = windows(whole, texts, together)
     if len(found) == 1:
         return [(found[0], whole)]
-    pick = lambda values: None if values is None else [values[i] for i in window]      # noqa: E731
-    return [(window, RunLayout(pick(texts), pick(keys), pick(code), pick(direct), main)) for window in found]
+    def pick(values: list[Any] | None, window: list[int]) -> list[Any] | None:
+        return None if values is None else [values[i] for i in window]
+
+    return [(window, RunLayout(*(pick(values, window) for values in (texts, keys, code, direct)), main))
+            for window in found]
 
 
 def windows(layout: RunLayout, texts: list[str], together: list[Any] | None = None) -> list[list[int]]:
