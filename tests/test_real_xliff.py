@@ -184,3 +184,59 @@ def test_a_comment_inside_a_native_code_is_left_out_not_a_crash():
     found = targets(translate_document(None, page.encode(), name="c.xlf", translate=suffixed), V1)
     assert found["1"].find(f"{{{V1}}}ph").text == "<b>"
     assert "".join(found["1"].itertext()) == "Press-it <b> now-it please-it"
+
+
+ICU = f"""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="{V1}">
+  <file source-language="en" target-language="it" datatype="plaintext" original="messages+intl-icu.en.xlf">
+    <body>
+      <trans-unit id="inbox"><source>You have {{count, plural, =0 {{no new messages}} one {{# new message}} other {{# new messages from {{sender}}}}}}.</source></trans-unit>
+      <trans-unit id="ago"><source>{{VAR_PLURAL, plural, =0 {{just now}} =1 {{one minute ago}} other {{<x id="INTERPOLATION" equiv-text="{{{{minutes}}}}"/> minutes ago}}}}</source></trans-unit>
+      <trans-unit id="invite"><source>{{host, select, female {{She invited you}} other {{They invited you}}}} to {{party}}.</source></trans-unit>
+      <trans-unit id="quoted"><source>{{n, plural, one {{It''s one file, use '{{braces}}'}} other {{It''s # files}}}}</source></trans-unit>
+      <trans-unit id="broken"><source>{{count, plural, one {{# file}} other {{# files}}</source></trans-unit>
+      <trans-unit id="plain"><source>Hello %name%, you have {{count}} new items and {{{{ total }}}} more.</source></trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+
+
+def icu_targets(model) -> dict[str, str]:
+    out = translate_document(None, ICU.encode(), name="messages+intl-icu.it.xlf", translate=model)
+    return {key: inner(target).replace(f' xmlns="{V1}"', "") for key, target in targets(out, V1).items()}
+
+
+def test_an_icu_message_keeps_its_syntax_and_each_case_is_translated_alone():
+    model, seen = recording(suffixed)
+    found = icu_targets(model)
+    assert found["inbox"] == ("You-it have-it {count, plural, =0 {no new-it messages-it} one {# new-it message-it} "
+                              "other {# new-it messages-it from-it {sender}}}.")
+    assert found["ago"] == ('{VAR_PLURAL, plural, =0 {just-it now-it} =1 {one-it minute-it ago-it} other '
+                            '{<x id="INTERPOLATION" equiv-text="{{minutes}}"/> minutes-it ago-it}}')
+    assert found["invite"] == ("{host, select, female {She-it invited-it you-it} other {They-it invited-it you-it}} "
+                               "to {party}.")
+    assert "no new messages" in seen and "one minute ago" in seen and "She invited you" in seen
+    assert [text for text in seen if "plural," in text or "select," in text] == [      # the model never reads syntax
+        "{count, plural, one {# file} other {# files}"]                                 # but where it is not ICU
+    assert found["broken"] == "{count, plural-it, one-it {# file} other-it {# files}"   # not ICU: plain text
+
+
+def test_icu_quoting_survives_a_translation_with_apostrophes():
+    def italian(texts: list[str]) -> list[str]:
+        return [text.replace("It's one file, use", "C'è un file, usa").replace("It's", "Sono")
+                .replace("They invited you", "Ti ha invitato l'") for text in texts]
+    found = icu_targets(italian)
+    assert found["quoted"] == "{n, plural, one {C''è un file, usa '{braces}'} other {Sono # files}}"
+    assert found["invite"] == "{host, select, female {She invited you} other {Ti ha invitato l''}} to {party}."
+
+
+def test_placeholders_and_the_pound_reach_the_model_as_numbers_and_come_back_as_they_were():
+    def meddling(texts: list[str]) -> list[str]:        # translates inside anything that looks like a word
+        return [text.replace("name", "nome").replace("count", "conteggio").replace("total", "totale")
+                .replace("#", "n.") for text in texts]
+    model, seen = recording(meddling)
+    found = icu_targets(model)
+    assert found["plain"] == "Hello %name%, you have {count} new items and {{ total }} more."
+    assert found["inbox"].startswith("You have {count, plural, =0 {no new messages} one {# new message}")
+    assert not any("#" in text or "%name%" in text or "{count}" in text for text in seen if "plural" not in text)

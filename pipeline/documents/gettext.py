@@ -38,16 +38,10 @@ from typing import Iterable
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.segments import VERBATIM, Segment, protected_spans
+from pipeline.documents.segments import PLACEHOLDER, VERBATIM, Segment, protected_spans
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
 
-# printf (`%s`, `%(name)d`, `%1$s`, `%'d`), Qt (`%1`, `%L1`, `%n`), Python's braces with a conversion and a format
-# spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
-PLACEHOLDER = regex.compile(r"%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
-                            r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%L?[0-9]{1,2}\b|%L?n\b"
-                            r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
-                            r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
 ACCELERATOR = regex.compile(r"(?<![\w&_])([_&])(?=[\p{L}\p{N}])(?![A-Za-z]+;|[#][0-9]+;)")
 PLURAL_FORMS = {"en": "nplurals=2; plural=(n != 1);", "it": "nplurals=2; plural=(n != 1);"}   # by target language
 LANGUAGE = regex.compile(r"([A-Za-z]+)(?:[_@.-].*)?")          # en, en_US, en-GB, en@boldquot, it_IT.UTF-8

@@ -166,6 +166,153 @@ def symbol_edges(text: str) -> tuple[str, str]:
     return head_text, tail_text
 
 
+# A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`),
+# Symfony's `%name%`, Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular, Jinja, Handlebars), ICU's simple arguments
+# (`{count, number}`, `{when, date, short}`, `{ name }`), Python's braces with a conversion and a format spec
+# (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
+PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]+%(?!%)"
+                            r"|%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
+                            r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%L?[0-9]{1,2}\b|%L?n\b"
+                            r"|\{\{[^{}\n]{1,80}\}\}"
+                            r"|\{\s*[\p{L}\p{N}_]+\s*,\s*(?:number|date|time|spellout|ordinal|duration)\s*"
+                            r"(?:,[^{}\n]{0,80})?\}|\{\s+[A-Za-z_][\w.]*\s+\}"
+                            r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
+                            r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
+
+# ICU MessageFormat's choices (Angular's, Symfony's `+intl-icu` catalogs, FormatJS, Java): `{count, plural, offset:1
+# =0 {none} one {# file} other {# files}}`, `select` and `selectordinal` alike, nested at will. Quoting as ICU
+# reads it: `''` is an apostrophe, and a `'` before `{`, `}`, `|` (or `#` in a plural) opens a literal that the
+# next lone `'` closes.
+ICU_CHOICE = regex.compile(r"\{\s*[\p{L}\p{N}_]+\s*,\s*(plural|selectordinal|select)\s*,\s*(?:offset:\s*[0-9]+\s*)?")
+ICU_CASE = regex.compile(r"\s*(?:=\s*-?[0-9]+(?:\.[0-9]+)?|[\p{L}\p{N}_-]+)\s*\{")
+ICU_END = regex.compile(r"\s*\}")
+ICU_QUOTING = regex.compile(r"''|'[{}|#](?:[^']|'')*'?")
+
+
+class _NotIcu(ValueError):
+    pass
+
+
+def icu_messages(text: str) -> list[tuple[int, int, bool]] | None:
+    """The spans of `text` a translator translates where it is an ICU message with a choice in it: (start, end,
+    inside a plural), in order, one per stretch of text between the choice syntax (each case's message, and the
+    text around a choice, empty ones too), so that everything between them, the syntax, comes back as it is.
+    None where `text` holds no choice or is not a well-formed message (an unmatched brace, a choice without a
+    case): then it is read as plain text. A scanner of its own, as no ICU parser reports where in the text a
+    message lies."""
+    if not ICU_CHOICE.search(text):
+        return None
+    spans: list[tuple[int, int, bool]] = []
+    try:
+        end = _icu_message(text, 0, False, spans, 0)
+    except _NotIcu:
+        return None
+    return spans if end == len(text) else None
+
+
+def _icu_quoted(text: str, position: int, plural: bool) -> int:
+    """Where the quoting at `text[position]` (an apostrophe) ends."""
+    following = text[position + 1:position + 2]
+    if following == "'":
+        return position + 2
+    if following and following in "{}|" or (plural and following == "#"):
+        return ICU_QUOTING.match(text, position).end()
+    return position + 1
+
+
+def _icu_message(text: str, position: int, plural: bool, spans: list[tuple[int, int, bool]], depth: int) -> int:
+    """Scan a message from `position` to its case's closing brace (or the end, at the top): its text spans in
+    `spans`; returns where it ended."""
+    start = position
+    while position < len(text):
+        character = text[position]
+        if character == "'":
+            position = _icu_quoted(text, position, plural)
+        elif character == "{":
+            choice = ICU_CHOICE.match(text, position)
+            if choice is None:                              # a simple argument, `{name}`, `{n, number}`: skipped
+                position = _icu_argument(text, position)
+                continue
+            spans.append((start, position, plural))
+            position = _icu_cases(text, choice.end(), plural or choice.group(1) != "select", spans, depth + 1)
+            start = position
+        elif character == "}":
+            if depth == 0:
+                raise _NotIcu("a brace closes nothing")
+            break
+        else:
+            position += 1
+    else:
+        if depth:
+            raise _NotIcu("a case's message is not closed")
+    spans.append((start, position, plural))
+    return position
+
+
+def _icu_argument(text: str, position: int) -> int:
+    """Past a simple argument (braces counted) from its opening brace."""
+    depth = 0
+    for index in range(position, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    raise _NotIcu("an argument's brace is not closed")
+
+
+def _icu_cases(text: str, position: int, plural: bool, spans: list[tuple[int, int, bool]], depth: int) -> int:
+    """Past a choice's cases and its closing brace, from its first case."""
+    cases = 0
+    while True:
+        end = ICU_END.match(text, position)
+        if end is not None:
+            if not cases:
+                raise _NotIcu("a choice without a case")
+            return end.end()
+        case = ICU_CASE.match(text, position)
+        if case is None:
+            raise _NotIcu("a choice's case is not `key {message}`")
+        position = _icu_message(text, case.end(), plural, spans, depth) + 1
+        cases += 1
+
+
+def icu_literals(text: str, plural: bool) -> list[str]:
+    """The quoted literals of an ICU message text (`'{braces}'`), in order."""
+    special = "{}|#" if plural else "{}|"
+    return [match.group(0) for match in ICU_QUOTING.finditer(text)
+            if match.group(0) != "''" and match.group(0)[1] in special]
+
+
+def icu_unquoted(text: str, plural: bool) -> str:
+    """An ICU message text as a reader reads it between its literals: `''` an apostrophe."""
+    return _between(text, icu_literals(text, plural), lambda piece: piece.replace("''", "'"))
+
+
+def icu_quoted(translation: str, literals: Sequence[str], plural: bool, doubled: bool, last: bool) -> str:
+    """A translated ICU message text written back as ICU reads it: between the source's `literals`, every
+    apostrophe doubled where the source doubled them (`doubled`, as Java's MessageFormat wants), else those before
+    a `{`, `}`, `|` (or `#` in a plural) or, unless `last`, at its end before the syntax that follows
+    (`dell'{name}`, `users'`), which would open a literal."""
+    special = "{}|#" if plural else "{}|"
+
+    def quoted(piece: str) -> str:
+        if doubled:
+            return piece.replace("'", "''")
+        return regex.sub(r"'(?=[" + regex.escape(special) + "])" + ("" if last else "|'$"), "''", piece)
+    return _between(translation, literals, quoted)
+
+
+def _between(text: str, literals: Sequence[str], change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to what lies between `literals` (found in order; one not found is ignored)."""
+    out, position = [], 0
+    for literal in literals:
+        found = text.find(literal, position)
+        if found < 0:
+            continue
+        out += [change(text[position:found]), literal]
+        position = found + len(literal)
+    return "".join(out) + change(text[position:])
+
+
 def protected_spans(text: str, pattern: regex.Pattern | None = None, verbatim: bool = True) -> list[str]:
     """The spans of `text` a translation must keep, in order (a segment's `protected`): the matches of `pattern`
     and (`verbatim`) of `VERBATIM` (URLs, e-mail addresses, inline tags, entities, file paths), the leftmost

@@ -12,9 +12,12 @@ target someone wrote are left as they are. A new target says it is a machine tra
 codes come back exactly, each once, in a well-formed target: paired ones with translatable text (1.2 `g`, `mrk`;
 2.x `pc`, `mrk`) are read as tags around their words, standalone and native ones whole (1.2 `x`, `bx`, `ex`, `ph`,
 `bpt`, `ept`, `it`; 2.x `ph`, `sc`, `ec`, `sm`, `em`, `cp`; a `mrk` not to translate); a translation that lost,
-repeated or misnested one is redone between them (`segments`). The file's target language (1.2 `target-language`
-on each `file`, 2.x `trgLang`) is set to the run's where it was missing; a file whose source or target language is
-not the run's is a one-line error, as a DOCTYPE is (XLIFF has none; one could declare entities).
+repeated or misnested one is redone between them (`segments`). Placeholders (`%name%`, `{name}`, `%s`) are kept
+as well, and an ICU MessageFormat choice (`{count, plural, one {# file} other {# files}}`) keeps its syntax as it is:
+each case's message is translated alone, its `#` kept, its apostrophes written as ICU quotes them. The file's
+target language (1.2 `target-language` on each `file`, 2.x `trgLang`) is set to the run's where it was missing; a
+file whose source or target language is not the run's is a one-line error, as a DOCTYPE is (XLIFF has none; one
+could declare entities).
 """
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import regex
 
-from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_quoted, icu_unquoted,
+                                         protected_spans)
 from pipeline.extras import require
 from pipeline.language import Direction
 
@@ -63,24 +67,40 @@ def _primary(tag: str | None) -> str:
 
 
 class _Unit:
-    """One unit's source as the model reads it (`segment`: its inline codes as protected tags), and the target
-    written from its translation."""
+    """One unit's source as the model reads it (`segments`: its inline codes protected tags; one per message of an
+    ICU choice, each case's alone, the syntax between them kept), and the target written from its translation."""
 
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
         parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
         self._read(source, parts)
-        text = "".join(part for part, _ in parts)
-        codes = [part for part, code in parts if code]
-        self._codes = Counter(codes)
-        self.segment = Segment(text, protected=self._in_order(text, codes), accept=self._accept)
+        self.text = "".join(part for part, _ in parts)
+        codes, offset = [], 0                              # (where, code)
+        for part, code in parts:
+            if code:
+                codes.append((offset, part))
+            offset += len(part)
+        masked = "".join("\0" * len(part) if code else part for part, code in parts)   # braces in codes unread
+        spans = icu_messages(masked)
+        self.icu = spans is not None
+        spans = spans or [(0, len(self.text), False)]
+        bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(self.text)]
+        self._skeleton = [self.text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]   # around them
+        self.doubled = self.icu and any(self.text[start:end] != icu_unquoted(self.text[start:end], plural)
+                                        for start, end, plural in spans)        # `''` for every apostrophe
+        self._messages = [_Message(self, self.text[start:end], [code for at, code in codes if start <= at < end],
+                                   plural, last=end == len(self.text))
+                          for start, end, plural in spans]
+        self.segments = [message.segment for message in self._messages]
 
-    @staticmethod
-    def _in_order(text: str, codes: list[str]) -> list[str]:
-        """The protected spans: the codes and what else comes back verbatim (URLs, entities), in order."""
-        kept = regex.compile("|".join(regex.escape(code) for code in sorted(set(codes), key=len, reverse=True))) \
-            if codes else None
-        return protected_spans(text, kept)
+    def translation(self) -> str | None:
+        """The unit's translation: the ICU syntax as it was around each message's; None before one."""
+        if self.segments[0].translation is None:
+            return None
+        out = [self._skeleton[0]]
+        for message, skeleton in zip(self._messages, self._skeleton[1:]):
+            out += [message.written(), skeleton]
+        return "".join(out)
 
     @staticmethod
     def _name(qualified: str, element: Any, attribute: bool) -> str:
@@ -132,7 +152,7 @@ class _Unit:
             if child.tail:
                 parts.append((escape(child.tail), False))
 
-    def _wrapped(self, translation: str) -> Any | None:
+    def wrapped(self, translation: str) -> Any | None:
         """The translation as a target element (in the source's namespaces), or None where it is not well formed."""
         etree = require("lxml.etree", "documents")
         names = {prefix: uri for element in self.source.iter() if isinstance(element.tag, str)
@@ -144,20 +164,12 @@ class _Unit:
         except etree.XMLSyntaxError:
             return None
 
-    def _accept(self, translation: str) -> bool:
-        """A whole translation is kept where it holds every code exactly as often as the source and is well formed
-        (a closing tag moved before its opening one is not)."""
-        found = Counter({code: translation.count(code) for code in self._codes})
-        verbatim = Counter(span for span in self.segment.protected if span not in self._codes)
-        return found == self._codes and all(translation.count(span) >= count for span, count in verbatim.items()) \
-            and self._wrapped(translation) is not None
-
     def fill(self, element: Any) -> Any:
         """`element` (a new target, a target's segment) holding the translation, its content before dropped (the
         source's content where the translation does not parse)."""
-        wrapped = self._wrapped(self.segment.translation or self.segment.text)
+        wrapped = self.wrapped(self.translation() or self.text)
         if wrapped is None:
-            wrapped = self._wrapped(self.segment.text)
+            wrapped = self.wrapped(self.text)
         for child in list(element):
             element.remove(child)
         element.text = wrapped.text
@@ -169,6 +181,41 @@ class _Unit:
         """The new target element, made in `container` (so that it takes its namespaces), holding the translation."""
         etree = require("lxml.etree", "documents")
         return self.fill(etree.SubElement(container, f"{{{self.namespace}}}target", attributes))
+
+
+class _Message:
+    """One message of a unit (the whole unit, or an ICU case's or the text around a choice) as a `Segment`: its
+    codes, placeholders (`{name}`, `%count%`, `%s`), ICU literals and, in a plural, `#` kept; its apostrophes read
+    and written back as ICU quotes them."""
+
+    def __init__(self, unit: _Unit, text: str, codes: list[str], plural: bool, last: bool):
+        self.unit, self.source, self.plural, self.last = unit, text, plural, last
+        self.literals = icu_literals(text, plural) if unit.icu else []
+        read = icu_unquoted(text, plural) if unit.icu else text
+        self._codes = Counter(codes)
+        kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
+        pattern = regex.compile("|".join(kept + (["#"] if plural and unit.icu else []) + [PLACEHOLDER.pattern]))
+        self._balanced = unit.wrapped(text) is not None
+        self.segment = Segment(read, protected=protected_spans(read, pattern), accept=self._accept, numbered=True)
+
+    def _accept(self, translation: str) -> bool:
+        """A whole translation is kept where it holds every code exactly as often as the source, the other spans
+        at least as often, and is well formed (a closing tag moved before its opening one is not) where the source
+        is: a message that holds only one end of a pair is translated between its codes."""
+        found = Counter({code: translation.count(code) for code in self._codes})
+        others = Counter(span for span in self.segment.protected if span not in self._codes)
+        return self._balanced and found == self._codes and \
+            all(translation.count(span) >= count for span, count in others.items()) and \
+            self.unit.wrapped(translation) is not None
+
+    def written(self) -> str:
+        """The message's translation as the unit's target holds it."""
+        translation = self.segment.translation
+        if translation is None:
+            return self.source
+        if not self.unit.icu:
+            return translation
+        return icu_quoted(translation, self.literals, self.plural, self.unit.doubled, self.last)
 
 
 class XliffDocument:
@@ -194,7 +241,7 @@ class XliffDocument:
         self._name, self._namespace, self._root = name, namespace, root
         self._encoding = self._tree.docinfo.encoding or "UTF-8"
         self._units = [(unit, _Unit(source, namespace)) for unit, source in self._todo()]
-        self.segments = [unit.segment for _, unit in self._units]
+        self.segments = [segment for _, unit in self._units for segment in unit.segments]
         self.direction: Direction | None = None
         self.direct(direction or Direction(), judge=direction is not None)
 
@@ -286,7 +333,7 @@ class XliffDocument:
             if not element.get(target_attribute):
                 element.set(target_attribute, direction.target)
         for container, unit in self._units:
-            if unit.segment.translation is None:
+            if unit.translation() is None:
                 continue
             if self._namespace == XLIFF_1:
                 attributes = {f"{{{XML_NS}}}lang": direction.target, "state": "needs-review-translation",
