@@ -73,3 +73,15 @@ def test_hard_spaces_and_the_breaks_a_text_opens_or_ends_with_stay():
     assert ",{\\an8}\\N\\NHello-it there-it my friend-it\n" in out and ",Good-it morning-it\\N\n" in out
     with pytest.raises(ValueError, match="empty.ass: not an ASS/SSA file: it has no \\[Events\\] section"):
         translate_document(None, b"[Script Info]\nTitle: x\n", name="empty.ass", translate=suffixed)
+
+
+def test_a_comment_between_braces_comes_back_as_written_from_a_model_that_drops_braces():
+    head = HEAD.split("[V4+ Styles]")[0] + "[Events]\n" + HEAD.split("[Events]\n")[1]
+    events = ["The bank {TN: a pun on river bank} was closed today", "Hello {=3}there\\Nmy {\\i1}old{\\i0} friend"]
+    source = head + "".join(f"Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{text}\n" for text in events)
+
+    def dropping_braces(texts: list[str]) -> list[str]:                 # a model that drops what it cannot read
+        return [text.replace("{", "").replace("}", "") for text in suffixed(texts)]
+    out = translate_document(None, source.encode(), name="pun.ass", translate=dropping_braces).decode()
+    assert ",The-it bank-it {TN: a pun on river bank} was-it closed-it today-it\n" in out     # the note stays hidden
+    assert ",Hello-it {=3}there-it my {\\i1}old-it{\\i0} friend-it\n" in out             # (was "Hello-it =3there")

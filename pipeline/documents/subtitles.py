@@ -84,6 +84,9 @@ ASS_LINE_BREAKS = regex.compile(r"\\[Nn]")                   # hard (`\N`) and s
 ASS_EDGE = r"(?:\{[^{}]*\}|\\[Nnh])"
 ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}*\Z")
 ASS_HARD_SPACE = "{\\h}"          # `\h` inside a text, read as an override block is: kept verbatim
+# A block of text between braces inside a text (`{TN: a pun on "Bank"}`, `{=3}`) is a comment no player shows: read
+# as an override block is (kept verbatim, where it stood, taking no width on the screen), marked so
+ASS_COMMENT, ASS_COMMENT_MARK = regex.compile(r"\{(?!\\)([^{}\n]{0,190})\}"), "\\\ue000"
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -402,10 +405,10 @@ class AssDocument:
     `segments` of its dialogue events' text, and `render()` its bytes. Only the Text field of each `Dialogue:` line
     in `[Events]` changes; every other line (the script info, styles, comments, embedded fonts, the event's layer,
     timing, style, actor, margins and effect) comes back byte for byte. A text is read as a cue: override blocks
-    (`{\\i1}`, `{\\an8\\pos(320,50)}`) and hard spaces (`\\h`) come back verbatim, as do the line breaks a text opens
-    or ends with (`\\N\\N`: a line shifted); one inside it (`\\N`, `\\n`) is a cue's line (a text of one line stays
-    one line, which the player wraps; one of several is wrapped as a SubRip cue is), and a sentence runs on only
-    across events of one style. Drawings (`{\\p1}`) and karaoke
+    (`{\\i1}`, `{\\an8\\pos(320,50)}`), comments between braces (`{TN: a pun}`) and hard spaces (`\\h`) come back
+    verbatim, as do the line breaks a text opens or ends with (`\\N\\N`: a line shifted); one inside it (`\\N`,
+    `\\n`) is a cue's line (a text of one line stays one line, which the player wraps; one of several is wrapped as a
+    SubRip cue is), and a sentence runs on only across events of one style. Drawings (`{\\p1}`) and karaoke
     (`{\\k20}`) are left as written, as are `Comment:` events."""
 
     def __init__(self, data: bytes, name: str = "document"):
@@ -444,7 +447,8 @@ class AssDocument:
             tail = ASS_TAIL.search(text_field, len(head)).group(0)
             inner = text_field[len(head):len(text_field) - len(tail)]
             self._events.append((number, event.group(1) + ",".join(values[:-1]) + "," + head, tail, inner))
-            texts.append(ASS_LINE_BREAKS.sub("\n", inner).replace("\\h", ASS_HARD_SPACE))
+            shown = ASS_COMMENT.sub(lambda match: "{" + ASS_COMMENT_MARK + match.group(1) + "}", inner)
+            texts.append(ASS_LINE_BREAKS.sub("\n", shown).replace("\\h", ASS_HARD_SPACE))
             styles.append(values[fields.index("style")].strip() if "style" in fields else "")
         if not ASS_START.match(text.lstrip().encode("utf-8")[:4096]):
             raise ValueError(f"{name}: not an ASS/SSA file: it does not open with [Script Info]")
@@ -457,7 +461,8 @@ class AssDocument:
         for (number, head, tail, inner), cue in zip(self._events, self._cues):
             rendered = cue.render()                  # one line where the source had one: the player wraps it
             rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(inner) else " ")
-            lines[number] = head + rendered.replace(ASS_HARD_SPACE, "\\h") + tail
+            rendered = rendered.replace(ASS_HARD_SPACE, "\\h").replace("{" + ASS_COMMENT_MARK, "{")
+            lines[number] = head + rendered + tail
         text = "\n".join(lines)
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))
