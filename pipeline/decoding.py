@@ -450,7 +450,7 @@ def compile_decoder(model, start_id: int, end_id: int, jit_compile: bool = False
                seed=None, n_best: int = 1) -> np.ndarray:
         options = decode_options(beams, alpha, sample, temperature, top_k, top_p, seed, n_best)
         source_ids, max_steps = np.asarray(source_ids, np.int32), np.asarray(max_steps, np.int32)
-        (batch, width), steps = source_ids.shape, min(int(max_steps.max(initial=0)), table - 1)
+        batch, steps = source_ids.shape[0], min(int(max_steps.max(initial=0)), table - 1)
         if batch == 0:
             return np.zeros((0, steps) if options.n_best == 1 else (0, options.n_best, steps), np.int32)
         key, inputs = padded(source_ids, max_steps, options, seed)

@@ -34,7 +34,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Iterable, Mapping, Union
 
-from pipeline.extras import require
+from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction, language_name
 from pipeline.text import clean_side, free_numbers, gate_text
 
@@ -399,7 +399,7 @@ def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, 
     Parsed with lxml from the file's bytes, so the XML declaration's encoding holds (UTF-16 with a byte-order mark,
     ISO-8859-1); nothing is loaded (no DTD, no network), entities are refused, and lxml's depth limit (256) holds."""
     etree = require("lxml.etree", EXTRA)
-    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+    parser = safe_xml_parser(EXTRA)
     try:
         root = etree.fromstring(path.read_bytes(), parser)
     except etree.XMLSyntaxError as exc:

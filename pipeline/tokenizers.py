@@ -41,7 +41,7 @@ _NOT_SPACE_OR_JOINER = rf"[^{SPACE}{JOINER}]"
 WORD_PRETOKENIZE_RULES: tuple[tuple[str, str], ...] = (
     (JOINER, " "),
     (rf"[{SPACE}]+", " "),
-    (rf"^ | $", ""),
+    (r"^ | $", ""),
     (rf"({_NOT_SPACE_OR_JOINER})({_PUNCT})", rf"\1{JOINER}\2"),
     (rf"({_NOT_SPACE_OR_JOINER})({_PUNCT})", rf"\1{JOINER}\2"),
     (rf"({_PUNCT})({_NOT_SPACE_OR_JOINER})", rf"\1{JOINER}\2"),

@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 import keras
 import numpy as np
-from keras import ops
 
 from pipeline.averaging import average_kept_checkpoints
 from pipeline.compilation import (CompileLog, Precompiled, compile_log, enable_persistent_cache, precompile_jax,

@@ -25,7 +25,7 @@ import regex
 from pipeline.documents.html import HtmlDocument
 from pipeline.documents.office import DAMAGED, MAX_UNPACKED_BYTES, MAX_XML_BYTES, OLE2, read_entry
 from pipeline.documents.segments import Segment, protected_spans
-from pipeline.extras import require
+from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction, FollowsDirection
 
 MIMETYPE = b"application/epub+zip"
@@ -59,7 +59,7 @@ class _XmlPart:
 
     def __init__(self, raw: bytes, entry: str, name: str):
         etree = require("lxml.etree", "documents")
-        parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+        parser = safe_xml_parser("documents")
         try:
             self.root = etree.fromstring(raw, parser)
         except etree.XMLSyntaxError as exc:

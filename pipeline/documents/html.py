@@ -59,7 +59,7 @@ import regex
 
 from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside
 from pipeline.documents.segments import Segment, protected_spans
-from pipeline.extras import require
+from pipeline.extras import require, safe_xml_parser
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
 UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math"})
@@ -246,8 +246,7 @@ def is_xml(markup: str | bytes) -> bool:
     except ImportError:
         return False
     data = markup.encode("utf-8") if isinstance(markup, str) else markup
-    parser = etree.XMLParser(encoding="utf-8" if isinstance(markup, str) else None, resolve_entities=False,
-                             load_dtd=False, no_network=True, huge_tree=False)
+    parser = safe_xml_parser("documents", encoding="utf-8" if isinstance(markup, str) else None)
     try:
         etree.fromstring(data, parser)
     except (etree.XMLSyntaxError, ValueError):

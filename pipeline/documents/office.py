@@ -56,7 +56,7 @@ from pipeline.documents.runs import MAX_GROUPS, RunLayout, spaces_outside, windo
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
-from pipeline.extras import require
+from pipeline.extras import require, safe_xml_parser
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -274,7 +274,7 @@ def check_odf_parts(data: bytes, name: str, what: str = ".odt") -> None:
         for part in ODF_PARTS:
             if part not in present:
                 continue
-            parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+            parser = safe_xml_parser("documents")
             try:
                 etree.fromstring(read_entry(package, part, name), parser)
             except etree.XMLSyntaxError as exc:
@@ -711,7 +711,7 @@ def _parsed_part(blob: bytes) -> Any:
     """An XML part's tree, parsed loading no DTD or entity; None where it does not parse (it is left as it was, as
     Word would refuse it anyway)."""
     etree = require("lxml.etree", "documents")
-    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False)
+    parser = safe_xml_parser("documents")
     try:
         return etree.fromstring(blob, parser)
     except etree.XMLSyntaxError:
@@ -1387,7 +1387,7 @@ def _relabelled_part(raw: bytes, direction: Direction) -> bytes | None:
     if b"lang" not in raw and b"Lang" not in raw:
         return None
     try:
-        root = etree.fromstring(raw, etree.XMLParser(resolve_entities=False, no_network=True))
+        root = etree.fromstring(raw, safe_xml_parser("documents"))
     except etree.XMLSyntaxError:
         return None
     if not _relabel_xml(root, direction):

@@ -30,7 +30,7 @@ import regex
 
 from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_quoted, icu_unquoted,
                                          protected_spans)
-from pipeline.extras import require
+from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
 XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
@@ -47,12 +47,6 @@ LOOKS_LIKE = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.
 def looks_like_xliff(data: bytes) -> bool:
     """Whether `data` opens as an XLIFF file (its root element `xliff`)."""
     return bool(LOOKS_LIKE.match(data[:4096]))
-
-
-def _parser() -> Any:
-    """An XML parser that loads nothing: no DTD, no entity, no network."""
-    return require("lxml.etree", "documents").XMLParser(resolve_entities=False, load_dtd=False, no_network=True,
-                                                        huge_tree=False)
 
 
 def _empty(target: Any) -> bool:
@@ -160,7 +154,7 @@ class _Unit:
         declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
                                for prefix, uri in names.items())
         try:
-            return etree.fromstring(f"<target{declarations}>{translation}</target>", _parser())
+            return etree.fromstring(f"<target{declarations}>{translation}</target>", safe_xml_parser("documents"))
         except etree.XMLSyntaxError:
             return None
 
@@ -225,7 +219,7 @@ class XliffDocument:
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
         etree = require("lxml.etree", "documents")
         try:
-            self._tree = etree.ElementTree(etree.fromstring(data, _parser()))
+            self._tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents")))
         except etree.XMLSyntaxError as exc:
             if DOCTYPE.search(data):                        # its entities, which this parser does not load
                 raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare "

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
