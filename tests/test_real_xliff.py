@@ -196,6 +196,9 @@ ICU = f"""<?xml version="1.0" encoding="UTF-8"?>
       <trans-unit id="quoted"><source>{{n, plural, one {{It''s one file, use '{{braces}}'}} other {{It''s # files}}}}</source></trans-unit>
       <trans-unit id="broken"><source>{{count, plural, one {{# file}} other {{# files}}</source></trans-unit>
       <trans-unit id="plain"><source>Hello %name%, you have {{count}} new items and {{{{ total }}}} more.</source></trans-unit>
+      <trans-unit id="apples"><source>{{0}} There are no apples|{{1}} There is one apple|]1,Inf[ There are %count% apples</source></trans-unit>
+      <trans-unit id="pears"><source>There is one pear|There are %count% pears</source></trans-unit>
+      <trans-unit id="title"><source>Home | About us</source></trans-unit>
     </body>
   </file>
 </xliff>
@@ -240,3 +243,13 @@ def test_placeholders_and_the_pound_reach_the_model_as_numbers_and_come_back_as_
     assert found["plain"] == "Hello %name%, you have {count} new items and {{ total }} more."
     assert found["inbox"].startswith("You have {count, plural, =0 {no new messages} one {# new message}")
     assert not any("#" in text or "%name%" in text or "{count}" in text for text in seen if "plural" not in text)
+
+
+def test_a_symfony_choice_keeps_its_intervals_and_bars_and_each_message_is_translated_alone():
+    model, seen = recording(suffixed)
+    found = icu_targets(model)
+    assert found["apples"] == ("{0} There-it are-it no apples-it|{1} There-it is one-it apple-it|"
+                               "]1,Inf[ There-it are-it %count% apples-it")
+    assert found["pears"] == "There-it is one-it pear-it|There-it are-it %count% pears-it"
+    assert "There are no apples" in seen and "There is one pear" in seen
+    assert "Home | About us" in seen and found["title"] == "Home-it | About-it us"      # a bar alone is no choice

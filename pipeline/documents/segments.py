@@ -313,6 +313,30 @@ def _between(text: str, literals: Sequence[str], change: Callable[[str], str]) -
     return "".join(out) + change(text[position:])
 
 
+# Symfony's choices before ICU (and Laravel's): `{0} No apples|{1} One apple|]1,Inf[ %count% apples`, each message
+# behind an interval (`{1,2}`, `[1,5]`, `]1,Inf[`, `[-Inf,0[`) or none (`One apple|%count% apples`), `||` a pipe
+_BOUND = r"(?:[-+]?Inf|-?[0-9]+(?:\.[0-9]+)?)"
+CHOICE_INTERVAL = regex.compile(rf"\s*(?:\{{\s*-?[0-9]+(?:\s*,\s*-?[0-9]+)*\s*\}}"
+                                rf"|[\[\]]\s*{_BOUND}\s*,\s*{_BOUND}\s*[\[\]])\s*")
+CHOICE_BAR = regex.compile(r"(?<!\|)\|(?!\|)")
+
+
+def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
+    """The spans of `text`'s messages (start, end, False) where it is a Symfony choice: two messages or more
+    between single `|`s, each behind an interval, or none behind one and one holding `%count%` (so that a title
+    `Home | About` is not one). None otherwise."""
+    bars = [match.start() for match in CHOICE_BAR.finditer(text)]
+    if not bars:
+        return None
+    bounds = list(zip([0] + [bar + 1 for bar in bars], bars + [len(text)]))
+    intervals = [CHOICE_INTERVAL.match(text, start, end) for start, end in bounds]
+    if all(intervals):
+        return [(interval.end(), end, False) for interval, (_, end) in zip(intervals, bounds)]
+    if not any(intervals) and "%count%" in text:
+        return [(start, end, False) for start, end in bounds]
+    return None
+
+
 def protected_spans(text: str, pattern: regex.Pattern | None = None, verbatim: bool = True) -> list[str]:
     """The spans of `text` a translation must keep, in order (a segment's `protected`): the matches of `pattern`
     and (`verbatim`) of `VERBATIM` (URLs, e-mail addresses, inline tags, entities, file paths), the leftmost

@@ -14,7 +14,8 @@ codes come back exactly, each once, in a well-formed target: paired ones with tr
 `bpt`, `ept`, `it`; 2.x `ph`, `sc`, `ec`, `sm`, `em`, `cp`; a `mrk` not to translate); a translation that lost,
 repeated or misnested one is redone between them (`segments`). Placeholders (`%name%`, `{name}`, `%s`) are kept
 as well, and an ICU MessageFormat choice (`{count, plural, one {# file} other {# files}}`) keeps its syntax as it is:
-each case's message is translated alone, its `#` kept, its apostrophes written as ICU quotes them. The file's
+each case's message is translated alone, its `#` kept, its apostrophes written as ICU quotes them; a Symfony choice
+(`{0} No apples|{1} One apple|]1,Inf[ %count% apples`) keeps its intervals and bars, each message alone. The file's
 target language (1.2 `target-language` on each `file`, 2.x `trgLang`) is set to the run's where it was missing; a
 file whose source or target language is not the run's is a one-line error, as a DOCTYPE is (XLIFF has none; one
 could declare entities).
@@ -29,7 +30,7 @@ from xml.sax.saxutils import escape, quoteattr
 import regex
 
 from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_quoted, icu_unquoted,
-                                         protected_spans)
+                                         interval_choices, protected_spans)
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
@@ -62,7 +63,8 @@ def _primary(tag: str | None) -> str:
 
 class _Unit:
     """One unit's source as the model reads it (`segments`: its inline codes protected tags; one per message of an
-    ICU choice, each case's alone, the syntax between them kept), and the target written from its translation."""
+    ICU choice, each case's alone, or of a Symfony choice, `{0} None|]0,Inf[ %count% items`, the syntax between
+    them kept), and the target written from its translation."""
 
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
@@ -77,7 +79,7 @@ class _Unit:
         masked = "".join("\0" * len(part) if code else part for part, code in parts)   # braces in codes unread
         spans = icu_messages(masked)
         self.icu = spans is not None
-        spans = spans or [(0, len(self.text), False)]
+        spans = spans or interval_choices(masked) or [(0, len(self.text), False)]
         bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(self.text)]
         self._skeleton = [self.text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]   # around them
         self.doubled = self.icu and any(self.text[start:end] != icu_unquoted(self.text[start:end], plural)
@@ -188,7 +190,8 @@ class _Message:
         read = icu_unquoted(text, plural) if unit.icu else text
         self._codes = Counter(codes)
         kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
-        pattern = regex.compile("|".join(kept + (["#"] if plural and unit.icu else []) + [PLACEHOLDER.pattern]))
+        pound = ["#"] if plural and unit.icu else []
+        pattern = regex.compile("|".join(kept + pound + [r"\|\|", PLACEHOLDER.pattern]))      # `||`: Symfony's pipe
         self._balanced = unit.wrapped(text) is not None
         self.segment = Segment(read, protected=protected_spans(read, pattern), accept=self._accept, numbered=True)
 
