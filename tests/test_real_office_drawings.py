@@ -1,8 +1,9 @@
 """Text that office files draw outside their slides' and pages' own paragraphs: SmartArt in PowerPoint and Word files
 (a process, a cycle, an org chart: text in the diagram's data, and again in the drawing PowerPoint and Word show
-until they lay the diagram out again), a Word chart's title, and a slide master's text box, which every slide
-shows, are translated, both copies of a diagram's text alike, their language tags relabelled. They were left in
-English; a master's placeholders, whose prompt text is never shown, still are."""
+until they lay the diagram out again), a Word chart's title, categories and series names (in the chart and its
+workbook), and a slide master's text box, which every slide shows, are translated, both copies of a diagram's text
+alike, their language tags relabelled. They were left in English; a master's placeholders, whose prompt text is
+never shown, still are."""
 import io
 import re
 import zipfile
@@ -155,3 +156,46 @@ def test_pictures_text_alternatives_are_translated_and_file_names_kept():
     content = zipfile.ZipFile(io.BytesIO(out)).read("content.xml").decode("utf-8")
     assert "<svg:title>Sales-it chart-it</svg:title>" in content
     assert "<svg:desc>A chart-it of yearly-it sales-it</svg:desc>" in content
+
+
+def test_a_word_chart_s_categories_and_series_names_are_translated_in_the_chart_and_its_workbook():
+    import pptx
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()                     # a chart's part and workbook, as Word writes them too
+    data = CategoryChartData()
+    data.categories = ["North coast", "South hills"]
+    data.add_series("Apples sold", (3, 4))
+    made = deck.slides.add_slide(deck.slide_layouts[6]).shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(6), Inches(4), data).chart
+    chart_xml, workbook = made.part.blob, made.part.chart_workbook.xlsx_part.blob
+    relationship = ('<Relationship Id="rId{}" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                    'relationships/{}" Target="{}"/>')
+
+    def with_chart(name: str, blob: bytes) -> bytes:
+        if name == "[Content_Types].xml":
+            return blob.replace(b"</Types>", b'<Override PartName="/word/charts/chart1.xml" ContentType="application/'
+                                b'vnd.openxmlformats-officedocument.drawingml.chart+xml"/><Default Extension="xlsx" '
+                                b'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"/>'
+                                b"</Types>")
+        if name == "word/_rels/document.xml.rels":
+            return blob.replace(b"</Relationships>",
+                                relationship.format(90, "chart", "charts/chart1.xml").encode() + b"</Relationships>")
+        return blob
+    rels = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.'
+            'openxmlformats.org/package/2006/relationships">'
+            + relationship.format(1, "package", "../embeddings/Microsoft_Excel_Sheet1.xlsx") + "</Relationships>")
+    source = rezipped(new_docx(), with_chart, {"word/charts/chart1.xml": chart_xml,
+                                               "word/charts/_rels/chart1.xml.rels": rels.encode(),
+                                               "word/embeddings/Microsoft_Excel_Sheet1.xlsx": workbook})
+    model, seen = recording(suffixed)
+    out = zipfile.ZipFile(io.BytesIO(translate_document(None, source, name="report.docx", translate=model)))
+    assert {"North coast", "South hills", "Apples sold"} <= set(seen)
+    chart = out.read("word/charts/chart1.xml").decode("utf-8")
+    assert re.findall(r"<c:v>([^<]*)</c:v>", chart) == ["Apples-it sold-it", "North-it coast-it", "South-it hills-it",
+                                                        "3", "4"]
+    sheet = zipfile.ZipFile(io.BytesIO(out.read("word/embeddings/Microsoft_Excel_Sheet1.xlsx")))
+    strings = re.findall(r"<t[^>]*>([^<]*)</t>", sheet.read("xl/sharedStrings.xml").decode())
+    assert strings == ["North-it coast-it", "South-it hills-it", "Apples-it sold-it"]

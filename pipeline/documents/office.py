@@ -3,8 +3,8 @@ and presentations (`.odt`, `.odp`, with `odfpy`), the well-kept libraries for ea
 
 Every paragraph is text for the model: body paragraphs, table cells (nested tables too), headers and footers
 (`.docx`, `.odt`), footnotes, endnotes and comments (`.docx`), text boxes and shapes, slides' tables, groups,
-speaker notes (`.pptx`, `.odp`), charts (`.pptx`: titles, series names, category labels; `.docx`: titles and
-other rich text), SmartArt (`.pptx`, `.docx`: the diagram's data and the drawing shown until it is laid out
+speaker notes (`.pptx`, `.odp`), charts (`.pptx`, `.docx`: titles, series names, category labels, in the chart and
+its embedded workbook), SmartArt (`.pptx`, `.docx`: the diagram's data and the drawing shown until it is laid out
 again, alike), the footers declared for slides (`.odp`) and the text boxes slide masters show on every slide. A
 slide's name (`.odp`'s `draw:name`, which links and custom shows refer to) and the masters' placeholder text of a
 presentation (never shown) are left as they are. Word's tracked changes are
@@ -69,6 +69,7 @@ XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 WORD_PARTS = regex.compile(r"^/word/(?:document|header[0-9]*|footer[0-9]*|footnotes|endnotes|comments)\.xml$")
 # A Word document's DrawingML text: SmartArt (its data, and the drawing Word shows until the diagram is laid out
 # again) and charts' titles and rich text (their data's cached labels are left)
+WORD_CHART = regex.compile(r"^/word/charts/chart[0-9]*\.xml$")
 WORD_DRAWING_PARTS = regex.compile(r"^/word/(?:diagrams/(?:data|drawing)|charts/chart)[0-9]*\.xml$")
 # A slide's SmartArt: its data (`dgm:pt`'s text) and the drawing PowerPoint shows until it lays the diagram out again
 DIAGRAM_RELATIONSHIPS = ("/diagramData", "/diagramDrawing")
@@ -627,9 +628,11 @@ class _OoxmlDocument(FollowsDirection):
     _package: Any
     _paragraphs: list[_OoxmlParagraphs]
     _alt_texts: _AltTexts
+    _charts: _ChartLabels
     _parsed: list[tuple[Any, Any]]
 
     def render(self) -> bytes:
+        self._charts.apply()
         for paragraphs in self._paragraphs:
             paragraphs.apply()
         self._alt_texts.apply()
@@ -674,8 +677,10 @@ class DocxDocument(_OoxmlDocument):
             styles = {}
         self._paragraphs = [_OoxmlParagraphs(roots, W, styles), _OoxmlParagraphs([root for _, root in drawings], A)]
         self._alt_texts = _AltTexts(roots)
+        self._charts = _ChartLabels([(root, _embedded_workbook(part)) for part, root in drawings
+                                     if WORD_CHART.match(str(part.partname))])
         self.segments = [segment for paragraphs in self._paragraphs for segment in paragraphs.segments] + \
-            self._alt_texts.segments
+            self._charts.segments + self._alt_texts.segments
 
 
 def _code_styles(styles: Any) -> dict[str, int]:
@@ -747,31 +752,28 @@ class PptxDocument(_OoxmlDocument):
         for master in self._package.slide_masters:           # what every slide of a layout shows: not placeholders
             for owner in (master, *master.slide_layouts):
                 roots += [shape._element for shape in owner.shapes if not shape.is_placeholder]
-        self._charts = _ChartLabels(list(charts.values()))
+        self._charts = _ChartLabels([(part._element, getattr(part.chart_workbook, "xlsx_part", None))
+                                     for part in charts.values()])
         self._parsed = _parsed_parts(diagrams.values())
         self._paragraphs = [_OoxmlParagraphs(roots + [part._element for part in charts.values()]
                                              + [root for _, root in self._parsed], A)]
         self._alt_texts = _AltTexts(roots)
         self.segments = self._paragraphs[0].segments + self._charts.segments + self._alt_texts.segments
 
-    def render(self) -> bytes:
-        self._charts.apply()
-        return super().render()
-
-
 class _ChartLabels:
-    """The text a chart caches from its data (series names, category labels, a title taken from a cell:
-    `c:v` in `c:strCache`, `c:strLit`, a multi-level category's `c:lvl`, a series' literal `c:tx`) as segments;
-    its titles and other rich text are paragraphs (`_OoxmlParagraphs`). The chart's embedded workbook, where it
-    has one, gets the same translations: each shared or inline string, and each table column name, that reads
-    exactly as a translated label (so that editing the chart's data keeps them); its other cells are left."""
+    """The text a chart (a slide's, a Word document's: `charts`, each its root and its embedded workbook's part or
+    None) caches from its data (series names, category labels, a title taken from a cell: `c:v` in `c:strCache`,
+    `c:strLit`, a multi-level category's `c:lvl`, a series' literal `c:tx`) as segments; its titles and other rich
+    text are paragraphs (`_OoxmlParagraphs`). The chart's embedded workbook, where it has one, gets the same
+    translations: each shared or inline string, and each table column name, that reads exactly as a translated
+    label (so that editing the chart's data keeps them); its other cells are left."""
 
-    def __init__(self, parts: list[Any]):
-        self._parts = parts
+    def __init__(self, charts: list[tuple[Any, Any]]):
+        self._workbooks = [workbook for _, workbook in charts if workbook is not None]
         self._labels: list[tuple[Any, Segment]] = []
         unique: dict[str, Segment] = {}                     # a label repeated (each series' categories): one text
-        for part in parts:
-            for value in part._element.iter(C + "v"):
+        for root, _ in charts:
+            for value in root.iter(C + "v"):
                 holder = value.getparent()
                 cached = holder.tag == C + "pt" and holder.getparent().tag in CACHES
                 text = value.text or ""
@@ -788,10 +790,15 @@ class _ChartLabels:
                 value.text = segment.translation
         if not translated:
             return
-        for part in self._parts:
-            workbook = getattr(part.chart_workbook, "xlsx_part", None)
-            if workbook is not None and workbook.blob[:4] == b"PK\x03\x04":
-                workbook.blob = _translated_workbook(workbook.blob, translated)
+        for workbook in self._workbooks:
+            if workbook.blob[:4] == b"PK\x03\x04":
+                workbook._blob = _translated_workbook(workbook.blob, translated)     # both libraries' parts keep it so
+
+
+def _embedded_workbook(part: Any) -> Any | None:
+    """A Word chart part's embedded workbook (its `package` relationship's part), or None."""
+    return next((relationship.target_part for relationship in part.rels.values()
+                 if not relationship.is_external and relationship.reltype.endswith("/package")), None)
 
 
 def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
@@ -804,7 +811,7 @@ def _translated_workbook(blob: bytes, translated: dict[str, str]) -> bytes:
             for name in package.namelist():
                 if not (name == "xl/sharedStrings.xml" or regex.match(r"xl/(?:worksheets|tables)/[^/]+\.xml$", name)):
                     continue
-                root = lxml.fromstring(read_entry(package, name, "workbook"))
+                root = lxml.fromstring(read_entry(package, name, "workbook"), safe_xml_parser("documents"))
                 changed = False
                 for holder in root.iter(SHEET + "si", SHEET + "is"):           # a string: <t>, or rich runs' <t>s
                     texts = [t for t in holder.iter(SHEET + "t") if t.getparent().tag != SHEET + "rPh"]
