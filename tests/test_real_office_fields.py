@@ -141,3 +141,34 @@ def test_a_field_whose_end_is_missing_hides_nothing_past_its_paragraph():
     seen, _ = translated(f'<w:p>{run("First paragraph here.")}{char("begin")}<w:r><w:instrText> PAGE </w:instrText>'
                          f'</w:r>{char("separate")}{run("1")}</w:p><w:p>{run("Second paragraph here.")}</w:p>')
     assert seen == ["First paragraph here.", "Second paragraph here."]       # the rest of the part was kept
+
+
+def test_a_comment_s_range_and_a_bookmark_stay_around_their_words_translation():
+    body = (f'<w:p>{run("Please review the ")}<w:commentRangeStart w:id="0"/><w:proofErr w:type="spellStart"/>'
+            f'{run("budget figures")}<w:commentRangeEnd w:id="0"/><w:r><w:commentReference w:id="0"/></w:r>'
+            f'{run(" before Friday.")}</w:p>'
+            f'<w:p>{run("See the ")}<w:bookmarkStart w:id="1" w:name="report"/>{run("annual report")}'
+            f'<w:bookmarkEnd w:id="1"/>{run(" for details.")}</w:p>'
+            f'<w:p><w:bookmarkStart w:id="2" w:name="_Toc1"/>{run("Whole heading")}<w:bookmarkEnd w:id="2"/></w:p>')
+    seen, xml = translated(body)
+    assert "Please review the budget figures before Friday." in seen          # one sentence, as before
+    assert ('<w:r><w:t>Please-it review-it the-it </w:t></w:r><w:commentRangeStart w:id="0"/><w:proofErr '
+            'w:type="spellStart"/><w:r><w:t>budget-it figures-it</w:t></w:r><w:commentRangeEnd w:id="0"/><w:r>'
+            '<w:commentReference w:id="0"/></w:r><w:r><w:t> before-it Friday-it.</w:t></w:r>') in xml   # was empty
+    assert ('<w:bookmarkStart w:id="1" w:name="report"/><w:r><w:t>annual-it report-it</w:t></w:r>'
+            '<w:bookmarkEnd w:id="1"/>') in xml
+    assert ('<w:bookmarkStart w:id="2" w:name="_Toc1"/><w:r><w:t>Whole-it heading-it</w:t></w:r>'
+            '<w:bookmarkEnd w:id="2"/>') in xml
+    assert "hyperlink" not in xml and "x-nmt-pipeline" not in xml
+
+
+def test_a_range_whose_words_the_translation_does_not_hold_never_cuts_the_sentence():
+    def rephrasing(texts: list[str]) -> list[str]:
+        return ["Controlla le cifre prima di venerdì." if text.startswith("Please") else "numeri di bilancio"
+                for text in texts]
+    body = (f'<w:p>{run("Please review the ")}<w:commentRangeStart w:id="0"/>{run("budget figures")}'
+            f'<w:commentRangeEnd w:id="0"/>{run(" before Friday.")}</w:p>')
+    out = translate_document(None, docx_with(body), name="review.docx", translate=rephrasing)
+    xml = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode("utf-8")
+    assert texts(re.sub(r' xml:space="preserve"', "", xml)) == "Controlla le cifre prima di venerdì."
+    assert '<w:commentRangeStart w:id="0"/><w:commentRangeEnd w:id="0"/>' in xml      # empty, as it always was

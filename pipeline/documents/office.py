@@ -23,7 +23,8 @@ cross-reference, a table of contents) are translated, a link or cross-reference 
 hyperlink is (`simplify_fields`); the results of the others (page numbers, dates) are left as they are. A
 footnote's mark, a symbol and a picture in line with the text cut the sentence, so that they stay between their
 words (`INLINE_OBJECTS`); marks that take no room do not (Word's bookmarks and comment ranges, LibreOffice's soft
-page breaks and bookmarks: `ODF_MARKS`), and Word's hyphen elements are read as the text they show
+page breaks and bookmarks: `ODF_MARKS`), a Word range around words of a sentence staying around their translation
+where the sentence's holds it (`hold_ranges`), and Word's hyphen elements are read as the text they show
 (`plain_hyphens`). A table of contents' entry gives only its text (`.odt`: not its number, tab and page number).
 Pictures' and shapes' text alternatives, which screen readers read, are translated (DrawingML's `descr` and
 `title`, `_AltTexts`; OpenDocument's `svg:title` and `svg:desc`), but a file name put there. Everything else that
@@ -48,6 +49,7 @@ import copy
 import io
 import zipfile
 import zlib
+from collections import Counter
 from typing import Any, Iterable
 
 import regex
@@ -97,6 +99,10 @@ MOVE_RANGES = {W + name for name in ("moveFromRangeStart", "moveFromRangeEnd", "
 # the page, which stands where its position says; a VML picture alike, `_in_line_picture`): each cuts its sentence,
 # as a tab does, so that it stays between the words it was between (read whole, the sentence's translation goes
 # into one run, on one side of it)
+# Word's marks around part of a paragraph that take no room (a comment's range, a bookmark, which a cross-reference
+# shows): each start's end. `RANGE_HOLDER` marks the stand-in link that carries such a range's runs while translating.
+RANGES = {W + "commentRangeStart": W + "commentRangeEnd", W + "bookmarkStart": W + "bookmarkEnd"}
+RANGE_HOLDER = "{urn:x-nmt-pipeline:range}holder"
 INLINE_OBJECTS = {W + name for name in ("footnoteReference", "endnoteReference", "sym", "object")}
 # Word's hyphens that are no text: a non-breaking hyphen (`e-mail`, read as the hyphen it shows) and an optional
 # one (a hint where to break the source's word, dropped)
@@ -328,6 +334,67 @@ def _open_zip(data: bytes, name: str, what: str, max_xml_bytes: int | None = Non
                                  "(its entities would not survive the translation)")
 
 
+def hold_ranges(root: Any) -> list[tuple[Any, Any, Any, Any]]:
+    """Word's comment ranges and bookmarks around words of a sentence (`RANGES`), each moved into a stand-in
+    hyperlink (`RANGE_HOLDER`), which `_OoxmlParagraphs` reads as it reads a link, so that the range moves with its
+    words' translation where the sentence's translation holds them (never cutting the sentence to place them: a
+    range whose words it does not hold ends up empty, as every range did); `release_ranges` puts the marks back
+    around it. Only a range whose start and end lie in one paragraph with nothing but runs of text between them
+    (and spelling marks), in one formatting that words of the paragraph outside it have too: any other keeps its
+    marks where they are. (holder, start, end, the comment's reference run right after its end or None) of each."""
+    held, worded = [], {}                   # paragraph -> the formattings of its runs with a letter (once each)
+    for start in list(root.iter(*RANGES)):
+        paragraph, identifier = start.getparent(), start.get(W + "id")
+        if paragraph is None or paragraph.tag != W + "p":
+            continue
+        between, end = [], start.getnext()
+        while end is not None and not (end.tag == RANGES[start.tag] and end.get(W + "id") == identifier):
+            between.append(end)
+            end = end.getnext()
+        if end is None or not all(item.tag == W + "proofErr" or item.tag == W + "r" and all(
+                child.tag in (W + "rPr", W + "t") for child in item) for item in between):
+            continue
+        runs = [item for item in between if item.tag == W + "r"]
+        formatting = {_run_properties(run) for run in runs}
+        if not any(_worded(run) for run in runs) or len(formatting) != 1:
+            continue                              # (a range in a formatting of its own keeps it as a group does)
+        if paragraph not in worded:
+            worded[paragraph] = Counter(_run_properties(run) for run in paragraph.iter(W + "r") if _worded(run))
+        if worded[paragraph][next(iter(formatting))] <= sum(map(_worded, runs)):
+            continue                              # no word of the paragraph's own outside it, in its formatting
+        after = end.getnext()
+        reference = after if after is not None and after.tag == W + "r" and any(
+            mark.get(W + "id") == identifier for mark in after.iter(W + "commentReference")) else None
+        holder = start.makeelement(W + "hyperlink", {RANGE_HOLDER: "1"})
+        start.addnext(holder)
+        for item in between:
+            holder.append(item)
+        held.append((holder, start, end, reference))
+    return held
+
+
+def _worded(run: Any) -> bool:
+    return any(character.isalpha() for t in run.iter(W + "t") for character in t.text or "")
+
+
+def _run_properties(run: Any) -> bytes:
+    properties = run.find(W + "rPr")
+    return b"" if properties is None else require("lxml.etree", "documents").tostring(properties)
+
+
+def release_ranges(held: list[tuple[Any, Any, Any, Any]]) -> None:
+    """Each range `hold_ranges` held put back: its start, its runs and its end (and its comment's reference) where
+    its stand-in link is now, the link gone."""
+    for holder, start, end, reference in held:
+        holder.addprevious(start)
+        for item in list(holder):
+            holder.addprevious(item)
+        holder.addprevious(end)
+        if reference is not None:
+            end.addnext(reference)
+        holder.getparent().remove(holder)
+
+
 def _link_parts(texts: list[str], links: list[Any], code: list[bool]) -> list[list[int]]:
     """A chunk's holders (each with its text, its link or None, and whether it is code) as the chunks to read: the
     whole chunk, its links' text as groups, where a holder outside every link is prose with a letter (the
@@ -386,12 +453,14 @@ class _OoxmlParagraphs:
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
         self._simple: dict[Any, bool] = {}                  # hyperlink -> whether it is read so (`_inline_link`)
         self._paragraph_code: dict[Any, int] = {}           # paragraph -> its style's code kind (`_code`)
+        self._held: list[tuple[Any, Any, Any, Any]] = []    # comment ranges and bookmarks (`hold_ranges`)
         found = []                                          # (chunk, its texts, each holder's code kind)
         for root in roots:
             if ns == W:
                 accept_revisions(root)
                 simplify_fields(root)
                 plain_hyphens(root)
+                self._held += hold_ranges(root)
             self._open_fields = []                            # a table of contents' field spans paragraphs
             for paragraph in root.iter(ns + "p"):
                 for chunk in self._split(paragraph):
@@ -413,7 +482,9 @@ class _OoxmlParagraphs:
                 keys = [self._properties(t.getparent()) if link is None else ("link", id(link))
                         for t, link in zip(chunk, links)]
                 direct = [t.getparent().getparent().tag not in WORD_WRAPPERS for t in chunk]
-                for window, layout in windowed(texts, keys, code, direct, _main_key(texts, keys, links, code), links):
+                soft = {key for key, link in zip(keys, links) if link is not None and link.get(RANGE_HOLDER)}
+                for window, layout in windowed(texts, keys, code, direct, _main_key(texts, keys, links, code), links,
+                                               soft):
                     self._chunks.append(([chunk[i] for i in window], layout, [links[i] for i in window]))
         self.segments = [segment for _, layout, _ in self._chunks for segment in layout.alone] + \
             [layout.segment for _, layout, _ in self._chunks]
@@ -538,8 +609,11 @@ class _OoxmlParagraphs:
             pieces = layout.placed()
             moved = {number: links[group.items[0]] for number, group in enumerate(layout.groups)
                      if links[group.items[0]] is not None}             # a group that is a hyperlink's text
-            if set(moved) - {owner for _, owner in pieces}:
+            placed = {owner for _, owner in pieces}
+            if any(moved[number].get(RANGE_HOLDER) is None for number in set(moved) - placed):
                 continue                          # not met by construction: the source, not a lost hyperlink
+            moved = {number: link for number, link in moved.items() if number in placed}   # a range not placed:
+            #                                       its marks stay where they were, together, as they always did
             if moved:
                 pieces = spaces_outside(pieces, set(moved))
             main = chunk[layout.main]
@@ -570,6 +644,8 @@ class _OoxmlParagraphs:
                 if holder is not None and holder.getparent() is not None and all(
                         child.tag == self._ns + "rPr" for child in holder):
                     holder.getparent().remove(holder)
+        release_ranges(self._held)
+        self._held = []
 
 
 def accept_revisions(root: Any) -> None:

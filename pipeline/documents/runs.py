@@ -97,11 +97,15 @@ class RunLayout:
     `direct`: which holders sit right in the chunk's container (not in a smart tag or content control), preferred
     as `main`, so that the translation does not move into a content control. `main`: the main formatting's key
     where the caller decides it (an HTML block's own text), if some holder has it. `kept`: more spans than
-    `protected_spans`' that come back verbatim (HTML's symbols)."""
+    `protected_spans`' that come back verbatim (HTML's symbols). `soft`: keys whose groups the whole translation
+    need not place (a Word comment's range, which is worth no sentence cut in pieces): one not found in it has
+    no piece of its own, its words in the main formatting."""
 
     def __init__(self, texts: list[str], keys: list[Any], code: list[bool] | None = None,
-                 direct: list[bool] | None = None, main: Any = None, kept: regex.Pattern | None = None):
+                 direct: list[bool] | None = None, main: Any = None, kept: regex.Pattern | None = None,
+                 soft: set[Any] | None = None):
         code = code or [False] * len(texts)
+        self._soft = soft or set()
         totals: dict[Any, tuple[int, int]] = {}             # formatting -> (holders with a word, characters)
         prose = not all(code)
         for text, key, verbatim in zip(texts, keys, code):
@@ -200,7 +204,7 @@ class RunLayout:
                                          (piece[match.end():], None)]
                     break
             else:
-                every = False
+                every = every and group.key in self._soft
         return [(piece, owner) for piece, owner in pieces if piece], every
 
     def _accept(self, translation: str) -> bool:
@@ -230,17 +234,18 @@ class RunLayout:
 
 
 def windowed(texts: list[str], keys: list[Any], code: list[bool], direct: list[bool] | None = None,
-             main: Any = None, together: list[Any] | None = None) -> list[tuple[list[int], RunLayout]]:
-    """A chunk's layout (`RunLayout` of its holders' `texts`, `keys`, `code`, `direct`, `main`), or, past
+             main: Any = None, together: list[Any] | None = None,
+             soft: set[Any] | None = None) -> list[tuple[list[int], RunLayout]]:
+    """A chunk's layout (`RunLayout` of its holders' `texts`, `keys`, `code`, `direct`, `main`, `soft`), or, past
     `MAX_GROUPS` formatted groups, each window's (`windows`): (the holders' indices, their layout)."""
-    whole = RunLayout(texts, keys, code, direct, main)
+    whole = RunLayout(texts, keys, code, direct, main, soft=soft)
     found = windows(whole, texts, together)
     if len(found) == 1:
         return [(found[0], whole)]
     def pick(values: list[Any] | None, window: list[int]) -> list[Any] | None:
         return None if values is None else [values[i] for i in window]
 
-    return [(window, RunLayout(*(pick(values, window) for values in (texts, keys, code, direct)), main))
+    return [(window, RunLayout(*(pick(values, window) for values in (texts, keys, code, direct)), main, soft=soft))
             for window in found]
 
 
