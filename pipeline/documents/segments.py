@@ -139,7 +139,8 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
 
 
 # What no translation may change, in any format that carries it: URLs, e-mail addresses, inline HTML/XML tags,
-# character entities, file paths (absolute, home- or dot-relative, Windows drive paths) and symbols.
+# character entities, file paths (absolute, home- or dot-relative, Windows drive paths), symbols, and templates'
+# tags (Jinja, Django, Liquid, Twig, Handlebars, Angular and Vue: `{{ user.name }}`, `{% if admin %}`, `{# note #}`).
 URL = (r"(?:(?:https?|ftp|file)://|www\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}*_]")
 EMAIL = r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]{0,2000})?/?>"
@@ -149,7 +150,9 @@ PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
 # Symbols a model whose vocabulary lacks them drops: © ™ ♪ ❤️ 🚀 (with their modifiers), arrows (`File → Open`),
 # keycaps (1️⃣ #️⃣)
 SYMBOL = r"(?:(?=[\p{So}\u2190-\u21ff\u27f0-\u27ff\u2900-\u297f])\X|[0-9#*]\ufe0f?\u20e3)+"
-VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL)))
+TEMPLATE = r"\{\{.{1,200}?\}\}|\{%.{1,200}?%\}|\{#.{1,200}?#\}"
+VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL,
+                                                                    TEMPLATE)))
 LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
 TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$")
 
