@@ -3,9 +3,12 @@ a target after its source, marked as a machine translation to review; inline cod
 formed, even from a model that drops or moves one; units not to translate, approved ones and translations someone
 wrote are kept; a file for other languages, or with a DOCTYPE, is a one-line error."""
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from pipeline.documents import by_extension, detected, translate_document
+from pipeline.documents.segments import icu_messages
 from pipeline.language import Direction
 from stand_ins import recording, suffixed
 
@@ -253,3 +256,26 @@ def test_a_symfony_choice_keeps_its_intervals_and_bars_and_each_message_is_trans
     assert found["pears"] == "There-it is one-it pear-it|There-it are-it %count% pears-it"
     assert "There are no apples" in seen and "There is one pear" in seen
     assert "Home | About us" in seen and found["title"] == "Home-it | About-it us"      # a bar alone is no choice
+
+
+def skeleton(text: str) -> list[str]:
+    """What lies between an ICU message's texts (its syntax), or None where it is not ICU."""
+    spans = icu_messages(text)
+    if spans is None:
+        return None
+    bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(text)]
+    return [text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_no_translation_breaks_an_icu_message_s_syntax(data):
+    """A model writing anything (braces, apostrophes, `#`, bars): each ICU target still reads as ICU, with the
+    source's syntax between its texts."""
+    def wild(texts: list[str]) -> list[str]:
+        return [data.draw(st.text(alphabet="ab '{}#|,=", max_size=12)) for _ in texts]
+    out = translate_document(None, ICU.encode(), name="messages+intl-icu.it.xlf", translate=wild)
+    found = {key: inner(target).replace(f' xmlns="{V1}"', "") for key, target in targets(out, V1).items()}
+    for key in ("inbox", "invite", "quoted"):
+        source = etree.fromstring(ICU.encode()).find(f".//{{{V1}}}trans-unit[@id='{key}']/{{{V1}}}source").text
+        assert skeleton(found[key]) == skeleton(source), found[key]

@@ -189,6 +189,7 @@ PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]+%(?!%)"
 ICU_CHOICE = regex.compile(r"\{\s*[\p{L}\p{N}_]+\s*,\s*(plural|selectordinal|select)\s*,\s*(?:offset:\s*[0-9]+\s*)?")
 ICU_CASE = regex.compile(r"\s*(?:=\s*-?[0-9]+(?:\.[0-9]+)?|[\p{L}\p{N}_-]+)\s*\{")
 ICU_END = regex.compile(r"\s*\}")
+ICU_DEPTH = 16                  # choices nested deeper than this (no catalog has them) are not read as ICU
 ICU_QUOTING = regex.compile(r"''|'[{}|#](?:[^']|'')*'?")
 
 
@@ -202,7 +203,7 @@ def icu_messages(text: str) -> list[tuple[int, int, bool]] | None:
     text around a choice, empty ones too), so that everything between them, the syntax, comes back as it is.
     None where `text` holds no choice or is not a well-formed message (an unmatched brace, a choice without a
     case): then it is read as plain text. A scanner of its own, as no ICU parser reports where in the text a
-    message lies."""
+    message lies. Choices nested deeper than `ICU_DEPTH` are none."""
     if not ICU_CHOICE.search(text):
         return None
     spans: list[tuple[int, int, bool]] = []
@@ -211,6 +212,16 @@ def icu_messages(text: str) -> list[tuple[int, int, bool]] | None:
     except _NotIcu:
         return None
     return spans if end == len(text) else None
+
+
+def icu_plain(text: str, plural: bool) -> bool:
+    """Whether `text` reads, inside an ICU choice's case, as one message of text and simple arguments (`{name}`):
+    no choice, no brace left open or closing what it did not open (a translation that would break its message)."""
+    spans: list[tuple[int, int, bool]] = []
+    try:
+        return _icu_message(text, 0, plural, spans, 0) == len(text) and len(spans) == 1
+    except _NotIcu:
+        return False
 
 
 def _icu_quoted(text: str, position: int, plural: bool) -> int:
@@ -264,6 +275,8 @@ def _icu_argument(text: str, position: int) -> int:
 
 def _icu_cases(text: str, position: int, plural: bool, spans: list[tuple[int, int, bool]], depth: int) -> int:
     """Past a choice's cases and its closing brace, from its first case."""
+    if depth > ICU_DEPTH:
+        raise _NotIcu("choices nested too deep")
     cases = 0
     while True:
         end = ICU_END.match(text, position)
@@ -293,14 +306,14 @@ def icu_unquoted(text: str, plural: bool) -> str:
 def icu_quoted(translation: str, literals: Sequence[str], plural: bool, doubled: bool, last: bool) -> str:
     """A translated ICU message text written back as ICU reads it: between the source's `literals`, every
     apostrophe doubled where the source doubled them (`doubled`, as Java's MessageFormat wants), else those before
-    a `{`, `}`, `|` (or `#` in a plural) or, unless `last`, at its end before the syntax that follows
-    (`dell'{name}`, `users'`), which would open a literal."""
+    a `{`, `}`, `|` (or `#` in a plural), another apostrophe or, unless `last`, its end before the syntax that
+    follows (`dell'{name}`, `users'`), which would open a literal or read as one apostrophe."""
     special = "{}|#" if plural else "{}|"
 
     def quoted(piece: str) -> str:
         if doubled:
             return piece.replace("'", "''")
-        return regex.sub(r"'(?=[" + regex.escape(special) + "])" + ("" if last else "|'$"), "''", piece)
+        return regex.sub(r"'(?=[" + regex.escape(special + "'") + "])" + ("" if last else "|'$"), "''", piece)
     return _between(translation, literals, quoted)
 
 

@@ -29,8 +29,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import regex
 
-from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_quoted, icu_unquoted,
-                                         interval_choices, protected_spans)
+from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_plain, icu_quoted,
+                                         icu_unquoted, interval_choices, protected_spans)
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
@@ -198,21 +198,28 @@ class _Message:
     def _accept(self, translation: str) -> bool:
         """A whole translation is kept where it holds every code exactly as often as the source, the other spans
         at least as often, and is well formed (a closing tag moved before its opening one is not) where the source
-        is: a message that holds only one end of a pair is translated between its codes."""
+        is: a message that holds only one end of a pair is translated between its codes. In an ICU message, it
+        holds as many braces as the source too."""
         found = Counter({code: translation.count(code) for code in self._codes})
         others = Counter(span for span in self.segment.protected if span not in self._codes)
-        return self._balanced and found == self._codes and \
+        braces = not self.unit.icu or all(translation.count(brace) == self.segment.text.count(brace) for brace in "{}")
+        return self._balanced and braces and found == self._codes and \
             all(translation.count(span) >= count for span, count in others.items()) and \
             self.unit.wrapped(translation) is not None
 
     def written(self) -> str:
-        """The message's translation as the unit's target holds it."""
+        """The message's translation as the unit's target holds it: in an ICU message, the source's where the
+        translation would break the message's syntax (a brace the model made up), or is the source's text."""
         translation = self.segment.translation
-        if translation is None:
+        if translation is None or translation == self.segment.text:
             return self.source
         if not self.unit.icu:
             return translation
-        return icu_quoted(translation, self.literals, self.plural, self.unit.doubled, self.last)
+        written = icu_quoted(translation, self.literals, self.plural, self.unit.doubled, self.last)
+        masked = written
+        for code in self._codes:                           # braces inside codes' attributes unread, as in the source
+            masked = masked.replace(code, "\0" * len(code))
+        return written if icu_plain(masked, self.plural) else self.source
 
 
 class XliffDocument:
