@@ -3,6 +3,7 @@ a target after its source, marked as a machine translation to review; inline cod
 formed, even from a model that drops or moves one; units not to translate, approved ones and translations someone
 wrote are kept; a file for other languages, or with a DOCTYPE, is a one-line error."""
 import pytest
+import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -271,7 +272,7 @@ def skeleton(text: str) -> list[str]:
 @given(st.data())
 def test_no_translation_breaks_an_icu_message_s_syntax(data):
     """A model writing anything (braces, apostrophes, `#`, bars): each ICU target still reads as ICU, with the
-    source's syntax between its texts."""
+    source's syntax between its texts, and a Symfony choice keeps its messages."""
     def wild(texts: list[str]) -> list[str]:
         return [data.draw(st.text(alphabet="ab '{}#|,=", max_size=12)) for _ in texts]
     out = translate_document(None, ICU.encode(), name="messages+intl-icu.it.xlf", translate=wild)
@@ -279,3 +280,5 @@ def test_no_translation_breaks_an_icu_message_s_syntax(data):
     for key in ("inbox", "invite", "quoted"):
         source = etree.fromstring(ICU.encode()).find(f".//{{{V1}}}trans-unit[@id='{key}']/{{{V1}}}source").text
         assert skeleton(found[key]) == skeleton(source), found[key]
+    messages = regex.findall(r"(?:\|\||[^|])+", found["apples"])            # as Symfony splits them
+    assert len(messages) == 3 and messages[0].startswith("{0} ") and messages[1].startswith("{1} ")

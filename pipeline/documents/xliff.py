@@ -79,7 +79,9 @@ class _Unit:
         masked = "".join("\0" * len(part) if code else part for part, code in parts)   # braces in codes unread
         spans = icu_messages(masked)
         self.icu = spans is not None
-        spans = spans or interval_choices(masked) or [(0, len(self.text), False)]
+        choices = None if self.icu else interval_choices(masked)
+        self.bars = choices is not None                    # a Symfony choice's messages, between bars
+        spans = spans or choices or [(0, len(self.text), False)]
         bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(self.text)]
         self._skeleton = [self.text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]   # around them
         self.doubled = self.icu and any(self.text[start:end] != icu_unquoted(self.text[start:end], plural)
@@ -203,16 +205,19 @@ class _Message:
         found = Counter({code: translation.count(code) for code in self._codes})
         others = Counter(span for span in self.segment.protected if span not in self._codes)
         braces = not self.unit.icu or all(translation.count(brace) == self.segment.text.count(brace) for brace in "{}")
-        return self._balanced and braces and found == self._codes and \
+        bars = not self.unit.bars or translation.count("|") == self.segment.text.count("|")
+        return self._balanced and braces and bars and found == self._codes and \
             all(translation.count(span) >= count for span, count in others.items()) and \
             self.unit.wrapped(translation) is not None
 
     def written(self) -> str:
-        """The message's translation as the unit's target holds it: in an ICU message, the source's where the
-        translation would break the message's syntax (a brace the model made up), or is the source's text."""
+        """The message's translation as the unit's target holds it: in a choice, the source's where the translation
+        would break its syntax (a brace or a bar the model made up), or is the source's text."""
         translation = self.segment.translation
         if translation is None or translation == self.segment.text:
             return self.source
+        if self.unit.bars:                                 # a bar the model made up would add a message
+            return self.source if translation.count("|") != self.segment.text.count("|") else translation
         if not self.unit.icu:
             return translation
         written = icu_quoted(translation, self.literals, self.plural, self.unit.doubled, self.last)
