@@ -288,3 +288,39 @@ def test_a_translated_template_downloads_as_a_po_file(tmp_path):
         assert b'msgstr "OPEN"' in download.content
         native = client.post("/translate_document", files={"file": ("app.pot", template)})
         assert native.headers["content-disposition"] == 'attachment; filename="app.it.po"'
+
+
+LINGUI = rb'''msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+"X-Generator: @lingui/cli\n"
+
+#: src/Inbox.tsx:12
+msgid "{count, plural, one {You have # unread message} other {You have # unread messages}}"
+msgstr ""
+
+#: src/Invite.tsx:8
+msgid "{host} invited you to {party}"
+msgstr ""
+
+#: src/Cart.php:4
+msgid "{0} Your cart is empty|{1} One item in your cart|]1,Inf[ %count% items in your cart"
+msgstr ""
+'''
+
+
+def test_icu_and_symfony_choices_in_a_catalog_keep_their_syntax(tmp_path):
+    import polib
+    from stand_ins import recording, suffixed
+
+    model, seen = recording(suffixed)
+    out = translate_document(None, LINGUI, name="messages.pot", translate=model)
+    catalog = {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
+    assert catalog["{count, plural, one {You have # unread message} other {You have # unread messages}}"] == (
+        "{count, plural, one {You-it have-it # unread-it message-it} other {You-it have-it # unread-it messages-it}}")
+    assert catalog["{host} invited you to {party}"] == "{host} invited-it you-it to {party}"
+    assert catalog["{0} Your cart is empty|{1} One item in your cart|]1,Inf[ %count% items in your cart"] == (
+        "{0} Your-it cart-it is empty-it|{1} One-it item-it in your-it cart-it|]1,Inf[ %count% items-it in your-it "
+        "cart-it")
+    assert not any("plural," in text or "|" in text for text in seen)
+    msgfmt_check(tmp_path, out)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from pipeline.documents import by_extension, detected, translate_document
-from pipeline.documents.segments import icu_messages
+from pipeline.documents.messages import icu_messages
 from pipeline.language import Direction
 from stand_ins import recording, suffixed
 

@@ -7,6 +7,7 @@
 
     formats.py    the one registry of formats (`Format`, `register`): every door reads it
     segments.py   the one path from a document's segments to an engine and back (spans kept verbatim)
+    messages.py   a catalog message's syntax kept: placeholders, ICU and Symfony choices, each case translated alone
     runs.py       a chunk of formatted text (runs, inline tags) and where its formatting goes in a translation
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
@@ -14,6 +15,7 @@
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)
     subtitles.py  .srt / .vtt          srt, webvtt-py: numbers, timings, positions, tags kept; lines re-wrapped
     gettext.py    .po / .pot           polib: placeholders, accelerators, plurals; new entries fuzzy
+    xliff.py      .xlf / .xliff        lxml: units' targets, inline codes kept; segmented units segment by segment
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 

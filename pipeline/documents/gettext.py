@@ -38,7 +38,8 @@ from typing import Iterable
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.segments import PLACEHOLDER, VERBATIM, Segment, protected_spans
+from pipeline.documents.messages import PLACEHOLDER, CatalogMessage
+from pipeline.documents.segments import VERBATIM, Segment
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
 
@@ -170,15 +171,22 @@ def check_syntax(text: str, name: str) -> None:
 
 
 class Message:
-    """One text of an entry (its msgid or msgid_plural): a segment, and the translation with its accelerator."""
+    """One text of an entry (its msgid or msgid_plural): its segments (one, or one per text of an ICU or Symfony
+    choice, as Lingui's and Symfony's catalogs hold them: `CatalogMessage`), and the translation with its
+    accelerator (a choice has none)."""
 
     def __init__(self, text: str):
-        bare, self._marker, self._letter = take_accelerator(text)
-        self.segment = Segment(bare, protected_spans(bare, PLACEHOLDER), numbered=True)
+        message = CatalogMessage(text)
+        self._marker = self._letter = None
+        if not message.choice:
+            bare, self._marker, self._letter = take_accelerator(text)
+            message = CatalogMessage(bare)
+        self._message = message
+        self.segments: list[Segment] = message.segments
 
     @property
     def translation(self) -> str:
-        return put_accelerator(self.segment.translation, self._marker, self._letter)
+        return put_accelerator(self._message.translation(), self._marker, self._letter)
 
 
 def check_unique(catalog: Iterable, text: str, name: str) -> None:
@@ -264,7 +272,7 @@ class PoDocument:
             self._todo.append((entry, [Message(text) for text in texts]))
         if judge and self._todo:
             self._judge_msgids(direction)
-        self.segments = [message.segment for _, messages in self._todo for message in messages]
+        self.segments = [segment for _, messages in self._todo for message in messages for segment in message.segments]
 
     def _judge_msgids(self, direction: Direction) -> None:
         """ValueError unless the msgids are in the run's source language (`X-Source-Language`, else detected)."""

@@ -23,14 +23,12 @@ could declare entities).
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from typing import Any, Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 import regex
 
-from pipeline.documents.segments import (PLACEHOLDER, Segment, icu_literals, icu_messages, icu_plain, icu_quoted,
-                                         icu_unquoted, interval_choices, protected_spans)
+from pipeline.documents.messages import CatalogMessage
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
@@ -62,9 +60,8 @@ def _primary(tag: str | None) -> str:
 
 
 class _Unit:
-    """One unit's source as the model reads it (`segments`: its inline codes protected tags; one per message of an
-    ICU choice, each case's alone, or of a Symfony choice, `{0} None|]0,Inf[ %count% items`, the syntax between
-    them kept), and the target written from its translation."""
+    """One unit's source as the model reads it (`segments`: its inline codes protected tags; one per text of an ICU
+    or Symfony choice, `CatalogMessage`), and the target written from its translation."""
 
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
@@ -76,29 +73,8 @@ class _Unit:
             if code:
                 codes.append((offset, part))
             offset += len(part)
-        masked = "".join("\0" * len(part) if code else part for part, code in parts)   # braces in codes unread
-        spans = icu_messages(masked)
-        self.icu = spans is not None
-        choices = None if self.icu else interval_choices(masked)
-        self.bars = choices is not None                    # a Symfony choice's messages, between bars
-        spans = spans or choices or [(0, len(self.text), False)]
-        bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(self.text)]
-        self._skeleton = [self.text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]   # around them
-        self.doubled = self.icu and any(self.text[start:end] != icu_unquoted(self.text[start:end], plural)
-                                        for start, end, plural in spans)        # `''` for every apostrophe
-        self._messages = [_Message(self, self.text[start:end], [code for at, code in codes if start <= at < end],
-                                   plural, last=end == len(self.text))
-                          for start, end, plural in spans]
-        self.segments = [message.segment for message in self._messages]
-
-    def translation(self) -> str | None:
-        """The unit's translation: the ICU syntax as it was around each message's; None before one."""
-        if self.segments[0].translation is None:
-            return None
-        out = [self._skeleton[0]]
-        for message, skeleton in zip(self._messages, self._skeleton[1:]):
-            out += [message.written(), skeleton]
-        return "".join(out)
+        self.message = CatalogMessage(self.text, codes, lambda text: self.wrapped(text) is not None)
+        self.segments = self.message.segments
 
     @staticmethod
     def _name(qualified: str, element: Any, attribute: bool) -> str:
@@ -165,7 +141,7 @@ class _Unit:
     def fill(self, element: Any) -> Any:
         """`element` (a new target, a target's segment) holding the translation, its content before dropped (the
         source's content where the translation does not parse)."""
-        wrapped = self.wrapped(self.translation() or self.text)
+        wrapped = self.wrapped(self.message.translation() or self.text)
         if wrapped is None:
             wrapped = self.wrapped(self.text)
         for child in list(element):
@@ -179,52 +155,6 @@ class _Unit:
         """The new target element, made in `container` (so that it takes its namespaces), holding the translation."""
         etree = require("lxml.etree", "documents")
         return self.fill(etree.SubElement(container, f"{{{self.namespace}}}target", attributes))
-
-
-class _Message:
-    """One message of a unit (the whole unit, or an ICU case's or the text around a choice) as a `Segment`: its
-    codes, placeholders (`{name}`, `%count%`, `%s`), ICU literals and, in a plural, `#` kept; its apostrophes read
-    and written back as ICU quotes them."""
-
-    def __init__(self, unit: _Unit, text: str, codes: list[str], plural: bool, last: bool):
-        self.unit, self.source, self.plural, self.last = unit, text, plural, last
-        self.literals = icu_literals(text, plural) if unit.icu else []
-        read = icu_unquoted(text, plural) if unit.icu else text
-        self._codes = Counter(codes)
-        kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
-        pound = ["#"] if plural and unit.icu else []
-        pattern = regex.compile("|".join(kept + pound + [r"\|\|", PLACEHOLDER.pattern]))      # `||`: Symfony's pipe
-        self._balanced = unit.wrapped(text) is not None
-        self.segment = Segment(read, protected=protected_spans(read, pattern), accept=self._accept, numbered=True)
-
-    def _accept(self, translation: str) -> bool:
-        """A whole translation is kept where it holds every code exactly as often as the source, the other spans
-        at least as often, and is well formed (a closing tag moved before its opening one is not) where the source
-        is: a message that holds only one end of a pair is translated between its codes. In an ICU message, it
-        holds as many braces as the source too."""
-        found = Counter({code: translation.count(code) for code in self._codes})
-        others = Counter(span for span in self.segment.protected if span not in self._codes)
-        braces = not self.unit.icu or all(translation.count(brace) == self.segment.text.count(brace) for brace in "{}")
-        bars = not self.unit.bars or translation.count("|") == self.segment.text.count("|")
-        return self._balanced and braces and bars and found == self._codes and \
-            all(translation.count(span) >= count for span, count in others.items()) and \
-            self.unit.wrapped(translation) is not None
-
-    def written(self) -> str:
-        """The message's translation as the unit's target holds it: in a choice, the source's where the translation
-        would break its syntax (a brace or a bar the model made up), or is the source's text."""
-        translation = self.segment.translation
-        if translation is None or translation == self.segment.text:
-            return self.source
-        if self.unit.bars:                                 # a bar the model made up would add a message
-            return self.source if translation.count("|") != self.segment.text.count("|") else translation
-        if not self.unit.icu:
-            return translation
-        written = icu_quoted(translation, self.literals, self.plural, self.unit.doubled, self.last)
-        masked = written
-        for code in self._codes:                           # braces inside codes' attributes unread, as in the source
-            masked = masked.replace(code, "\0" * len(code))
-        return written if icu_plain(masked, self.plural) else self.source
 
 
 class XliffDocument:
@@ -342,7 +272,7 @@ class XliffDocument:
             if not element.get(target_attribute):
                 element.set(target_attribute, direction.target)
         for container, unit in self._units:
-            if unit.translation() is None:
+            if unit.message.translation() is None:
                 continue
             if self._namespace == XLIFF_1:
                 attributes = {f"{{{XML_NS}}}lang": direction.target, "state": "needs-review-translation",
