@@ -47,3 +47,12 @@ def test_liquid_tags_in_a_jekyll_page_stay():
     assert "# Installing-it {{ site.product }}\n" in out
     assert '\n{% include note.html content="Read this first" %}\n' in out
     assert "restart-it {{ page.app_name }} when-it" in out
+
+
+def test_a_tag_is_only_what_lies_between_its_own_braces():
+    page = (b"<p>Type {{ to open a tag and then {{ user.name }} gets filled in.</p>"
+            b"<p>Raw output {{{ body_html }}} stays as written.</p>")
+    out = translate_document(None, page, name="help.html", translate=mangling).decode()
+    assert "Type-it { to open-it a tag-it and-it then-it {{ user.name }} gets-it filled-it in.</p>" in out, out
+    assert "Raw-it output-it {{{ body_html }}} stays-it as written-it.</p>" in out, out
+    # was: "{{ to open a tag and then {{ user.name }}" one tag, its words unread

@@ -150,7 +150,8 @@ PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
 # Symbols a model whose vocabulary lacks them drops: © ™ ♪ ❤️ 🚀 (with their modifiers), arrows (`File → Open`),
 # keycaps (1️⃣ #️⃣)
 SYMBOL = r"(?:(?=[\p{So}\u2190-\u21ff\u27f0-\u27ff\u2900-\u297f])\X|[0-9#*]\ufe0f?\u20e3)+"
-TEMPLATE = r"\{\{.{1,200}?\}\}|\{%.{1,200}?%\}|\{#.{1,200}?#\}"
+TEMPLATE = (r"\{\{\{(?:(?!\{\{|\}\}).){1,200}\}\}\}|\{\{(?:(?!\{\{|\}\}).){1,200}\}\}"    # (`{{{ raw }}}`: Handlebars')
+            r"|\{%(?:(?!\{%|%\}).){1,200}%\}|\{#(?:(?!\{#|#\}).){1,200}#\}")    # never across another tag's opening
 VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL,
                                                                     TEMPLATE)))
 LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
@@ -174,15 +175,27 @@ def protected_spans(text: str, pattern: regex.Pattern | None = None, verbatim: b
     and (`verbatim`) of `VERBATIM` (URLs, e-mail addresses, inline tags, entities, file paths), the leftmost
     first, the longer of two that start together, never overlapping."""
     patterns = [p for p in (pattern, VERBATIM if verbatim else None) if p is not None]
+    upcoming = {p: _next_match(p, text, 0) for p in patterns}     # each pattern's next match, searched once
     spans, position = [], 0
-    while patterns:
-        found = [m for m in (p.search(text, position) for p in patterns) if m is not None and m.end() > m.start()]
+    while True:
+        for p, match in upcoming.items():
+            if match is not None and match.start() < position:
+                upcoming[p] = _next_match(p, text, position)
+        found = [m for m in upcoming.values() if m is not None]
         if not found:
             break
         match = min(found, key=lambda m: (m.start(), -m.end()))
         spans.append(match.group(0))
         position = match.end()
     return spans
+
+
+def _next_match(pattern: regex.Pattern, text: str, position: int) -> regex.Match | None:
+    """`pattern`'s first non-empty match in `text` from `position`."""
+    for match in pattern.finditer(text, position):
+        if match.end() > match.start():
+            return match
+    return None
 
 
 # A word for line breaking: a run of characters other than spaces, where a tag (`<font color="red">`, `<v John
