@@ -282,3 +282,63 @@ def test_no_translation_breaks_an_icu_message_s_syntax(data):
         assert skeleton(found[key]) == skeleton(source), found[key]
     messages = regex.findall(r"(?:\|\||[^|])+", found["apples"])            # as Symfony splits them
     assert len(messages) == 3 and messages[0].startswith("{0} ") and messages[1].startswith("{1} ")
+
+
+def xliff_of(*sources: str) -> bytes:
+    units = "".join(f'<trans-unit id="{index}"><source>{source}</source></trans-unit>'
+                    for index, source in enumerate(sources))
+    return (f'<xliff version="1.2" xmlns="{V1}"><file source-language="en" target-language="it"><body>{units}'
+            "</body></file></xliff>").encode()
+
+
+def test_apostrophes_inside_an_icu_case_s_codes_are_the_code_s_not_icu_quoting():
+    source = """{n, plural, one {Show <x id="1" equiv-text="{{ a ? 'x' : '' }}"/> file} other {# files}}"""
+    out = translate_document(None, xliff_of(source), name="m.xlf", translate=suffixed)
+    found = inner(targets(out, V1)["0"]).replace(f' xmlns="{V1}"', "")
+    assert found == ("""{n, plural, one {Show-it <x id="1" equiv-text="{{ a ? 'x' : '' }}"/> file-it} """
+                     "other {# files-it}}")
+    # was: equiv-text="{{ a ? ''x'' : '' }}", the code's apostrophes doubled as ICU text's
+
+
+def test_a_brace_the_model_makes_up_in_an_icu_case_keeps_that_case_s_source():
+    def inventive(texts: list[str]) -> list[str]:       # adds an argument the message does not have
+        return [text.replace("files", "{nome} files") for text in suffixed(texts)]
+    out = translate_document(None, xliff_of("{n, plural, one {One file} other {# files}}"), name="m.xlf",
+                             translate=inventive)
+    found = inner(targets(out, V1)["0"]).replace(f' xmlns="{V1}"', "")
+    assert found == "{n, plural, one {One-it file-it} other {# files}}"     # was: other {# {nome} files-it}
+
+
+def test_printf_conversions_side_by_side_are_not_a_symfony_placeholder():
+    catalog = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n#, c-format\n'
+               'msgid "Version %d.%d.%d, pages %s-%s at %dx%d pixels, %count% in all"\nmsgstr ""\n')
+    out = translate_document(None, catalog.encode(), name="a.po", translate=lambda texts: [t.upper() for t in texts])
+    msgstr = out.decode().rsplit("msgstr ", 1)[1]
+    kept = ["%d"] * 3 + ["%s"] * 2 + ["%d"] * 2 + ["%count%"]
+    assert regex.findall(r"%[a-z]+%(?!\w)|%[A-Za-z]", msgstr) == kept, msgstr
+    # was: `%d.%` and `%s-%` read as Symfony's %name%, so "VERSION %d.%D.%d, PAGES %s-%S AT %dx%D"
+
+
+def test_laravel_s_open_interval_is_a_choice():
+    source = "{0} There are none|[1,19] There are some|[20,*] There are many"
+    out = translate_document(None, xliff_of(source), name="m.xlf", translate=suffixed)
+    assert inner(targets(out, V1)["0"]) == ("{0} There-it are-it none-it|[1,19] There-it are-it some-it|"
+                                            "[20,*] There-it are-it many-it")       # was: [20,*]-it read as text
+
+
+def test_many_placeholders_in_a_unit_take_linear_time():
+    import time
+
+    source = "Values " + "{x} " * 4000 + "end"
+    started = time.perf_counter()
+    out = translate_document(None, xliff_of(source), name="m.xlf", translate=suffixed)
+    assert time.perf_counter() - started < 4, "quadratic"          # was 9-13 s: each pattern searched again
+    assert inner(targets(out, V1)["0"]).count("{x}") == 4000
+
+
+def test_a_symfony_choice_s_labels_are_kept_not_translated():
+    source = "one: There is one apple|more: There are %count% apples"
+    model, seen = recording(suffixed)
+    out = translate_document(None, xliff_of(source), name="m.xlf", translate=model)
+    assert inner(targets(out, V1)["0"]) == "one: There-it is one-it apple-it|more: There-it are-it %count% apples-it"
+    assert "There is one apple" in seen and not any("one:" in text for text in seen)      # was: one-it: ...

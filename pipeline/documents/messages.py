@@ -18,10 +18,11 @@ import regex
 from pipeline.documents.segments import Segment, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`),
-# Symfony's `%name%`, Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular, Jinja, Handlebars), ICU's simple arguments
-# (`{count, number}`, `{when, date, short}`, `{ name }`), Python's braces with a conversion and a format spec
-# (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
-PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]+%(?!%)"
+# Symfony's `%name%` (never printf's `%d.%d` or `%dx%d`: a word follows those), Qt (`%1`, `%L1`, `%n`), `{{ name }}`
+# (Angular, Jinja, Handlebars), ICU's simple arguments (`{count, number}`, `{when, date, short}`, `{ name }`),
+# Python's braces with a conversion and a format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags,
+# and command-line options (`--help`)
+PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]*\w%(?![\w%])"
                             r"|%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
                             r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%L?[0-9]{1,2}\b|%L?n\b"
                             r"|\{\{[^{}\n]{1,80}\}\}"
@@ -139,56 +140,68 @@ def _icu_cases(text: str, position: int, plural: bool, spans: list[tuple[int, in
         cases += 1
 
 
-def icu_literals(text: str, plural: bool) -> list[str]:
-    """The quoted literals of an ICU message text (`'{braces}'`), in order."""
+def icu_literals(text: str, plural: bool, codes: Sequence[str] = ()) -> list[str]:
+    """The quoted literals of an ICU message text (`'{braces}'`), in order; the apostrophes inside its inline
+    `codes` (`equiv-text="{{ a ? 'x' : '' }}"`) are none."""
     special = "{}|#" if plural else "{}|"
-    return [match.group(0) for match in ICU_QUOTING.finditer(text)
+    masked = _masked(text, codes)
+    return [text[match.start():match.end()] for match in ICU_QUOTING.finditer(masked)
             if match.group(0) != "''" and match.group(0)[1] in special]
 
 
-def icu_unquoted(text: str, plural: bool) -> str:
-    """An ICU message text as a reader reads it between its literals: `''` an apostrophe."""
-    return _between(text, icu_literals(text, plural), lambda piece: piece.replace("''", "'"))
+def icu_unquoted(text: str, plural: bool, codes: Sequence[str] = ()) -> str:
+    """An ICU message text as a reader reads it between its literals and inline `codes`: `''` an apostrophe."""
+    return _outside(text, [*icu_literals(text, plural, codes), *codes], lambda piece: piece.replace("''", "'"))
 
 
-def icu_quoted(translation: str, literals: Sequence[str], plural: bool, doubled: bool, last: bool) -> str:
-    """A translated ICU message text written back as ICU reads it: between the source's `literals`, every
-    apostrophe doubled where the source doubled them (`doubled`, as Java's MessageFormat wants), else those before
-    a `{`, `}`, `|` (or `#` in a plural), another apostrophe or, unless `last`, its end before the syntax that
-    follows (`dell'{name}`, `users'`), which would open a literal or read as one apostrophe."""
+def icu_quoted(translation: str, kept: Sequence[str], plural: bool, doubled: bool, last: bool) -> str:
+    """A translated ICU message text written back as ICU reads it: outside the source's literals and inline codes
+    (`kept`), every apostrophe doubled where the source doubled them (`doubled`, as Java's MessageFormat wants),
+    else those before a `{`, `}`, `|` (or `#` in a plural), another apostrophe or, unless `last`, its end before the
+    syntax or the code that follows (`dell'{name}`, `users'`), which would open a literal or read as one
+    apostrophe."""
     special = "{}|#" if plural else "{}|"
 
     def quoted(piece: str) -> str:
         if doubled:
             return piece.replace("'", "''")
         return regex.sub(r"'(?=[" + regex.escape(special + "'") + "])" + ("" if last else "|'$"), "''", piece)
-    return _between(translation, literals, quoted)
+    return _outside(translation, kept, quoted)
 
 
-def _between(text: str, literals: Sequence[str], change: Callable[[str], str]) -> str:
-    """`text` with `change` applied to what lies between `literals` (found in order; one not found is ignored)."""
+def _masked(text: str, codes: Sequence[str]) -> str:
+    """`text` with each of `codes` blanked out (NUL characters, as long): their braces and apostrophes unread."""
+    for code in sorted(set(codes), key=len, reverse=True):
+        text = text.replace(code, "\0" * len(code))
+    return text
+
+
+def _outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to what lies outside the occurrences of `kept` (the longest first)."""
+    if not kept:
+        return change(text)
+    pattern = regex.compile("|".join(regex.escape(span) for span in sorted(set(kept), key=len, reverse=True)))
     out, position = [], 0
-    for literal in literals:
-        found = text.find(literal, position)
-        if found < 0:
-            continue
-        out += [change(text[position:found]), literal]
-        position = found + len(literal)
+    for match in pattern.finditer(text):
+        out += [change(text[position:match.start()]), match.group(0)]
+        position = match.end()
     return "".join(out) + change(text[position:])
 
 
 # Symfony's choices before ICU (and Laravel's): `{0} No apples|{1} One apple|]1,Inf[ %count% apples`, each message
-# behind an interval (`{1,2}`, `[1,5]`, `]1,Inf[`, `[-Inf,0[`) or none (`One apple|%count% apples`), `||` a pipe
-_BOUND = r"(?:[-+]?Inf|-?[0-9]+(?:\.[0-9]+)?)"
+# behind an interval (`{1,2}`, `[1,5]`, `]1,Inf[`, `[-Inf,0[`, Laravel's `[20,*]`), a label (`one: One apple`, which
+# Symfony drops) or nothing (`One apple|%count% apples`); `||` is a pipe
+_BOUND = r"(?:[-+]?Inf|-?[0-9]+(?:\.[0-9]+)?|\*)"               # `*`: Laravel's unbounded end
 CHOICE_INTERVAL = regex.compile(rf"\s*(?:\{{\s*-?[0-9]+(?:\s*,\s*-?[0-9]+)*\s*\}}"
                                 rf"|[\[\]]\s*{_BOUND}\s*,\s*{_BOUND}\s*[\[\]])\s*")
+CHOICE_LABEL = regex.compile(r"\s*\w+:\s*")
 CHOICE_BAR = regex.compile(r"(?<!\|)\|(?!\|)")
 
 
 def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     """The spans of `text`'s messages (start, end, False) where it is a Symfony choice: two messages or more
-    between single `|`s, each behind an interval, or none behind one and one holding `%count%` (so that a title
-    `Home | About` is not one). None otherwise."""
+    between single `|`s, each behind an interval, or where one holds `%count%` (so that a title `Home | About` is
+    not one), each behind a label or none behind one. None otherwise."""
     bars = [match.start() for match in CHOICE_BAR.finditer(text)]
     if not bars:
         return None
@@ -196,9 +209,12 @@ def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     intervals = [CHOICE_INTERVAL.match(text, start, end) for start, end in bounds]
     if all(intervals):
         return [(interval.end(), end, False) for interval, (_, end) in zip(intervals, bounds)]
-    if not any(intervals) and "%count%" in text:
-        return [(start, end, False) for start, end in bounds]
-    return None
+    if any(intervals) or "%count%" not in text:
+        return None
+    labels = [CHOICE_LABEL.match(text, start, end) for start, end in bounds]
+    if all(labels):
+        return [(label.end(), end, False) for label, (_, end) in zip(labels, bounds)]
+    return [(start, end, False) for start, end in bounds]
 
 
 class MessagePart:
@@ -211,8 +227,8 @@ class MessagePart:
     def __init__(self, message: CatalogMessage, source: str, codes: list[str], plural: bool, last: bool,
                  well_formed: Callable[[str], bool] | None = None):
         self.message, self.source, self.plural, self.last = message, source, plural, last
-        self.literals = icu_literals(source, plural) if message.icu else []
-        read = icu_unquoted(source, plural) if message.icu else source
+        self.literals = icu_literals(source, plural, codes) if message.icu else []
+        read = icu_unquoted(source, plural, codes) if message.icu else source
         self._codes = Counter(codes)
         kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
         pound = ["#"] if plural and message.icu else []
@@ -247,11 +263,10 @@ class MessagePart:
             return translation if self._syntax_kept(translation) else self.source
         if not self.message.icu:
             return translation
-        written = icu_quoted(translation, self.literals, self.plural, self.message.doubled, self.last)
-        masked = written
-        for code in self._codes:                           # braces inside codes' attributes unread, as in the source
-            masked = masked.replace(code, "\0" * len(code))
-        return written if icu_plain(masked, self.plural) else self.source
+        written = icu_quoted(translation, [*self.literals, *self._codes], self.plural, self.message.doubled,
+                             self.last)
+        plain = icu_plain(_masked(written, list(self._codes)), self.plural)   # codes' braces unread, as the source's
+        return written if plain and self._syntax_kept(translation) else self.source
 
 
 class CatalogMessage:
@@ -273,7 +288,7 @@ class CatalogMessage:
         spans = spans or choices or [(0, len(text), False)]
         bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(text)]
         self._syntax = [text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]    # around the texts
-        self.doubled = self.icu and any(text[start:end] != icu_unquoted(text[start:end], plural)
+        self.doubled = self.icu and any(masked[start:end] != icu_unquoted(masked[start:end], plural)
                                         for start, end, plural in spans)        # `''` for every apostrophe
         self.parts = [MessagePart(self, text[start:end], [code for at, code in codes if start <= at < end],
                                   plural, end == len(text), well_formed) for start, end, plural in spans]
