@@ -85,3 +85,12 @@ def test_a_comment_between_braces_comes_back_as_written_from_a_model_that_drops_
     out = translate_document(None, source.encode(), name="pun.ass", translate=dropping_braces).decode()
     assert ",The-it bank-it {TN: a pun on river bank} was-it closed-it today-it\n" in out     # the note stays hidden
     assert ",Hello-it {=3}there-it my {\\i1}old-it{\\i0} friend-it\n" in out             # (was "Hello-it =3there")
+
+
+def test_a_comment_s_backslashes_are_its_text_not_line_breaks_or_hard_spaces():
+    head = HEAD.split("[V4+ Styles]")[0] + "[Events]\n" + HEAD.split("[Events]\n")[1]
+    events = ["The bank {TN: line one\\Nline two\\nthree\\hfour} was closed today"]
+    source = head + "".join(f"Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{text}\n" for text in events)
+    out = translate_document(None, source.encode(), name="note.ass", translate=suffixed).decode()
+    assert ",The-it bank-it {TN: line one\\Nline two\\nthree\\hfour} was-it closed-it today-it\n" in out, out
+    # was: {TN: line one\Nline two\Nthree{\h}four}, braces nested in a comment

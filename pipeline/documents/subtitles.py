@@ -85,8 +85,10 @@ ASS_EDGE = r"(?:\{[^{}]*\}|\\[Nnh])"
 ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}*\Z")
 ASS_HARD_SPACE = "{\\h}"          # `\h` inside a text, read as an override block is: kept verbatim
 # A block of text between braces inside a text (`{TN: a pun on "Bank"}`, `{=3}`) is a comment no player shows: read
-# as an override block is (kept verbatim, where it stood, taking no width on the screen), marked so
+# as an override block is (kept verbatim, where it stood, taking no width on the screen), marked so; its backslashes
+# stand in for so that none reads as a line break or a hard space (`{TN: a\Nb}` is a comment's text)
 ASS_COMMENT, ASS_COMMENT_MARK = regex.compile(r"\{(?!\\)([^{}\n]{0,190})\}"), "\\\ue000"
+ASS_COMMENT_BACKSLASH = "\ue001"
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -447,7 +449,8 @@ class AssDocument:
             tail = ASS_TAIL.search(text_field, len(head)).group(0)
             inner = text_field[len(head):len(text_field) - len(tail)]
             self._events.append((number, event.group(1) + ",".join(values[:-1]) + "," + head, tail, inner))
-            shown = ASS_COMMENT.sub(lambda match: "{" + ASS_COMMENT_MARK + match.group(1) + "}", inner)
+            shown = ASS_COMMENT.sub(lambda match: "{" + ASS_COMMENT_MARK
+                                    + match.group(1).replace("\\", ASS_COMMENT_BACKSLASH) + "}", inner)
             texts.append(ASS_LINE_BREAKS.sub("\n", shown).replace("\\h", ASS_HARD_SPACE))
             styles.append(values[fields.index("style")].strip() if "style" in fields else "")
         if not ASS_START.match(text.lstrip().encode("utf-8")[:4096]):
@@ -462,6 +465,7 @@ class AssDocument:
             rendered = cue.render()                  # one line where the source had one: the player wraps it
             rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(inner) else " ")
             rendered = rendered.replace(ASS_HARD_SPACE, "\\h").replace("{" + ASS_COMMENT_MARK, "{")
+            rendered = rendered.replace(ASS_COMMENT_BACKSLASH, "\\")
             lines[number] = head + rendered + tail
         text = "\n".join(lines)
         if line_end(self._encoded.text) != "\n":
