@@ -172,3 +172,21 @@ def test_a_range_whose_words_the_translation_does_not_hold_never_cuts_the_senten
     xml = zipfile.ZipFile(io.BytesIO(out)).read("word/document.xml").decode("utf-8")
     assert texts(re.sub(r' xml:space="preserve"', "", xml)) == "Controlla le cifre prima di venerdì."
     assert '<w:commentRangeStart w:id="0"/><w:commentRangeEnd w:id="0"/>' in xml      # empty, as it always was
+
+
+def test_ranges_that_cover_a_tab_s_prose_never_cut_its_sentence():
+    body = (f'<w:p>{run("Status:")}<w:r><w:tab/></w:r><w:commentRangeStart w:id="0"/>{run("The budget figures")}'
+            f'<w:commentRangeEnd w:id="0"/>{run(", ")}<w:bookmarkStart w:id="1" w:name="plan"/>'
+            f'{run("the annual plan")}<w:bookmarkEnd w:id="1"/>{run(".")}</w:p>')
+    seen, xml = translated(body)
+    assert "The budget figures, the annual plan." in seen, seen      # was: "The budget figures", "the annual plan"
+    assert texts(xml) == "Status-it:The-it budget-it figures-it, the-it annual-it plan-it."
+    assert "hyperlink" not in xml and "x-nmt-pipeline" not in xml
+
+
+def test_more_ranges_in_a_sentence_than_groups_a_layout_holds_never_cut_it():
+    words = "".join(f'<w:bookmarkStart w:id="{n}" w:name="b{n}"/>{run(f"word{n} ")}<w:bookmarkEnd w:id="{n}"/>'
+                    for n in range(70))
+    seen, xml = translated(f'<w:p>{run("Start here ")}{words}{run("and stop.")}</w:p>')
+    assert seen[0].startswith("Start here word0 word1") and seen[0].endswith("word69 and stop."), seen[:3]
+    assert "hyperlink" not in xml and "x-nmt-pipeline" not in xml and xml.count("<w:bookmarkStart") == 70

@@ -395,14 +395,27 @@ def release_ranges(held: list[tuple[Any, Any, Any, Any]]) -> None:
         holder.getparent().remove(holder)
 
 
+def _prose(text: str, link: Any, verbatim: bool) -> bool:
+    """Whether a holder is prose outside every link: not code, with a letter."""
+    return link is None and not verbatim and any(character.isalpha() for character in text)
+
+
+def _ranges_as_prose(texts: list[str], links: list[Any], code: list[bool]) -> list[Any]:
+    """A Word chunk's holders' links, its held ranges (`hold_ranges`) read as plain runs where no other holder is
+    prose (a chunk after a tab that is all ranges and links), or where ranges and links are more than `MAX_GROUPS`:
+    a range then never cuts its sentence (as a link alone would), and its marks end up around what its runs hold, as
+    before ranges were held."""
+    if any(map(_prose, texts, links, code)) and len({id(link) for link in links if link is not None}) <= MAX_GROUPS:
+        return links
+    return [None if link is not None and link.get(RANGE_HOLDER) else link for link in links]
+
+
 def _link_parts(texts: list[str], links: list[Any], code: list[bool]) -> list[list[int]]:
     """A chunk's holders (each with its text, its link or None, and whether it is code) as the chunks to read: the
     whole chunk, its links' text as groups, where a holder outside every link is prose with a letter (the
     sentence's main formatting lives there: `1. ` or `(` before a link is none); else cut around each link
     (consecutive holders of one link, or of none), as a link alone is; so too past `MAX_GROUPS` links."""
-    if len({id(link) for link in links if link is not None}) <= MAX_GROUPS and any(
-            link is None and not verbatim and any(character.isalpha() for character in text)
-            for text, link, verbatim in zip(texts, links, code)):
+    if len({id(link) for link in links if link is not None}) <= MAX_GROUPS and any(map(_prose, texts, links, code)):
         return [list(range(len(links)))]
     parts: list[list[int]] = []
     for index, link in enumerate(links):
@@ -471,7 +484,7 @@ class _OoxmlParagraphs:
                             else self._code(t.getparent()) for t in chunk]))
         self._chunks: list[tuple[list[Any], RunLayout, list[Any]]] = []      # (chunk, layout, each holder's link)
         for (whole, all_texts, _), all_code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
-            all_links = [self._link_of.get(t) for t in whole]
+            all_links = _ranges_as_prose(all_texts, [self._link_of.get(t) for t in whole], all_code)
             for part in _link_parts(all_texts, all_links, all_code):
                 chunk, texts = [whole[i] for i in part], [all_texts[i] for i in part]
                 code, links = [all_code[i] for i in part], [all_links[i] for i in part]
