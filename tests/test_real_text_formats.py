@@ -324,3 +324,54 @@ def test_icu_and_symfony_choices_in_a_catalog_keep_their_syntax(tmp_path):
         "cart-it")
     assert not any("plural," in text or "|" in text for text in seen)
     msgfmt_check(tmp_path, out)
+
+
+SPHINX = rb'''# A catalog as sphinx-build -b gettext writes it.
+msgid ""
+msgstr ""
+"Project-Id-Version: Demo 1.0\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+"Generated-By: Babel 2.14.0\n"
+
+#: ../../source/usage.rst:12
+msgid "Run ``make html`` and open the ``_build/html`` folder, as :ref:`the install guide <install>` says."
+msgstr ""
+
+#: ../../source/usage.rst:20
+msgid "Use :py:class:`~pathlib.Path` with |project| |version|, see `Python <https://www.python.org>`_ and [1]_."
+msgstr ""
+
+#: ../../source/usage.rst:31
+msgid "Write ``{count, plural, one {# file} other {# files}}`` in the template."
+msgstr ""
+
+#: ../../source/usage.rst:40
+msgid "Keep the _build folder out of version control."
+msgstr ""
+
+#: ../../source/guide.md:5
+msgid "Run `make html` and see [the guide](install.md)."
+msgstr ""
+'''
+
+
+@pytest.mark.parametrize("located", [True, False])
+def test_a_sphinx_catalog_keeps_its_markup_as_written(tmp_path, located):
+    import polib
+    from stand_ins import recording
+
+    catalog = SPHINX if located else re.sub(rb"#: [^\n]*\n", b"", SPHINX)      # gettext_location = False
+    model, seen = recording(lambda texts: [text.upper() for text in texts])     # translates inside anything
+    out = translate_document(None, catalog, name="usage.pot", translate=model)
+    found = {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
+    kept = ["``make html``", "``_build/html``", ":ref:`the install guide <install>`", ":py:class:`~pathlib.Path`",
+            "|project|", "|version|", "<https://www.python.org>", "[1]_",
+            "``{count, plural, one {# file} other {# files}}``"]
+    for msgid, msgstr in found.items():
+        for span in kept:
+            assert msgstr.count(span) == msgid.count(span), (span, msgstr)   # was: ``MAKE HTML``, :REF:`THE ...`
+    assert found["Keep the _build folder out of version control."] == "KEEP THE _BUILD FOLDER OUT OF VERSION CONTROL."
+    assert not any("plural," in text for text in seen)            # a choice inside a literal is no choice
+    markdown = found["Run `make html` and see [the guide](install.md)."]
+    assert ("`make html`" in markdown and "](install.md)" in markdown) == located   # by the references alone
+    msgfmt_check(tmp_path, out)

@@ -22,6 +22,12 @@ that lost one is redone between them (`segments`). An accelerator (`_File`, `&Op
 and put back before the same letter in the translation where it has one, else before its first letter; a `_` or `&`
 inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not one.
 
+A documentation catalog's messages keep their documents' inline markup as written (`messages.RST_MARKUP`): Sphinx's
+reStructuredText literals (``make html``), roles (:ref:`install`), references and substitutions, by an entry's
+references (`#: ../../source/usage.rst:12`, Django's `.txt`) or, in a catalog written without them, where a msgid
+holds a literal or a role; Markdown's code spans and link destinations where the references name `.md` files
+(MyST, mdpo). Such a text has no accelerator (`_build` is a word), and a choice's syntax inside a literal is none.
+
 A catalog is read in the charset its header declares (`charset=ISO-8859-1`, any Python knows), else as UTF-8 (or
 UTF-16 with a byte-order mark), and written back in that charset, header unchanged, where every translation fits in
 it, else as UTF-8 with the header saying so. A line that is not a comment, a keyword and quoted strings, or quoted
@@ -32,13 +38,15 @@ from __future__ import annotations
 
 import codecs
 import functools
+import posixpath
 import tempfile
+from collections import Counter
 from typing import Iterable
 
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import PLACEHOLDER, CatalogMessage
+from pipeline.documents.messages import MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, CatalogMessage
 from pipeline.documents.segments import VERBATIM, Segment
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
@@ -52,6 +60,11 @@ DETECT_CHARS = 5000             # of msgid text lingua reads: plenty to tell Eng
 DETECT_LEAD = (60.0, 4.0)       # a language other than English needs this confidence, and this many times the next
 DETECT_WORDS = 8                # and this many words, in msgids of two words or more
 WORD = regex.compile(r"\p{L}+")
+# A documentation catalog's messages come from documents whose inline markup they keep (`messages.RST_MARKUP`):
+# Sphinx's reStructuredText (`#: ../../source/usage.rst:12`; Django's docs are `.txt`), MyST's or mdpo's Markdown
+MARKUP_OF_SOURCE = {".rst": RST_MARKUP, ".rest": RST_MARKUP, ".txt": RST_MARKUP, ".md": MARKDOWN_MARKUP,
+                    ".markdown": MARKDOWN_MARKUP}
+RST_SIGNAL = regex.compile(r"(?<![\w`])``[^\s`]|(?<![\w`:]):[A-Za-z][\w+.-]*:`")    # a literal or a role: Sphinx's
 
 
 def language_code(value: str) -> str | None:
@@ -170,15 +183,38 @@ def check_syntax(text: str, name: str) -> None:
                              f"(msgid, msgstr, ...) and a quoted string, or a quoted string, got {line[:60]!r}")
 
 
+def entry_markup(entry: object, default: regex.Pattern | None) -> regex.Pattern | None:
+    """The inline markup an entry's text keeps: its documents' (`MARKUP_OF_SOURCE`, by its references' suffixes),
+    else the catalog's `default` (`catalog_markup`)."""
+    for path, _ in entry.occurrences:
+        markup = MARKUP_OF_SOURCE.get(posixpath.splitext(path)[1].lower())
+        if markup is not None:
+            return markup
+    return default
+
+
+def catalog_markup(entries: Iterable) -> regex.Pattern | None:
+    """A catalog's inline markup where an entry names no document: the one its entries' references name most,
+    else reStructuredText's where a msgid holds a literal or a role (a Sphinx catalog written without references,
+    `gettext_location = False`), else none (a program's catalog)."""
+    entries = list(entries)
+    named = Counter(markup for entry in entries for markup in [entry_markup(entry, None)] if markup is not None)
+    if named:
+        return named.most_common(1)[0][0]
+    return RST_MARKUP if any(RST_SIGNAL.search(entry.msgid) for entry in entries) else None
+
+
 class Message:
     """One text of an entry (its msgid or msgid_plural): its segments (one, or one per text of an ICU or Symfony
     choice, as Lingui's and Symfony's catalogs hold them: `CatalogMessage`), and the translation with its
-    accelerator (a choice has none)."""
+    accelerator (a choice has none, nor has a document's text). `markup`: the document's inline markup, kept as
+    inline codes are (`entry_markup`)."""
 
-    def __init__(self, text: str):
-        message = CatalogMessage(text)
+    def __init__(self, text: str, markup: regex.Pattern | None = None):
+        codes = [(match.start(), match.group(0)) for match in markup.finditer(text)] if markup is not None else []
+        message = CatalogMessage(text, codes)
         self._marker = self._letter = None
-        if not message.choice:
+        if not message.choice and markup is None:
             bare, self._marker, self._letter = take_accelerator(text)
             message = CatalogMessage(bare)
         self._message = message
@@ -262,6 +298,7 @@ class PoDocument:
         self._source_catalog = bool(self._language) and code == source    # its msgstrs are source text
         overwrite = self._overwrite or self._source_catalog
         self._todo: list[tuple[object, list[Message]]] = []
+        markup = catalog_markup(entry for entry in self._catalog if not entry.obsolete and entry.msgid)
         for entry in self._catalog:
             if entry.obsolete or not entry.msgid:
                 continue
@@ -269,7 +306,7 @@ class PoDocument:
             if started and not overwrite:
                 continue
             texts = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
-            self._todo.append((entry, [Message(text) for text in texts]))
+            self._todo.append((entry, [Message(text, entry_markup(entry, markup)) for text in texts]))
         if judge and self._todo:
             self._judge_msgids(direction)
         self.segments = [segment for _, messages in self._todo for message in messages for segment in message.segments]

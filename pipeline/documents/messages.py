@@ -31,6 +31,21 @@ PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]*\w%(?![\w%])"
                             r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
                             r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
 
+# Inline markup of a documentation catalog's messages that a translation keeps as written, as a message's codes are
+# (never translated, never read as a choice's syntax): reStructuredText's (Sphinx's catalogs) literals
+# (``make html``), roles (:ref:`install`, :py:class:`~pathlib.Path`), interpreted text and references by name
+# (`Path`, `Python`_: never one with a link inside, `Python <https://python.org>`_, whose words are read),
+# substitutions (|version|) and footnote or citation references ([1]_, [#note]_); Markdown's (MyST's, mdpo's) code
+# spans (`make html`), MyST's roles ({ref}`install`) and link destinations (`](install.md)`)
+RST_MARKUP = regex.compile(r"(?<![\w`])``[^\s`](?:[^`]*?[^\s`])?``(?![\w`])"
+                           r"|(?<![\w`:]):(?:[A-Za-z][\w+.-]*:)+`[^`\n]+`(?!`)"
+                           r"|(?<![\w`])`[^\s`<](?:[^`<\n]*?[^\s`<])?`(?:__?)?(?![\w`])"
+                           r"|(?<![\w|])\|[^\s|](?:[^|\n]*?[^\s|])?\|(?:__?)?(?![\w|])"
+                           r"|\[(?:[0-9]+|#[\w-]*|\*|[A-Za-z][\w.-]*)\]_(?!\w)")
+MARKDOWN_MARKUP = regex.compile(r"(?:\{[\w:-]+\})?(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)"
+                                r"|\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"\n]*\")?\)")
+
+
 # ICU MessageFormat's choices (Angular's, Symfony's `+intl-icu` catalogs, FormatJS, Java): `{count, plural, offset:1
 # =0 {none} one {# file} other {# files}}`, `select` and `selectordinal` alike, nested at will. Quoting as ICU
 # reads it: `''` is an apostrophe, and a `'` before `{`, `}`, `|` (or `#` in a plural) opens a literal that the
