@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
+from pipeline.documents.front_matter import PROSE_KEYS
 from pipeline.documents.markdown import github_anchor
 
 URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]|www\.[\w-]+(?:\.[\w-]+)+(?:/[^\s<>\"'`)\]]*[^\s<>\"'`)\].,;:!?])?")
@@ -176,6 +177,19 @@ def vtt_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     return problems
 
 
+def _front_data(block: str) -> object:
+    """A YAML front matter's data, its shown values (`PROSE_KEYS`) left out."""
+    import yaml
+
+    data = yaml.safe_load(block.strip().strip("-")) if block else None
+    return {key: value for key, value in data.items() if key not in PROSE_KEYS} if isinstance(data, dict) else data
+
+
+def _without_prose(block: str) -> str:
+    """A front matter's lines but those of its shown values (`PROSE_KEYS`): the rest comes back byte for byte."""
+    return "\n".join(line for line in block.split("\n") if line.split(":", 1)[0] not in PROSE_KEYS)
+
+
 # -- Markdown ---------------------------------------------------------------------------------------------------------
 def markdown_problems(name: str, original: bytes, translated: bytes) -> list[str]:
     from markdown_it import MarkdownIt
@@ -184,8 +198,10 @@ def markdown_problems(name: str, original: bytes, translated: bytes) -> list[str
     front = re.compile(r"\A---\n.*?\n---\n", re.S)
     problems = []
     before_text, after_text = original.decode("utf-8"), translated.decode("utf-8")
-    if (front.match(before_text) or [None])[0] != (front.match(after_text) or [None])[0]:
-        problems.append(f"{name}: the front matter changed")
+    fronts = [(front.match(text) or [""])[0] for text in (before_text, after_text)]
+    if [_front_data(block) for block in fronts] != [_front_data(fronts[0])] * 2 or \
+            [_without_prose(block) for block in fronts] != [_without_prose(fronts[0])] * 2:
+        problems.append(f"{name}: the front matter changed but for the values a site shows (PROSE_KEYS)")
     before_text, after_text = front.sub("", before_text), front.sub("", after_text)
     old, new = parser.parse(before_text), parser.parse(after_text)
     if [t.type for t in old] != [t.type for t in new]:

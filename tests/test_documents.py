@@ -162,7 +162,8 @@ def test_markdown_keeps_code_links_front_matter_and_structure(model):
 
     source = fixture("guide.md").decode()
     out = translated("guide.md", model)
-    assert out.startswith("---\ntitle: Getting started\ntags: [install, guide]\n---\n")
+    assert out.startswith(("---\ntitle: Getting-it started-it\ntags: [install, guide]\n---\n",     # a shown value
+                           "---\ntitle: GETTING STARTED\ntags: [install, guide]\n---\n"))        # translated
     for kept in ("`pip install example`", "(https://example.org/manual \"The manual\")", "<https://example.org>",
                  "```bash\nexample --config ~/.example.yaml  # a comment that stays English\n```",
                  "`--quiet`", "`--help`", "![The main window](images/main-window.png)"):
@@ -551,7 +552,7 @@ def test_markdown_front_matter_language_follows_the_run():
               "alt: fr\n---\n\nThe lang: en key sets the language.\n")
     out = translate_document(None, source.encode(), name="notes.md", translate=faithful).decode()
     front, body = out.split("\n---\n", 1)
-    assert front == ("---\ntitle: Notes\nlang: it-IT\nlanguage: \"it\"  # the page's\nlocale: it_IT\nauthor:\n  lang: en\n"
+    assert front == ("---\ntitle: Notes-it\nlang: it-IT\nlanguage: \"it\"  # the page's\nlocale: it_IT\nauthor:\n  lang: en\n"
                      "alt: fr")
     assert body == "The-it lang-it: en key-it sets-it the-it language-it.\n"
     toml = translate_document(None, b'+++\nlang = "en"\n[params]\nlang = "en"\n+++\n\nHello there.\n', name="a.md",

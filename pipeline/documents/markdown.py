@@ -1,24 +1,25 @@
 """Markdown (`.md`): parsed by `markdown-it-py` (CommonMark, with tables) and written back by `mdformat`'s
 renderer (the formatter built on it), both well kept.
 
-What survives exactly: front matter (a leading `---` YAML or `+++` TOML block), reference-link definitions, fenced
-and indented code blocks, inline code, link and image targets and titles, autolinks, inline HTML, block HTML but for
-its text (translated as an HTML page's is, `_html_block`, where the parser writes the block back as it is), and the
-URLs, e-mail addresses and paths of the text (`segments.protected_spans`); common extensions' markup
+What survives exactly: front matter (a leading `---` YAML or `+++` TOML block) but for the values a site shows,
+reference-link definitions, fenced and indented code blocks, inline code, link and image targets and titles,
+autolinks, inline HTML, block HTML but for its text (translated as an HTML page's is, `_html_block`, where the
+parser writes the block back as it is), and the URLs, e-mail addresses and paths of the text
+(`segments.protected_spans`); common extensions' markup
 (`INLINE_KEPT`: task boxes, footnote labels, Liquid/Jinja/Hugo tags, attribute lists, a heading's at its end
 whatever the translation, `$` math; `$$` math blocks, abbreviations' labels (`*[HTML]:`, the expansion translated,
 a line each), definition lists' markers (`Term` / `:   text`, term and definitions translated, each on its lines),
-lines of block tags, and admonition and content tab lines, whose indented body is translated; MDX `import` and
-`export` statements; Docusaurus/VitePress `:::` container fences, whose body and plain title are translated; GitHub
-alert markers, `> [!NOTE]`, alone on their quote's first line); the structure of headings, lists, block quotes,
-tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
+lines of block tags, and admonition (but for a title) and content tab lines, whose indented body is translated;
+MDX `import` and `export` statements; Docusaurus/VitePress `:::` container fences, whose body and plain title are
+translated; GitHub alert markers, `> [!NOTE]`, alone on their quote's first line); the structure of headings, lists,
+block quotes, tables and emphasis. Each paragraph, heading or table cell is one text for the model, its markup included:
 the translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML, and
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
 and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
 mdformat's: list markers, heading style and a paragraph's line breaks are normalized (a paragraph comes back on
-one line), which changes nothing a Markdown renderer shows. The front matter's top-level `lang`, `language` or
-`locale` (YAML or TOML; Pandoc, Jekyll and Hugo read them) naming the run's source language names its target, in the
-same form (`en` -> `it`, `en-US` -> `it-IT`, `en_GB` -> `it_IT`); everything else in it is kept as written.
+one line), which changes nothing a Markdown renderer shows. The front matter (YAML or TOML: `front_matter`) has
+the values a site shows translated (`title`, `description`, `summary`, ...) and its top-level `lang`, `language` or
+`locale` naming the run's source language names its target (`en-US` -> `it-IT`); everything else is kept as written.
 A heading's anchor is made from its text, so a translated heading has another: a link within the document
 (`[see below](#getting-started)`, inline or a reference definition) to a heading's anchor is pointed at that
 heading's new one (`#per-iniziare`), for the anchors GitHub/GitLab make and those Python-Markdown's `toc` (MkDocs)
@@ -40,13 +41,9 @@ from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require
-from pipeline.language import REGIONS, Direction, FollowsDirection
+from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
+from pipeline.language import Direction, FollowsDirection
 
-FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)|\+\+\+[ \t]*\r?\n(?:.*?\r?\n)??\+\+\+)"
-                            r"[ \t]*(?:\r?\n|\Z)", regex.S)
-FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))((?i)[a-z]{2})((?i)[-_][a-z0-9]+)?"""
-                               r"""(?=\2(?:[ \t]+#.*)?[ \t]*\r?$)""", regex.M)   # a top-level key, its code, region, end
-TOML_TABLE = regex.compile(r"^\[", regex.M)          # where a TOML front matter's top level ends
 STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
@@ -67,8 +64,10 @@ INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
 TASK_MARKER = regex.compile(r"\[[ xX]\](?=[ \t])")              # a task list item's box, where its text starts
 TEMPLATE_LINE = regex.compile(r"(?:\{%.{0,2000}?%\}|\{\{[<%].{0,2000}?[>%]\}\}|[ \t])+")   # block tags alone
 FOOTNOTE_DEFINITION = regex.compile(r"\[\^[^\]\s]{1,200}\]:")
-# MkDocs / Python-Markdown: an admonition's line (`!!! note "Title"`, `??? tip`) or a content tab's (`=== "Label"`)
-ADMONITION = regex.compile(r"(?:(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?|===[!+]?[ \t]+\"[^\"\n]*\")[ \t]*")
+# MkDocs / Python-Markdown: an admonition's line (`!!! note "Title"`, `??? tip`: the title translated) or a content
+# tab's (`=== "Label"`: kept, as Material links tabs across pages by their label)
+ADMONITION = regex.compile(r"(?:(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"(?P<title>[^\"\n]*)\")?"
+                           r"|===[!+]?[ \t]+\"[^\"\n]*\")[ \t]*")
 # Docusaurus / VitePress containers: `:::note`, `:::tip Title`, `:::warning[Title]`, `:::info{title="x"}`, closed by
 # a line of as many colons or more (an outer one has more: `::::`)
 CONTAINER = regex.compile(r"(?P<fence>:{3,})[ \t]*[\w-]+(?:\[[^\]\n]*\]|\{[^{}\n]*\})*"
@@ -382,8 +381,15 @@ def _admonition(state: Any, start: int, end: int, silent: bool) -> bool:
         last += 1
     while last > start + 1 and state.isEmpty(last - 1):
         last -= 1
+    line = _line(state, start).rstrip()
+    title = ADMONITION.fullmatch(line).span("title")
     opening = state.push("admonition_open", "div", 1)
-    opening.markup, opening.map = _line(state, start).rstrip(), [start, last]
+    opening.markup, opening.map = line, [start, last]
+    if title[1] > title[0] and any(character.isalpha() for character in line[title[0]:title[1]]):
+        opening.markup, opening.info = line[:title[0]], line[title[1]:]      # `!!! tip "Title"`: the title is text
+        opening.meta = {"title": line[title[0]:title[1]]}
+        token = state.push("inline", "", 0)
+        token.content, token.map, token.children = line[title[0]:title[1]], [start, start + 1], []
     saved = state.blkIndent, state.parentType, state.lineMax
     state.blkIndent, state.parentType, state.lineMax = indent, "admonition", last
     state.md.block.tokenize(state, start + 1, last)
@@ -394,9 +400,16 @@ def _admonition(state: Any, start: int, end: int, silent: bool) -> bool:
 
 
 def _render_admonition(node: Any, context: Any) -> str:
-    """An admonition's line as written, then its body's blocks indented under it."""
-    body = "\n\n".join(child.render(context) for child in node.children)
-    return "\n".join([node.markup, *("    " + line if line else "" for line in body.split("\n") if body)])
+    """An admonition's line as written (its title translated, where the translation fits between its quotes: one
+    line, no `"`), then its body's blocks indented under it."""
+    source = node.meta.get("title")
+    children = node.children[1:] if source is not None else node.children
+    body = "\n\n".join(child.render(context) for child in children)
+    line = node.markup
+    if source is not None:
+        title = node.children[0].render(context)
+        line += (title if '"' not in title and "\n" not in title else source) + node.info
+    return "\n".join([line, *("    " + line if line else "" for line in body.split("\n") if body)])
 
 
 def _container(state: Any, start: int, end: int, silent: bool) -> bool:
@@ -622,13 +635,13 @@ class MarkdownDocument(FollowsDirection):
         self._encoded = Encoded(data, name)
         text = self._encoded.text
         match = FRONT_MATTER.match(text)
-        self._front = match.group(0) if match else ""
+        self._front = FrontMatter(match.group(0) if match else "")
         self._newline = "\r\n" if "\r\n" in text else "\n"
         options = {"maxNesting": MAX_NESTING, "store_labels": True}
         self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"), self.MDX)
         self._env: dict = {}                        # reference-link definitions, shared by parse and render
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
-        self._tokens = self._md.parse(text[len(self._front):].replace("\r\n", "\n"), self._env)
+        self._tokens = self._md.parse(text[len(self._front.text):].replace("\r\n", "\n"), self._env)
         self._inline: list[InlineSegment] = []
         self._anchors = HeadingAnchors(self._tokens)
         self._ends: list[tuple[Any, list[Any]]] = []        # a heading's attribute list, put back at its end
@@ -642,8 +655,8 @@ class MarkdownDocument(FollowsDirection):
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
             self._inline.append(InlineSegment(token, source, self._reparse, self._render_inline))
         self._html = [] if self.MDX else [found for found in map(_html_block, self._tokens) if found is not None]
-        self.segments: list[Segment] = [*self._inline, *(segment for _, html, _ in self._html
-                                                          for segment in html.segments)]
+        self.segments: list[Segment] = [*self._front.segments, *self._inline,
+                                         *(segment for _, html, _ in self._html for segment in html.segments)]
 
     def _detach_attributes(self, heading: Any) -> None:
         """A heading's trailing attribute list (`## Setup {#setup .wide}`), which Python-Markdown, Pandoc and
@@ -685,7 +698,7 @@ class MarkdownDocument(FollowsDirection):
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
-        return self._encoded.encode(front_matter_relabelled(self._front, self.output_direction) + body)
+        return self._encoded.encode(self._front.render(self.output_direction) + body)
 
 
 def _html_block(token: Any) -> tuple[Any, HtmlText, str] | None:
@@ -711,17 +724,3 @@ def _html_block(token: Any) -> tuple[Any, HtmlText, str] | None:
 class MdxDocument(MarkdownDocument):
     """An MDX file (Docusaurus, Next.js): Markdown with JavaScript expressions and JSX tags, which are kept."""
     MDX = True
-
-
-def front_matter_relabelled(front: str, direction: Direction) -> str:
-    """Front matter whose top-level `lang`/`language`/`locale` naming `direction`'s source names its target."""
-    def relabel(match: regex.Match) -> str:
-        if match.group(3).lower() != direction.source:
-            return match.group(0)
-        region = match.group(4)
-        target = direction.target.upper() if match.group(3).isupper() else direction.target
-        return match.group(1) + target + (region[0] + REGIONS[direction.target] if region else "")
-
-    table = TOML_TABLE.search(front) if front.startswith("+++") else None
-    top = table.start() if table else len(front)
-    return FRONT_LANGUAGE.sub(relabel, front[:top]) + front[top:]
