@@ -11,11 +11,13 @@
     runs.py       a chunk of formatted text (runs, inline tags) and where its formatting goes in a translation
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
-    markdown.py   .md / .mdx           markdown-it-py + mdformat: code, links, front matter kept
+    markdown.py   .md / .mdx           markdown-it-py + mdformat: code, links kept
+    front_matter.py                    a page's YAML or TOML front matter: the values a site shows translated
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)
     subtitles.py  .srt / .vtt          srt, webvtt-py: numbers, timings, positions, tags kept; lines re-wrapped
     gettext.py    .po / .pot           polib: placeholders, accelerators, plurals; new entries fuzzy
     xliff.py      .xlf / .xliff        lxml: units' targets, inline codes kept; segmented units segment by segment
+    json_catalog.py .json / .arb       string values translated as catalog messages; keys, notes, layout kept
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 

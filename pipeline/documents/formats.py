@@ -20,6 +20,7 @@ from typing import Callable, Protocol
 from pipeline.documents.epub import EpubDocument, looks_like_epub
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
+from pipeline.documents.json_catalog import JsonCatalog
 from pipeline.documents.markdown import MarkdownDocument, MdxDocument
 from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
@@ -106,6 +107,7 @@ register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDo
                 options=("overwrite", "direction")))
 register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "application/xliff+xml", False, XliffDocument,
                 looks_like_xliff, options=("direction",)))
+register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalog, options=("direction",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -1,0 +1,144 @@
+"""JSON string catalogs (`.json`, `.arb`), as web and app projects keep their interface's text: i18next,
+ngx-translate, vue-i18n, react-intl/FormatJS, Flutter's ARB, a Chrome or Firefox extension's `messages.json`.
+
+Every string value with a letter outside its placeholders is a message, read as a catalog's are
+(`messages.CatalogMessage`): placeholders (`{{name}}`, `{name}`, `%s`, `%name%`), ICU choices (`{count, plural, one
+{# file} other {# files}}`, each case translated alone) and the references these libraries write (`JSON_MARKUP`:
+i18next's `$t(key)`, vue-i18n's `@:key` and `@.lower:key`, an extension's `$NAME$` and `$1`) come back as written.
+Not read: keys; values that are not strings; a string of lower-case words joined by dots or underscores (a key
+or an identifier, `common.save`, `btn_primary`); ARB's `@` entries (a message's description and placeholders, for
+translators), but `@@locale`, which names the run's target where it named its source; and in an entry that is a
+message and its notes (`{"message": "...", "description": "..."}`, Chrome's and FormatJS's `defaultMessage`,
+Crowdin's `string` and `context`), the notes.
+
+The file comes back byte for byte but for the translated strings (each written as JSON, its non-ASCII characters
+escaped where the source escaped all of them): its indentation, key order, spacing and line ends are the source's.
+A file that is not JSON is a one-line ValueError naming the line and column.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import regex
+
+from pipeline.documents.encoding import Encoded
+from pipeline.documents.messages import PLACEHOLDER, CatalogMessage
+from pipeline.documents.segments import VERBATIM, Segment
+from pipeline.language import Direction, FollowsDirection
+
+# i18next's nesting (`$t(common.save)`), vue-i18n's linked messages (`@:common.save`, `@.lower:name`, `@:(key)`),
+# a browser extension's named and numbered placeholders (`$COUNT$`, `$1`)
+JSON_MARKUP = regex.compile(r"\$t\([^()\n]{1,200}\)|@(?:\.[a-z]+)?:(?:\([\w.-]+\)|[\w-]+(?:\.[\w-]+)*)"
+                            r"|\$[A-Za-z_][A-Za-z0-9_]*\$|\$[1-9]")
+TOKEN = regex.compile(r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<colon>:)|(?P<comma>,)'
+                      r'|(?P<other>[^\s{}\[\]:,"]+))', regex.S)
+IDENTIFIER = regex.compile(r"[a-z0-9]+(?:[._][a-z0-9]+)+")
+MESSAGE_KEYS = frozenset({"message", "defaultMessage", "string", "translation"})
+NOTE_KEYS = frozenset({"description", "context", "placeholders", "comment", "developer_comment", "notes", "note",
+                       "example", "meaning", "maxLength", "max_length"})
+LOCALE_KEY = "@@locale"
+
+
+class JsonCatalog(FollowsDirection):
+    """A JSON string catalog: `segments` of its messages, and `render()` the file again, their translations in."""
+
+    def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
+        self.direction = direction
+        self._encoded = Encoded(data, name)
+        self._text = self._encoded.text
+        try:
+            data_read = json.loads(self._text)
+            entries = _message_entries(data_read)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}: not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        except RecursionError:
+            raise ValueError(f"{name}: not a JSON string catalog: nested deeper than Python's JSON reader "
+                             "goes") from None
+        if not isinstance(data_read, (dict, list)):
+            raise ValueError(f"{name}: not a JSON string catalog: its top level is a {type(data_read).__name__}, "
+                             "not an object or a list")
+        self._ascii = "\\u" in self._text and all(ord(character) < 128 for character in self._text)
+        self._values: list[tuple[int, int, CatalogMessage]] = []    # (start, end) of each message's token
+        self._locale: tuple[int, int] | None = None
+        for path, start, end in _string_values(self._text):
+            value = json.loads(self._text[start:end])
+            if path == (LOCALE_KEY,):
+                self._locale = (start, end)
+            if not _read(path, value, entries):
+                continue
+            codes = [(match.start(), match.group(0)) for match in JSON_MARKUP.finditer(value)]
+            self._values.append((start, end, CatalogMessage(value, codes)))
+        self.segments: list[Segment] = [segment for _, _, message in self._values for segment in message.segments]
+
+    def render(self) -> bytes:
+        out, done = [], 0
+        edits = [(start, end, message.translation()) for start, end, message in self._values]
+        if self._locale is not None:
+            locale = json.loads(self._text[slice(*self._locale)])
+            if locale.split("_")[0].split("-")[0].lower() == self.output_direction.source:
+                edits.append((*self._locale, self.output_direction.target))
+        for start, end, translation in sorted(edits, key=lambda edit: edit[0]):
+            if translation is None:
+                continue
+            out += [self._text[done:start], json.dumps(translation, ensure_ascii=self._ascii)]
+            done = end
+        return self._encoded.encode("".join(out) + self._text[done:])
+
+
+def _string_values(text: str) -> list[tuple[tuple, int, int]]:
+    """Each string value of a JSON text (checked well formed already): (its path of keys and indices, where its
+    token starts and ends)."""
+    found: list[tuple[tuple, int, int]] = []
+    stack: list[list[Any]] = []            # per open container: [kind, its current key or index, expecting a key]
+    position = 0
+    while position < len(text):
+        match = TOKEN.match(text, position)
+        if match is None:                  # trailing spaces
+            break
+        position = match.end()
+        if match.group("open"):
+            stack.append(["object", None, True] if match.group("open") == "{" else ["array", 0, False])
+        elif match.group("close"):
+            stack.pop()
+        elif match.group("comma"):
+            if stack[-1][0] == "object":
+                stack[-1][2] = True
+            else:
+                stack[-1][1] += 1
+        elif match.group("string"):
+            if stack and stack[-1][0] == "object" and stack[-1][2]:
+                stack[-1][1], stack[-1][2] = json.loads(match.group("string")), False
+            else:
+                found.append((tuple(frame[1] for frame in stack), match.start("string"), match.end("string")))
+    return found
+
+
+def _message_entries(data: Any, path: tuple = ()) -> set[tuple]:
+    """The paths of objects that are a message and its notes (`MESSAGE_KEYS`, and nothing but `NOTE_KEYS` else)."""
+    found: set[tuple] = set()
+    if isinstance(data, dict):
+        messages = set(data) & MESSAGE_KEYS
+        if messages and all(isinstance(data[key], str) for key in messages) and \
+                not set(data) - MESSAGE_KEYS - NOTE_KEYS:
+            found.add(path)
+        for key, value in data.items():
+            found |= _message_entries(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found |= _message_entries(value, (*path, index))
+    return found
+
+
+def _read(path: tuple, value: str, entries: set[tuple]) -> bool:
+    """Whether a string value at `path` is a message to translate."""
+    if any(isinstance(key, str) and key.startswith("@") for key in path):
+        return False                                 # ARB's metadata, and its @@locale
+    if path[:-1] in entries and path[-1] not in MESSAGE_KEYS:
+        return False                                 # a message's notes
+    if any(path[:depth] in entries and path[depth] in NOTE_KEYS for depth in range(len(path))):
+        return False                                 # inside a note (an extension's placeholders)
+    if IDENTIFIER.fullmatch(value):
+        return False
+    bare = VERBATIM.sub(" ", PLACEHOLDER.sub(" ", JSON_MARKUP.sub(" ", value)))
+    return any(character.isalpha() for character in bare)
