@@ -94,3 +94,13 @@ def test_a_comment_s_backslashes_are_its_text_not_line_breaks_or_hard_spaces():
     out = translate_document(None, source.encode(), name="note.ass", translate=suffixed).decode()
     assert ",The-it bank-it {TN: line one\\Nline two\\nthree\\hfour} was-it closed-it today-it\n" in out, out
     # was: {TN: line one\Nline two\Nthree{\h}four}, braces nested in a comment
+
+
+def test_a_comment_s_line_break_is_none_of_the_event_s_and_private_characters_stay():
+    head = HEAD.split("[V4+ Styles]")[0] + "[Events]\n" + HEAD.split("[Events]\n")[1]
+    events = ["The bank {TN: a\\Nb} was closed today, the {\\i1}river{\\i0} was high",
+              "Press \ue001N to see {TN: \ue001 icon} the icon"]
+    source = head + "".join(f"Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{text}\n" for text in events)
+    out = translate_document(None, source.encode(), name="note.ass", translate=suffixed).decode()
+    assert ",The-it bank-it {TN: a\\Nb} was-it closed-it today-it, the-it {\\i1}river{\\i0} was-it high-it\n" in out
+    assert ",Press-it \ue001N to see-it {TN: \ue001 icon} the-it icon-it\n" in out, out    # was: \N, a line break

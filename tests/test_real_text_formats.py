@@ -364,7 +364,7 @@ def test_a_sphinx_catalog_keeps_its_markup_as_written(tmp_path, located):
     model, seen = recording(lambda texts: [text.upper() for text in texts])     # translates inside anything
     out = translate_document(None, catalog, name="usage.pot", translate=model)
     found = {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
-    kept = ["``make html``", "``_build/html``", ":ref:`the install guide <install>`", ":py:class:`~pathlib.Path`",
+    kept = ["``make html``", "``_build/html``", ":ref:`", " <install>`", ":py:class:`~pathlib.Path`",
             "|project|", "|version|", "<https://www.python.org>", "[1]_",
             "``{count, plural, one {# file} other {# files}}``"]
     for msgid, msgstr in found.items():
@@ -375,3 +375,62 @@ def test_a_sphinx_catalog_keeps_its_markup_as_written(tmp_path, located):
     markdown = found["Run `make html` and see [the guide](install.md)."]
     assert ("`make html`" in markdown and "](install.md)" in markdown) == located   # by the references alone
     msgfmt_check(tmp_path, out)
+
+
+def catalog_of(*entries: tuple) -> bytes:
+    """A catalog of (reference or None, msgid) entries."""
+    head = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    return (head + "".join((f"#: {reference}\n" if reference else "") + f'msgid "{msgid}"\nmsgstr ""\n\n'
+                           for reference, msgid in entries)).encode()
+
+
+def translations(catalog: bytes, model) -> dict[str, str]:
+    import polib
+
+    out = translate_document(None, catalog, name="messages.pot", translate=model)
+    return {entry.msgid: entry.msgstr for entry in polib.pofile(out.decode())}
+
+
+def test_only_an_entry_from_a_document_reads_its_markup():
+    from stand_ins import suffixed
+
+    found = translations(catalog_of(("src/main.c:11", "_Save"), ("src/main.c:12", "Pick a `name` for the |file|"),
+                                    ("help/README.md:3", "Read the `manual` first"),
+                                    ("docs/README.md:block 3 (paragraph)", "Run `make html` to build it"),
+                                    ("../../pkg/mod.py:docstring of pkg.mod.f:1", "Returns a ``Path`` object")),
+                         lambda texts: [text.upper() for text in suffixed(texts)])
+    assert found["_Save"] == "_SAVE-IT"                     # was: _Save, its accelerator left to the model
+    assert found["Pick a `name` for the |file|"] == "PICK-IT A `NAME` FOR-IT THE-IT |FILE|"   # a program's: text
+    assert found["Read the `manual` first"] == "READ-IT THE-IT `manual` FIRST-IT"           # Markdown's code span
+    assert found["Run `make html` to build it"] == "RUN-IT `make html` TO BUILD-IT IT"       # mdpo's reference
+    assert found["Returns a ``Path`` object"] == "RETURNS-IT A ``Path`` OBJECT-IT"          # autodoc's docstring
+    found = translations(catalog_of((None, "cannot open ``%s'': no such file"), (None, "_Open the file")),
+                         lambda texts: [text.upper() for text in suffixed(texts)])
+    assert found["_Open the file"] == "_OPEN-IT THE-IT FILE-IT"     # TeX quotes are no literal: no Sphinx catalog
+
+
+def test_sphinx_codes_inside_codes_titles_and_links_read_as_one_sentence():
+    reference = "../../source/usage.rst:12"
+    model, seen = recording_upper()
+    found = translations(catalog_of((reference, "The :class:`Path` class creates `Path` objects for you."),
+                                    (reference, "Use ``make `html` now`` to build."),
+                                    (reference, "See :ref:`the install guide <install>` first."),
+                                    (reference, "Read `the manual <https://example.com>`_ today.")), model)
+    assert "The 70 class creates 71 objects for you." in seen           # whole (was: cut at each code)
+    assert found["Use ``make `html` now`` to build."] == "USE ``make `html` now`` TO BUILD."
+    assert found["See :ref:`the install guide <install>` first."] == "SEE :ref:`THE INSTALL GUIDE <install>` FIRST."
+    assert found["Read `the manual <https://example.com>`_ today."] == "READ `THE MANUAL <https://example.com>`_ TODAY."
+
+
+def recording_upper():
+    from stand_ins import recording
+
+    return recording(lambda texts: [text.upper() for text in texts])
+
+
+def test_symfony_placeholders_against_letters_and_printf_ones():
+    found = translations(catalog_of(("src/a.php:1", "Image size: %width%x%height% pixels"),
+                                    ("src/a.php:2", "Remaining time: %days%d %hours%h left")),
+                         lambda texts: [text.upper() for text in texts])
+    assert found["Image size: %width%x%height% pixels"] == "IMAGE SIZE: %width%X%height% PIXELS"   # was %WIDTH%
+    assert found["Remaining time: %days%d %hours%h left"] == "REMAINING TIME: %days%D %hours%H LEFT"

@@ -342,3 +342,12 @@ def test_a_symfony_choice_s_labels_are_kept_not_translated():
     out = translate_document(None, xliff_of(source), name="m.xlf", translate=model)
     assert inner(targets(out, V1)["0"]) == "one: There-it is one-it apple-it|more: There-it are-it %count% apples-it"
     assert "There is one apple" in seen and not any("one:" in text for text in seen)      # was: one-it: ...
+
+
+def test_a_symfony_choice_mixing_intervals_and_labels():
+    source = "{0} There are no apples|one: There is one apple|more: There are %count% apples"
+    model, seen = recording(lambda texts: [text.replace("|", " o ") for text in suffixed(texts)])
+    out = translate_document(None, xliff_of(source), name="m.xlf", translate=model)
+    assert inner(targets(out, V1)["0"]) == ("{0} There-it are-it no apples-it|one: There-it is one-it apple-it|"
+                                            "more: There-it are-it %count% apples-it")        # was: bars lost
+    assert "There is one apple" in seen

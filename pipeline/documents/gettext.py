@@ -23,10 +23,12 @@ and put back before the same letter in the translation where it has one, else be
 inside a placeholder, URL, tag or path (`/_static/`, `target="_blank"`) is not one.
 
 A documentation catalog's messages keep their documents' inline markup as written (`messages.RST_MARKUP`): Sphinx's
-reStructuredText literals (``make html``), roles (:ref:`install`), references and substitutions, by an entry's
-references (`#: ../../source/usage.rst:12`, Django's `.txt`) or, in a catalog written without them, where a msgid
-holds a literal or a role; Markdown's code spans and link destinations where the references name `.md` files
-(MyST, mdpo). Such a text has no accelerator (`_build` is a word), and a choice's syntax inside a literal is none.
+reStructuredText literals (``make html``), roles (:ref:`install`; a role's or a link's title is text), references
+and substitutions, where an entry's references name a document (`#: ../../source/usage.rst:12`, Django's `.txt`,
+autodoc's `mod.py:docstring of ...`) or, for an entry without references, where the catalog's do or, in a catalog
+written without any, a msgid holds a whole literal or role; Markdown's code spans and link destinations where they
+name `.md` files (MyST, mdpo). An entry whose references name only a program's files is a program's string. A
+document's text has no accelerator (`_build` is a word), and a choice's syntax inside a literal is none.
 
 A catalog is read in the charset its header declares (`charset=ISO-8859-1`, any Python knows), else as UTF-8 (or
 UTF-16 with a byte-order mark), and written back in that charset, header unchanged, where every translation fits in
@@ -38,7 +40,6 @@ from __future__ import annotations
 
 import codecs
 import functools
-import posixpath
 import tempfile
 from collections import Counter
 from typing import Iterable
@@ -46,7 +47,7 @@ from typing import Iterable
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, CatalogMessage
+from pipeline.documents.messages import MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, RST_SIGNAL, CatalogMessage
 from pipeline.documents.segments import VERBATIM, Segment
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
@@ -61,10 +62,11 @@ DETECT_LEAD = (60.0, 4.0)       # a language other than English needs this confi
 DETECT_WORDS = 8                # and this many words, in msgids of two words or more
 WORD = regex.compile(r"\p{L}+")
 # A documentation catalog's messages come from documents whose inline markup they keep (`messages.RST_MARKUP`):
-# Sphinx's reStructuredText (`#: ../../source/usage.rst:12`; Django's docs are `.txt`), MyST's or mdpo's Markdown
-MARKUP_OF_SOURCE = {".rst": RST_MARKUP, ".rest": RST_MARKUP, ".txt": RST_MARKUP, ".md": MARKDOWN_MARKUP,
-                    ".markdown": MARKDOWN_MARKUP}
-RST_SIGNAL = regex.compile(r"(?<![\w`])``[^\s`]|(?<![\w`:]):[A-Za-z][\w+.-]*:`")    # a literal or a role: Sphinx's
+# Sphinx's reStructuredText (`#: ../../source/usage.rst:12`; Django's docs are `.txt`; autodoc's docstrings,
+# `#: ../../pkg/mod.py:docstring of pkg.mod.f:1`), MyST's or mdpo's Markdown (`#: docs/README.md:block 3 (paragraph)`)
+MARKUP_OF_SOURCE = {"rst": RST_MARKUP, "rest": RST_MARKUP, "txt": RST_MARKUP, "md": MARKDOWN_MARKUP,
+                    "markdown": MARKDOWN_MARKUP}
+DOCUMENT_REFERENCE = regex.compile(r"\.(rst|rest|txt|md|markdown)(?::|$)|(:docstring)$", regex.I)
 
 
 def language_code(value: str) -> str | None:
@@ -184,21 +186,22 @@ def check_syntax(text: str, name: str) -> None:
 
 
 def entry_markup(entry: object, default: regex.Pattern | None) -> regex.Pattern | None:
-    """The inline markup an entry's text keeps: its documents' (`MARKUP_OF_SOURCE`, by its references' suffixes),
-    else the catalog's `default` (`catalog_markup`)."""
+    """The inline markup an entry's text keeps: its documents' (`DOCUMENT_REFERENCE`); none where its references
+    name no document (a program's string); the catalog's `default` (`catalog_markup`) where it has none."""
     for path, _ in entry.occurrences:
-        markup = MARKUP_OF_SOURCE.get(posixpath.splitext(path)[1].lower())
-        if markup is not None:
-            return markup
-    return default
+        found = DOCUMENT_REFERENCE.search(path)
+        if found is not None:
+            return RST_MARKUP if found.group(2) else MARKUP_OF_SOURCE[found.group(1).lower()]
+    return None if entry.occurrences else default
 
 
 def catalog_markup(entries: Iterable) -> regex.Pattern | None:
-    """A catalog's inline markup where an entry names no document: the one its entries' references name most,
-    else reStructuredText's where a msgid holds a literal or a role (a Sphinx catalog written without references,
-    `gettext_location = False`), else none (a program's catalog)."""
+    """The inline markup of a catalog's entries that have no references: the one its entries' references name
+    most, else reStructuredText's where a msgid holds a whole literal or role (a Sphinx catalog written without
+    references, `gettext_location = False`), else none (a program's catalog)."""
     entries = list(entries)
-    named = Counter(markup for entry in entries for markup in [entry_markup(entry, None)] if markup is not None)
+    named = Counter(markup for entry in entries if entry.occurrences
+                    for markup in [entry_markup(entry, None)] if markup is not None)
     if named:
         return named.most_common(1)[0][0]
     return RST_MARKUP if any(RST_SIGNAL.search(entry.msgid) for entry in entries) else None

@@ -18,11 +18,11 @@ import regex
 from pipeline.documents.segments import Segment, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`),
-# Symfony's `%name%` (never printf's `%d.%d` or `%dx%d`: a word follows those), Qt (`%1`, `%L1`, `%n`), `{{ name }}`
-# (Angular, Jinja, Handlebars), ICU's simple arguments (`{count, number}`, `{when, date, short}`, `{ name }`),
-# Python's braces with a conversion and a format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags,
-# and command-line options (`--help`)
-PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]*\w%(?![\w%])"
+# Symfony's `%name%` (`%width%x%height%`; never printf's `%d.%d`, `%s_%s` or `%dx%d`), Qt (`%1`, `%L1`, `%n`),
+# `{{ name }}` (Angular, Jinja, Handlebars), ICU's simple arguments (`{count, number}`, `{when, date, short}`,
+# `{ name }`), Python's braces with a conversion and a format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell
+# variables, tags, and command-line options (`--help`)
+PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!%)"
                             r"|%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
                             r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%]|%L?[0-9]{1,2}\b|%L?n\b"
                             r"|\{\{[^{}\n]{1,80}\}\}"
@@ -33,15 +33,20 @@ PLACEHOLDER = regex.compile(r"%[A-Za-z_][\w.-]*\w%(?![\w%])"
 
 # Inline markup of a documentation catalog's messages that a translation keeps as written, as a message's codes are
 # (never translated, never read as a choice's syntax): reStructuredText's (Sphinx's catalogs) literals
-# (``make html``), roles (:ref:`install`, :py:class:`~pathlib.Path`), interpreted text and references by name
-# (`Path`, `Python`_: never one with a link inside, `Python <https://python.org>`_, whose words are read),
-# substitutions (|version|) and footnote or citation references ([1]_, [#note]_); Markdown's (MyST's, mdpo's) code
-# spans (`make html`), MyST's roles ({ref}`install`) and link destinations (`](install.md)`)
-RST_MARKUP = regex.compile(r"(?<![\w`])``[^\s`](?:[^`]*?[^\s`])?``(?![\w`])"
-                           r"|(?<![\w`:]):(?:[A-Za-z][\w+.-]*:)+`[^`\n]+`(?!`)"
+# (``make html``), roles (:py:class:`~pathlib.Path`; of one with a title, :ref:`the guide <install>`, the role and
+# the target: the title is text), a link's backtick and target (`Python <https://python.org>`_: the words are
+# text), interpreted text and references by name (`Path`, `Python`_), substitutions (|version|) and footnote or
+# citation references ([1]_, [#note]_); Markdown's (MyST's, mdpo's) code spans (`make html`), MyST's roles
+# ({ref}`install`) and link destinations (`](install.md)`)
+RST_LITERAL = r"(?<![\w`])``[^\s`](?:(?:[^`]|`(?!`))*?[^\s`])?``(?![\w`])"
+RST_ROLE = r"(?<![\w`:]):(?:[A-Za-z][\w+.-]*:)+`"
+RST_TITLED = r"[^`<\n]*[^\s`<][ \t]+<[^<>`\n]+>`"                 # `title <target>` after its opening backtick
+RST_MARKUP = regex.compile(rf"{RST_LITERAL}|{RST_ROLE}(?={RST_TITLED})|{RST_ROLE}[^`\n]+`(?!`)"
+                           rf"|(?<![\w`])`(?={RST_TITLED}__?)|[ \t]+<[^<>`\n]+>`(?:__?)?(?![\w`])"
                            r"|(?<![\w`])`[^\s`<](?:[^`<\n]*?[^\s`<])?`(?:__?)?(?![\w`])"
                            r"|(?<![\w|])\|[^\s|](?:[^|\n]*?[^\s|])?\|(?:__?)?(?![\w|])"
                            r"|\[(?:[0-9]+|#[\w-]*|\*|[A-Za-z][\w.-]*)\]_(?!\w)")
+RST_SIGNAL = regex.compile(rf"{RST_LITERAL}|{RST_ROLE}[^`\n]+`(?!`)")     # a whole literal or role: Sphinx's
 MARKDOWN_MARKUP = regex.compile(r"(?:\{[\w:-]+\})?(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)"
                                 r"|\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"\n]*\")?\)")
 
@@ -216,7 +221,7 @@ CHOICE_BAR = regex.compile(r"(?<!\|)\|(?!\|)")
 def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     """The spans of `text`'s messages (start, end, False) where it is a Symfony choice: two messages or more
     between single `|`s, each behind an interval, or where one holds `%count%` (so that a title `Home | About` is
-    not one), each behind a label or none behind one. None otherwise."""
+    not one), each behind an interval or a label, or none behind one. None otherwise."""
     bars = [match.start() for match in CHOICE_BAR.finditer(text)]
     if not bars:
         return None
@@ -224,12 +229,12 @@ def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     intervals = [CHOICE_INTERVAL.match(text, start, end) for start, end in bounds]
     if all(intervals):
         return [(interval.end(), end, False) for interval, (_, end) in zip(intervals, bounds)]
-    if any(intervals) or "%count%" not in text:
+    if "%count%" not in text:
         return None
-    labels = [CHOICE_LABEL.match(text, start, end) for start, end in bounds]
-    if all(labels):
-        return [(label.end(), end, False) for label, (_, end) in zip(labels, bounds)]
-    return [(start, end, False) for start, end in bounds]
+    marks = [interval or CHOICE_LABEL.match(text, start, end) for interval, (start, end) in zip(intervals, bounds)]
+    if all(marks):                                  # labels (`one: ...|more: ...`), with intervals or not
+        return [(mark.end(), end, False) for mark, (_, end) in zip(marks, bounds)]
+    return None if any(intervals) else [(start, end, False) for start, end in bounds]
 
 
 class MessagePart:
@@ -247,10 +252,11 @@ class MessagePart:
         self._codes = Counter(codes)
         kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
         pound = ["#"] if plural and message.icu else []
-        pattern = regex.compile("|".join(kept + pound + [r"\|\|", PLACEHOLDER.pattern]))      # `||`: Symfony's pipe
+        self._pattern = regex.compile("|".join(kept + pound + [r"\|\|", PLACEHOLDER.pattern]))   # `||`: a pipe
         self._well_formed = well_formed
         self._balanced = well_formed is None or well_formed(source)
-        self.segment = Segment(read, protected=protected_spans(read, pattern), accept=self._accept, numbered=True)
+        self.segment = Segment(read, protected=protected_spans(read, self._pattern), accept=self._accept,
+                               numbered=True)
 
     def _syntax_kept(self, translation: str) -> bool:
         """No brace (ICU) or bar (Symfony) more or less than the source: one made up would break the message."""
@@ -262,10 +268,11 @@ class MessagePart:
         at least as often, its choice's syntax (`_syntax_kept`), and is well formed (a closing tag moved before
         its opening one is not) where the source is: a text that holds only one end of a pair is translated
         between its codes."""
-        found = Counter({code: translation.count(code) for code in self._codes})
+        spans = Counter(protected_spans(translation, self._pattern))     # read as the source's were (`Path` inside
+        found = Counter({code: spans[code] for code in self._codes})    # :class:`Path` is none of its own)
         others = Counter(span for span in self.segment.protected if span not in self._codes)
         return self._balanced and self._syntax_kept(translation) and found == self._codes and \
-            all(translation.count(span) >= count for span, count in others.items()) and \
+            all(spans[span] >= count for span, count in others.items()) and \
             (self._well_formed is None or self._well_formed(translation))
 
     def written(self) -> str:

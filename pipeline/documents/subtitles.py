@@ -85,10 +85,10 @@ ASS_EDGE = r"(?:\{[^{}]*\}|\\[Nnh])"
 ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}*\Z")
 ASS_HARD_SPACE = "{\\h}"          # `\h` inside a text, read as an override block is: kept verbatim
 # A block of text between braces inside a text (`{TN: a pun on "Bank"}`, `{=3}`) is a comment no player shows: read
-# as an override block is (kept verbatim, where it stood, taking no width on the screen), marked so; its backslashes
-# stand in for so that none reads as a line break or a hard space (`{TN: a\Nb}` is a comment's text)
+# as an override block is (kept verbatim, where it stood, taking no width on the screen): a numbered mark stands in
+# for it while translating (`{\ue0003}`), so that nothing in it reads as a line break or a hard space (`{TN: a\Nb}`)
 ASS_COMMENT, ASS_COMMENT_MARK = regex.compile(r"\{(?!\\)([^{}\n]{0,190})\}"), "\\\ue000"
-ASS_COMMENT_BACKSLASH = "\ue001"
+ASS_COMMENT_HELD = regex.compile(r"\{\\\ue000([0-9]+)\}")
 SRT_START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*[0-9]+[ \t]*(?:\r\n?|\n)"
                           rb"[0-9]{1,2}:[0-9]{2}:[0-9]{2}[,.][0-9]{1,3}\s*-->")
 
@@ -418,6 +418,7 @@ class AssDocument:
         text = self._encoded.text
         self._lines = as_lf(text).split("\n")
         self._events: list[tuple[int, str, str, str]] = []   # (line, what comes before the text, after it, the text)
+        self._comments: list[str] = []                       # each comment block, by its mark's number
         section, fields = "", None
         texts, styles = [], []
         for number, line in enumerate(self._lines):
@@ -449,8 +450,7 @@ class AssDocument:
             tail = ASS_TAIL.search(text_field, len(head)).group(0)
             inner = text_field[len(head):len(text_field) - len(tail)]
             self._events.append((number, event.group(1) + ",".join(values[:-1]) + "," + head, tail, inner))
-            shown = ASS_COMMENT.sub(lambda match: "{" + ASS_COMMENT_MARK
-                                    + match.group(1).replace("\\", ASS_COMMENT_BACKSLASH) + "}", inner)
+            shown = ASS_COMMENT.sub(self._held_comment, inner)
             texts.append(ASS_LINE_BREAKS.sub("\n", shown).replace("\\h", ASS_HARD_SPACE))
             styles.append(values[fields.index("style")].strip() if "style" in fields else "")
         if not ASS_START.match(text.lstrip().encode("utf-8")[:4096]):
@@ -459,13 +459,17 @@ class AssDocument:
             raise ValueError(f"{name}: not an ASS/SSA file: it has no [Events] section")
         self._cues, self.segments = read_cues(texts, styles)
 
+    def _held_comment(self, comment: regex.Match) -> str:
+        self._comments.append(comment.group(0))
+        return "{" + ASS_COMMENT_MARK + str(len(self._comments) - 1) + "}"
+
     def render(self) -> bytes:
         lines = list(self._lines)
         for (number, head, tail, inner), cue in zip(self._events, self._cues):
             rendered = cue.render()                  # one line where the source had one: the player wraps it
-            rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(inner) else " ")
-            rendered = rendered.replace(ASS_HARD_SPACE, "\\h").replace("{" + ASS_COMMENT_MARK, "{")
-            rendered = rendered.replace(ASS_COMMENT_BACKSLASH, "\\")
+            rendered = rendered.replace("\n", "\\N" if ASS_LINE_BREAKS.search(ASS_COMMENT.sub("", inner)) else " ")
+            rendered = ASS_COMMENT_HELD.sub(lambda match: self._comments[int(match.group(1))],
+                                            rendered.replace(ASS_HARD_SPACE, "\\h"))
             lines[number] = head + rendered + tail
         text = "\n".join(lines)
         if line_end(self._encoded.text) != "\n":
