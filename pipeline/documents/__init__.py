@@ -18,6 +18,7 @@
     gettext.py    .po / .pot           polib: placeholders, accelerators, plurals; new entries fuzzy
     xliff.py      .xlf / .xliff        lxml: units' targets, inline codes kept; segmented units segment by segment
     json_catalog.py .json / .arb       string values translated as catalog messages; keys, notes, layout kept
+    properties.py .properties          javaproperties: values translated, MessageFormat quoting; the rest as written
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 

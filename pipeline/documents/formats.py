@@ -24,6 +24,7 @@ from pipeline.documents.json_catalog import JsonCatalog
 from pipeline.documents.markdown import MarkdownDocument, MdxDocument
 from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
+from pipeline.documents.properties import PropertiesDocument
 from pipeline.documents.segments import Segment
 from pipeline.documents.subtitles import (AssDocument, SrtDocument, VttDocument, looks_like_ass, looks_like_srt,
                                           looks_like_vtt)
@@ -108,6 +109,7 @@ register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDo
 register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "application/xliff+xml", False, XliffDocument,
                 looks_like_xliff, options=("direction",)))
 register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalog, options=("direction",)))
+register(Format("properties", (".properties",), "text/x-java-properties", False, PropertiesDocument))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -5,8 +5,8 @@ Every string value with a letter outside its placeholders is a message, read as 
 (`messages.CatalogMessage`): placeholders (`{{name}}`, `{name}`, `%s`, `%name%`), ICU choices (`{count, plural, one
 {# file} other {# files}}`, each case translated alone) and the references these libraries write (`JSON_MARKUP`:
 i18next's `$t(key)`, vue-i18n's `@:key` and `@.lower:key`, an extension's `$NAME$` and `$1`) come back as written.
-Not read: keys; values that are not strings; a string of lower-case words joined by dots or underscores (a key
-or an identifier, `common.save`, `btn_primary`); ARB's `@` entries (a message's description and placeholders, for
+Not read: keys; values that are not strings; a string that is data (`messages.is_message`: a key, an identifier,
+an address: `common.save`, `btn_primary`, `v1.2`); ARB's `@` entries (a message's description and placeholders, for
 translators), but `@@locale`, which names the run's target where it named its source; and in an entry that is a
 message and its notes (`{"message": "...", "description": "..."}`, Chrome's and FormatJS's `defaultMessage`,
 Crowdin's `string` and `context`), the notes.
@@ -23,8 +23,8 @@ from typing import Any
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import PLACEHOLDER, CatalogMessage
-from pipeline.documents.segments import VERBATIM, Segment
+from pipeline.documents.messages import CatalogMessage, is_message
+from pipeline.documents.segments import Segment
 from pipeline.language import Direction, FollowsDirection
 
 # i18next's nesting (`$t(common.save)`), vue-i18n's linked messages (`@:common.save`, `@.lower:name`, `@:(key)`),
@@ -33,7 +33,6 @@ JSON_MARKUP = regex.compile(r"\$t\([^()\n]{1,200}\)|@(?:\.[a-z]+)?:(?:\([\w.-]+\
                             r"|\$[A-Za-z_][A-Za-z0-9_]*\$|\$[1-9]")
 TOKEN = regex.compile(r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<colon>:)|(?P<comma>,)'
                       r'|(?P<other>[^\s{}\[\]:,"]+))', regex.S)
-IDENTIFIER = regex.compile(r"[a-z0-9]+(?:[._][a-z0-9]+)+")
 MESSAGE_KEYS = frozenset({"message", "defaultMessage", "string", "translation"})
 NOTE_KEYS = frozenset({"description", "context", "placeholders", "comment", "developer_comment", "notes", "note",
                        "example", "meaning", "maxLength", "max_length"})
@@ -138,7 +137,4 @@ def _read(path: tuple, value: str, entries: set[tuple]) -> bool:
         return False                                 # a message's notes
     if any(path[:depth] in entries and path[depth] in NOTE_KEYS for depth in range(len(path))):
         return False                                 # inside a note (an extension's placeholders)
-    if IDENTIFIER.fullmatch(value):
-        return False
-    bare = VERBATIM.sub(" ", PLACEHOLDER.sub(" ", JSON_MARKUP.sub(" ", value)))
-    return any(character.isalpha() for character in bare)
+    return is_message(value, JSON_MARKUP)

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import regex
 
-from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.segments import VERBATIM, Segment, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`),
 # Symfony's `%name%` (`%width%x%height%`; never printf's `%d.%d`, `%s_%s` or `%dx%d`), Qt (`%1`, `%L1`, `%n`),
@@ -30,6 +30,21 @@ PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!
                             r"(?:,[^{}\n]{0,80})?\}|\{\s+[A-Za-z_][\w.]*\s+\}"
                             r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
                             r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
+
+# A catalog's value that is data, not a message: one word of word characters joined by a separator that keys,
+# identifiers and addresses have (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`)
+DATA = regex.compile(r"[^\s]*\w[._:/=]\w[^\s]*")
+
+
+def is_message(text: str, *markup: regex.Pattern) -> bool:
+    """Whether a catalog's value is a message to translate: no `DATA`, and a letter outside its placeholders,
+    URLs, tags and paths (and the matches of `markup`)."""
+    if DATA.fullmatch(text.strip()):
+        return False
+    for pattern in (*markup, PLACEHOLDER, VERBATIM):
+        text = pattern.sub(" ", text)
+    return any(character.isalpha() for character in text)
+
 
 # Inline markup of a documentation catalog's messages that a translation keeps as written, as a message's codes are
 # (never translated, never read as a choice's syntax): reStructuredText's (Sphinx's catalogs) literals

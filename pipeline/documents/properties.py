@@ -1,0 +1,97 @@
+"""Java resource bundles (`.properties`: `messages.properties` of Java, Spring, Jakarta, Android's older projects),
+read with `javaproperties` (well kept, pure Python), whose parser keeps each entry's source text: every line but a
+translated entry's comes back byte for byte (comments, blank lines, keys, separators, continuation lines, line ends).
+
+Each value with a letter that is a message (`messages.is_message`: not a key, an identifier or an address) is
+translated as a catalog's message (`messages.CatalogMessage`): placeholders (`{0}`, `{1,number,#}`, `%s`) come back
+as written, and a ChoiceFormat (`{0,choice,0#no files|1#one file|1<{0} files}`) is kept whole. A value with an
+argument is a MessageFormat pattern, where `''` is an apostrophe: the model reads one, and every apostrophe of the
+translation is written doubled (`l''utente {0}`); a value without one keeps its apostrophes as written (as Spring
+reads it). A translated entry is written on one line after its key and separator as written, escaped as Java
+reads it (a leading space, backslashes, line breaks).
+
+A bundle is read as UTF-8 (Java 9's default), else ISO-8859-1 (Java 8's); one written in ASCII alone (its other
+characters as `\\uXXXX`, as `native2ascii` wrote them) gets its translations so too, and one in ISO-8859-1 gets
+`\\uXXXX` for each character ISO-8859-1 lacks, so that either Java reads it alike.
+"""
+from __future__ import annotations
+
+import regex
+
+from pipeline.documents.messages import CatalogMessage, is_message
+from pipeline.documents.segments import Segment
+from pipeline.extras import require
+
+# A MessageFormat argument (`{0}`, `{1,number,#.##}`), and a ChoiceFormat one (kept whole: its messages are syntax)
+ARGUMENT = regex.compile(r"\{\s*[0-9]+\s*(?:,[^{}]*)?\}")
+CHOICE_FORMAT = regex.compile(r"\{\s*[0-9]+\s*,\s*choice\s*,(?:[^{}]|\{[^{}]*\})*\}")
+QUOTED = regex.compile(r"'[{}]")                  # MessageFormat's quoting of a brace: such a value is left unquoted
+KEY_AND_SEPARATOR = regex.compile(r"[ \t\f]*(?:\\.|[^\s=:\\])*(?:[ \t\f]*[=:][ \t\f]*|[ \t\f]+|$)", regex.S)
+LINE_END = regex.compile(r"\r\n|\r|\n")
+
+
+class PropertiesDocument:
+    """A `.properties` bundle: `segments` of its messages, and `render()` the file again, their translations in."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        javaproperties = require("javaproperties", "documents")
+        try:
+            self._text, self._codec = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            self._text, self._codec = data.decode("iso-8859-1"), "iso-8859-1"
+        if self._text.startswith("\ufeff"):
+            self._text, self._codec = self._text[1:], "utf-8-sig"
+        if "\x00" in self._text:
+            raise ValueError(f"{name}: not a .properties file: binary data (a NUL byte)")
+        self._ascii = all(ord(character) < 128 for character in self._text)
+        self._elements: list = []
+        self._entries: list[tuple[int, CatalogMessage, bool]] = []    # (element index, message, MessageFormat)
+        try:
+            elements = list(javaproperties.parse(self._text))
+        except javaproperties.InvalidUEscapeError as exc:
+            line = self._text[:max(self._text.find(exc.escape), 0)].count("\n") + 1
+            raise ValueError(f"{name}: line {line}: an invalid escape `{exc.escape.strip()}`: expected \\u and four "
+                             "hex digits") from None
+        for index, element in enumerate(elements):
+            self._elements.append(element)
+            if not isinstance(element, javaproperties.KeyValue) or not is_message(element.value):
+                continue
+            value = element.value
+            pattern = bool(ARGUMENT.search(value)) and not QUOTED.search(value)
+            text = value.replace("''", "'") if pattern else value
+            codes = [(match.start(), match.group(0)) for match in CHOICE_FORMAT.finditer(text)]
+            self._entries.append((index, CatalogMessage(text, codes), pattern))
+        self.segments: list[Segment] = [segment for _, message, _ in self._entries for segment in message.segments]
+
+    def render(self) -> bytes:
+        out = [element.source for element in self._elements]
+        for index, message, pattern in self._entries:
+            translation = message.translation()
+            if translation is None:
+                continue
+            if pattern:
+                translation = translation.replace("'", "''")
+            source = self._elements[index].source
+            prefix = KEY_AND_SEPARATOR.match(source).group(0)
+            end = LINE_END.search(source, len(source.rstrip("\r\n")))
+            out[index] = prefix + self._escaped(translation) + (end.group(0) if end else "")
+        return "".join(out).encode("iso-8859-1" if self._codec == "iso-8859-1" else self._codec)
+
+    def _escaped(self, value: str) -> str:
+        """`value` as a .properties value: backslashes, line breaks, tabs and a leading space escaped; characters
+        the file's encoding lacks (all but ASCII in an ASCII bundle) as `\\uXXXX`."""
+        out = value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") \
+            .replace("\f", "\\f")
+        if out.startswith(" "):
+            out = "\\" + out
+        limit = 128 if self._ascii else 256 if self._codec == "iso-8859-1" else None
+        if limit is None:
+            return out
+        return "".join(character if ord(character) < limit else "".join(
+            f"\\u{unit:04x}" for unit in _utf16_units(character)) for character in out)
+
+
+def _utf16_units(character: str) -> list[int]:
+    """A character's UTF-16 code units (two, a surrogate pair, past the BMP), as Java's `\\uXXXX` escapes name."""
+    encoded = character.encode("utf-16-be")
+    return [int.from_bytes(encoded[index:index + 2], "big") for index in range(0, len(encoded), 2)]
