@@ -19,6 +19,7 @@
     xliff.py      .xlf / .xliff        lxml: units' targets, inline codes kept; segmented units segment by segment
     json_catalog.py .json / .arb       string values translated as catalog messages; keys, notes, layout kept
     properties.py .properties          javaproperties: values translated, MessageFormat quoting; the rest as written
+    android.py    .xml (strings.xml)   lxml: Android's strings, arrays and plurals; its escapes, tags, xliff:g kept
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 

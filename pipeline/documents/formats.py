@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from pipeline.documents.android import AndroidStrings, looks_like_android
 from pipeline.documents.epub import EpubDocument, looks_like_epub
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
@@ -110,6 +111,7 @@ register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "applicati
                 looks_like_xliff, options=("direction",)))
 register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalog, options=("direction",)))
 register(Format("properties", (".properties",), "text/x-java-properties", False, PropertiesDocument))
+register(Format("android", (".xml",), "application/xml", False, AndroidStrings, looks_like_android))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -1,0 +1,165 @@
+"""Android string resources (`res/values/strings.xml`), read with lxml's safe parser: each `<string>`, each `<item>`
+of a `<string-array>` and of a `<plurals>` is translated, for a `values-it/strings.xml`.
+
+A text is read as Android reads it: its escapes (`\\'`, `\\"`, `\\@`, `\\?`, `\\\\`) are the characters they stand for,
+and a text wrapped in double quotes (`"It's here"`) is read inside them. What a translation keeps as written, as
+a catalog message's codes (`messages.CatalogMessage`): inline tags (`<b>`, `<i>`, `<u>`, `<font>`, `<a href>`,
+`<annotation>`), an `<xliff:g>` element whole (its content is not for translation: `<xliff:g id="name">%1$s
+</xliff:g>`), `\\n`, `\\t` and `\\uXXXX`, placeholders (`%1$s`, `%d`, `{name}`) and references (`@string/app_name`,
+which is data, never translated). The translation is written back escaped as `aapt` wants (an apostrophe or a
+double quote escaped, inside double quotes where the source was), and kept only where it is well formed with the
+source's tags (else translated between them).
+
+Not translated: a resource marked `translatable="false"` (or in an array so marked), one whose text is data
+(`messages.is_message`), and every other element (dimensions, colours, styles, `tools:` attributes). Comments,
+attributes, `<![CDATA[...]]>` sections and the layout between elements come back as the parser keeps them.
+"""
+from __future__ import annotations
+
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import regex
+
+from pipeline.documents.messages import CatalogMessage, is_message
+from pipeline.documents.segments import Segment
+from pipeline.extras import require, safe_xml_parser
+
+TOOLS = "http://schemas.android.com/tools"
+# A code: an `<xliff:g>` element whole, another tag, or an escape that stands for a character (`\n`, `\u00e8`)
+CODE = regex.compile(r"<xliff:g\b[^<>]*/>|<xliff:g\b[^<>]*>.*?</xliff:g>|<[^<>]+>|\\[nt]|\\u[0-9A-Fa-f]{4}", regex.S)
+ESCAPED = regex.compile(r"\\(.)", regex.S)        # `\'` is `'`, `\\` is `\`
+RAW_AMPERSAND = regex.compile(r"&(?!#[0-9]+;|#x[0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)")
+START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<resources[\s>]", regex.S)
+
+
+def looks_like_android(data: bytes) -> bool:
+    """An Android resource file's start: an XML declaration, comments, then `<resources>`."""
+    return bool(START.match(data[:4096]))
+
+
+def _pieces(text: str) -> list[str]:
+    """`text` cut at its codes (`CODE`): text, code, text, ..., text."""
+    out, done = [], 0
+    for match in CODE.finditer(text):
+        out += [text[done:match.start()], match.group(0)]
+        done = match.end()
+    return out + [text[done:]]
+
+
+class _Resource:
+    """One string resource's text (`element`: a `<string>` or an `<item>`): its segments, and the element filled
+    with the translation. A text in a CDATA section (`<![CDATA[<b>Bold</b>]]>`) is read as written there, and
+    written back in one."""
+
+    def __init__(self, element: Any, namespaces: str):
+        etree = require("lxml.etree", "documents")
+        self.element, self._namespaces = element, namespaces
+        self.cdata = len(element) == 0 and "<![CDATA[" in etree.tostring(element, encoding="unicode")
+        if self.cdata:
+            inner = element.text or ""
+        else:
+            inner = escape(element.text or "") + "".join(
+                etree.tostring(child, encoding="unicode", with_tail=True) for child in element)
+            inner = regex.sub(r' xmlns(?::\w+)?="[^"]*"', "", inner)   # the root's declarations, on each child
+        self.quoted = len(inner) >= 2 and inner.startswith('"') and inner.endswith('"')
+        text, codes = "", []                         # the text as Android reads it, and where its codes are
+        for index, piece in enumerate(_pieces(inner[1:-1] if self.quoted else inner)):
+            if index % 2:
+                codes.append((len(text), piece))
+                text += piece
+            else:
+                text += ESCAPED.sub(r"\1", piece)
+        self.text = text
+        self.message = CatalogMessage(self.text, codes, lambda written: self.parsed(written) is not None)
+        self.segments: list[Segment] = self.message.segments
+
+    def written(self, text: str) -> str:
+        """A text (the model's) as the resource's content: escaped as Android (and, outside CDATA, XML) reads it."""
+        out = []
+        for index, piece in enumerate(_pieces(text)):
+            if index % 2:
+                out.append(piece)
+                continue
+            piece = piece.replace("\\", "\\\\").replace('"', '\\"')
+            if not self.quoted:
+                piece = piece.replace("'", "\\'")
+            out.append(piece if self.cdata else RAW_AMPERSAND.sub("&amp;", piece).replace("<", "&lt;"))
+        content = "".join(out)
+        if self.quoted:
+            return f'"{content}"'
+        return "\\" + content if content.startswith(("@", "?")) else content
+
+    def parsed(self, text: str) -> Any | None:
+        """The text as an element holding it (in the file's namespaces), or None where it is not well formed."""
+        etree = require("lxml.etree", "documents")
+        content = self.written(text)
+        if self.cdata:
+            return None if "]]>" in content else etree.Element("string")
+        try:
+            return etree.fromstring(f"<string{self._namespaces}>{content}</string>", safe_xml_parser("documents"))
+        except etree.XMLSyntaxError:
+            return None
+
+    def fill(self) -> None:
+        etree = require("lxml.etree", "documents")
+        translation = self.message.translation()
+        if translation is None or translation == self.text:
+            return
+        parsed = self.parsed(translation)
+        if parsed is None:
+            return
+        if self.cdata:
+            self.element.text = etree.CDATA(self.written(translation))
+            return
+        for child in list(self.element):
+            self.element.remove(child)
+        self.element.text = parsed.text
+        for child in parsed:
+            self.element.append(child)
+
+
+class AndroidStrings:
+    """An Android `strings.xml`: `segments` of its string resources, and `render()` the file again."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        etree = require("lxml.etree", "documents")
+        try:
+            self._tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents", strip_cdata=False)))
+        except etree.XMLSyntaxError as exc:
+            raise ValueError(f"{name}: not well-formed XML: {exc}") from None
+        if self._tree.docinfo.doctype:
+            raise ValueError(f"{name}: an Android resource file with a DOCTYPE, which such files have none of (it "
+                             "may declare entities)")
+        root = self._tree.getroot()
+        if root.tag != "resources":
+            raise ValueError(f"{name}: not an Android resource file: its root is <{root.tag}>, not <resources>")
+        namespaces = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
+                             for prefix, uri in root.nsmap.items())
+        self._encoding = self._tree.docinfo.encoding or "utf-8"
+        self._prolog = data[:regex.search(rb"<resources[\s>/]", data).start()]         # declaration, comments
+        self._epilog = data[data.rindex(b">") + 1:] if data.rstrip().endswith(b"</resources>") else b"\n"
+        self._resources: list[_Resource] = []
+        for element in root:
+            if not isinstance(element.tag, str) or element.get("translatable") == "false":
+                continue
+            if element.tag == "string":
+                found = [element]
+            elif element.tag in ("string-array", "plurals"):
+                found = [item for item in element if item.tag == "item"]
+            else:
+                continue
+            for item in found:
+                if item.get("translatable") == "false" or item.get(f"{{{TOOLS}}}ignore") == "MissingTranslation":
+                    continue
+                resource = _Resource(item, namespaces)
+                if is_message(resource.text):
+                    self._resources.append(resource)
+        self.segments = [segment for resource in self._resources for segment in resource.segments]
+
+    def render(self) -> bytes:
+        etree = require("lxml.etree", "documents")
+        for resource in self._resources:
+            resource.fill()
+        body = etree.tostring(self._tree.getroot(), encoding=self._encoding, xml_declaration=False)
+        return self._prolog + body + self._epilog                 # what lies around the root, as written

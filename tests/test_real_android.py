@@ -1,0 +1,81 @@
+"""Android string resources (`res/values/strings.xml`) as Android projects write them: strings, arrays and plurals
+translated, read and written with Android's escapes, tags, `<xliff:g>` placeholders, CDATA, comments and resources
+not for translation kept; the output is what `aapt` reads."""
+import pytest
+from lxml import etree
+
+from pipeline.documents import by_extension, detected, translate_document
+from stand_ins import recording, suffixed
+
+STRINGS = b'''<?xml version="1.0" encoding="utf-8"?>
+<!-- Copyright 2024 The App Authors -->
+<resources xmlns:tools="http://schemas.android.com/tools" xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2">
+    <!-- The app's name -->
+    <string name="app_name">My App</string>
+    <string name="hello">Hello, %1$s! You have %2$d new messages.</string>
+    <string name="apos">Don\\'t forget to save</string>
+    <string name="quoted">"It's quoted here"</string>
+    <string name="styled">Welcome to <b>Android</b> today!</string>
+    <string name="xl">Hello <xliff:g id="name" example="Bob">%1$s</xliff:g>, welcome back</string>
+    <string name="nt" translatable="false">Do not translate</string>
+    <string-array name="planets">
+        <item>Mercury planet</item>
+        <item>Venus planet</item>
+    </string-array>
+    <plurals name="songs">
+        <item quantity="one">%d song found.</item>
+        <item quantity="other">%d songs found.</item>
+    </plurals>
+    <string name="cdata"><![CDATA[<b>Bold</b> text here]]></string>
+    <string name="ref">@string/app_name</string>
+    <string name="amp">Tom &amp; Jerry show</string>
+    <string name="nl">First line\\nSecond line</string>
+    <dimen name="margin">16dp</dimen>
+</resources>
+'''
+
+
+def test_strings_arrays_and_plurals_are_translated_and_the_rest_is_kept():
+    model, seen = recording(suffixed)
+    out = translate_document(None, STRINGS, name="strings.xml", translate=model)
+    assert out == STRINGS.replace(b">My App<", b">My App-it<").replace(
+        b"Hello, %1$s! You have %2$d new messages.", b"Hello-it, %1$s! You-it have-it %2$d new-it messages-it.") \
+        .replace(b"Don\\'t forget to save", b"Don\\'t forget-it to save-it") \
+        .replace(b'"It\'s quoted here"', b'"It\'s quoted-it here-it"') \
+        .replace(b"Welcome to <b>Android</b> today!", b"Welcome-it to <b>Android</b> today-it!") \
+        .replace(b", welcome back", b", welcome-it back-it").replace(b"Hello <xliff", b"Hello-it <xliff") \
+        .replace(b"Mercury planet", b"Mercury-it planet-it").replace(b"Venus planet", b"Venus-it planet-it") \
+        .replace(b"song found.", b"song-it found-it.").replace(b"songs found.", b"songs-it found-it.") \
+        .replace(b"Bold</b> text here", b"Bold</b> text-it here-it") \
+        .replace(b"Tom &amp; Jerry show", b"Tom-it &amp; Jerry-it show-it") \
+        .replace(b"First line\\nSecond line", b"First-it line\\nSecond line-it")
+    assert "Don't forget to save" in seen and "It's quoted here" in seen       # read as Android reads them
+    assert not any("Do not translate" in text or "@string" in text or "16dp" in text for text in seen)
+
+
+def test_a_translation_is_escaped_as_aapt_reads_it():
+    def italian(texts: list[str]) -> list[str]:
+        return [{"Don't forget to save": "Non dimenticare l'ultimo \"file\" & 5 < 6",
+                 "It's quoted here": "È l'ultima \"volta\"", "My App": "@app mia"}.get(text, text) for text in texts]
+    out = translate_document(None, STRINGS, name="strings.xml", translate=italian)
+    assert b'<string name="apos">Non dimenticare l\\\'ultimo \\"file\\" &amp; 5 &lt; 6</string>' in out
+    assert '<string name="quoted">"È l\'ultima \\"volta\\""</string>'.encode() in out
+    assert b'<string name="app_name">\\@app mia</string>' in out           # `@` would read as a reference
+    etree.fromstring(out)
+
+
+def test_a_model_that_drops_a_tag_still_gives_well_formed_xml():
+    def dropping(texts: list[str]) -> list[str]:
+        return [text.replace("</b>", "").replace("<b>", "<b>") for text in suffixed(texts)]
+    out = translate_document(None, STRINGS, name="strings.xml", translate=dropping)
+    assert b'<string name="styled">Welcome-it to <b>Android-it</b> today-it!</string>' in out   # between its tags
+    etree.fromstring(out)
+
+
+def test_the_format_is_known_by_content_and_other_xml_is_a_one_line_error():
+    assert by_extension(".xml").name == "android" and detected(STRINGS).name == "android"
+    with pytest.raises(ValueError, match=r"^book\.xml: not an Android resource file: its root is <book>, not "
+                                         r"<resources>$"):
+        translate_document(None, b"<book><title>A title</title></book>", name="book.xml", translate=suffixed)
+    with pytest.raises(ValueError, match=r"^bad\.xml: not well-formed XML: "):
+        translate_document(None, b"<resources><string>x</resources>", name="bad.xml", translate=suffixed)
