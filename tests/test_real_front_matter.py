@@ -90,3 +90,20 @@ def test_a_translation_no_quoting_can_hold_keeps_the_source_s_value():
     broken = "---\ntitle: Getting started\ntitle: Again\n---\nHello.\n"     # a key twice: YAML keeps the last
     out = translate_document(None, broken.encode(), name="a.md", translate=suffixed).decode()
     assert yaml.safe_load(out.split("---")[1]) == {"title": "Again-it"}
+
+
+def test_hostile_models_and_layouts_keep_the_block_readable():
+    import time
+
+    page = "---\ntitle: Getting started\nsummary: 'A quick tour'\n---\n\n!!! note \"Read this\"\n    Body text.\n"
+    out = translate_document(None, page.encode(), name="a.md", translate=lambda texts: [
+        "" if text == "Read this" else "Uno\x01due" if text == "A quick tour" else text for text in texts]).decode()
+    assert '!!! note "Read this"\n' in out                       # an empty title keeps the source's (was: "")
+    assert yaml.safe_load(out.split("---")[1])["summary"] == "Uno\x01due"     # double-quoted: escaped
+    toml = '+++\nauthors = [\n  ["Ada", "Bob"],\n]\ntitle = "Getting started"\n[params]\nx = 1\n+++\nHello.\n'
+    out = translate_document(None, toml.encode(), name="a.md", translate=suffixed).decode()
+    assert 'title = "Getting-it started-it"' in out              # an array's line is no table (was: not read)
+    spaced = "---\ntitle: a" + " " * 40000 + "b\n---\nHello.\n"
+    started = time.perf_counter()
+    translate_document(None, spaced.encode(), name="a.md", translate=suffixed)
+    assert time.perf_counter() - started < 4                    # was minutes: a lazy value tried at each space

@@ -84,3 +84,33 @@ def test_escapes_follow_the_source_and_bad_files_are_one_line_errors():
                           (b"[" * 100_000 + b"]" * 100_000, r"^b\.json: not a JSON string catalog: nested deeper")):
         with pytest.raises(ValueError, match=message):
             translate_document(None, data, name="b.json", translate=suffixed)
+
+
+def test_apostrophes_follow_each_library_and_notes_are_only_an_extension_s():
+    def elided(texts: list[str]) -> list[str]:
+        return [text.replace("Open the ", "Apri l'").replace("Delete the ", "Elimina l'") for text in texts]
+    choice = "{n, plural, one {Delete the {file}} other {Delete # files}}"
+    arb = json.dumps({"@@locale": "en_US", "x": "Open the {file}", "y": choice})
+    out = json.loads(translate_document(None, arb.encode(), name="app_en.arb", translate=elided))
+    assert out == {"@@locale": "it_IT", "x": "Apri l'{file}",                       # Flutter reads them literally
+                   "y": "{n, plural, one {Elimina l'{file}} other {Delete # files}}"}    # (was: l''{file})
+    formatjs = json.dumps({"x": {"defaultMessage": "Open the {file}", "description": "A button"}})
+    out = json.loads(translate_document(None, formatjs.encode(), name="en.json", translate=elided))
+    assert out["x"]["defaultMessage"] == "Apri l''{file}"       # ICU: `'{` would open a literal (was: l'{file})
+    nested = {"errors": {"notFound": {"message": "Page not found", "description": "The page does not exist."}}}
+    out = json.loads(translate_document(None, json.dumps(nested).encode(), name="en.json", translate=suffixed))
+    assert out == {"errors": {"notFound": {"message": "Page-it not-it found-it",            # two texts a user sees
+                                           "description": "The-it page-it does-it not-it exist-it."}}}
+
+
+def test_hostile_values_and_models_give_a_valid_file_fast():
+    import time
+
+    data = b'{"lone": "Hello \\ud800 there", "wide": "Wide' + b" " * 20000 + b'gap here", "e": "Caff\xc3\xa8 bar"}'
+    started = time.perf_counter()
+    out = translate_document(None, data, name="a.json", translate=lambda texts: [
+        "" if text.startswith("Caff") else text.upper() for text in texts])
+    assert time.perf_counter() - started < 4                     # was 20 s: trailing symbols searched from each space
+    assert json.loads(out) == {"lone": "HELLO \ud800 THERE", "wide": "WIDE" + " " * 20000 + "GAP HERE",
+                               "e": "Caff\u00e8 bar"}             # an empty translation keeps the source's
+    assert b'"HELLO \\ud800 THERE"' in out                       # (was: UnicodeEncodeError)

@@ -26,7 +26,9 @@ FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:--
 # A top-level `lang`, `language` or `locale` key: its code, its region, then the line's end
 FRONT_LANGUAGE = regex.compile(r"""^((?:lang|language|locale)[ \t]*[:=][ \t]*(["']?))((?i)[a-z]{2})"""
                                r"""((?i)[-_][a-z0-9]+)?(?=\2(?:[ \t]+#.*)?[ \t]*\r?$)""", regex.M)
-TOML_TABLE = regex.compile(r"^\[", regex.M)          # where a TOML front matter's top level ends
+# Where a TOML front matter's top level ends: a table's header line (`[params]`, `[[menu.main]]`), never a line of
+# an array's items (`["a", "b"],`)
+TOML_TABLE = regex.compile(r"""^\[\[?[\w."' -]+\]\]?[ \t]*(?:#[^\n]*)?\r?$""", regex.M)
 # Keys whose value a site shows as text (Jekyll, Hugo, Docusaurus, MkDocs Material, Astro Starlight, VitePress)
 PROSE_KEYS = frozenset({"title", "description", "summary", "subtitle", "excerpt", "caption", "linkTitle",
                         "link_title", "sidebar_label", "pagination_label", "nav_title", "short_title", "teaser",
@@ -34,8 +36,9 @@ PROSE_KEYS = frozenset({"title", "description", "summary", "subtitle", "excerpt"
                         "meta_description", "heading", "tagline", "lead"})
 # A top-level YAML `key: value` line: the value plain, 'single-' or "double-quoted", then a comment
 YAML_ENTRY = regex.compile(r"""^(?P<key>[A-Za-z_][\w-]*)(?P<colon>[ \t]*:[ \t]+)"""
-                           r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'|[^\s"'\[\]{}|>&*!%@`#,?:-][^\n\r]*?)"""
-                           r"""(?P<rest>[ \t]+#[^\n\r]*|[ \t]*)\r?$""", regex.M)
+                           r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'"""
+                           r"""|[^\s"'\[\]{}|>&*!%@`#,?:-](?:[^\n\r]*?[^\s])?)"""
+                           r"""(?P<rest>(?:[ \t]++#[^\n\r]*)?[ \t]*+)\r?$""", regex.M)     # (possessive: linear)
 # A top-level TOML `key = value` line: the value a "basic" or 'literal' string on one line
 TOML_ENTRY = regex.compile(r"""^(?P<key>[A-Za-z_][\w-]*)(?P<colon>[ \t]*=[ \t]*)"""
                            r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?P<rest>[ \t]*(?:#[^\n\r]*)?)\r?$""", regex.M)
@@ -80,8 +83,9 @@ class FrontMatter:
         out, done, expected = [], 0, dict(self._source) if isinstance(self._source, dict) else None
         for match, segment in self._entries:
             translation = segment.translation
-            if translation is None or translation == segment.text or expected is None:
-                continue
+            if translation is None or translation == segment.text or expected is None or not translation.strip() \
+                    or any(0xD800 <= ord(character) < 0xE000 for character in translation):
+                continue                          # none, or none a file holds (an empty one, a lone surrogate)
             translation = " ".join(translation.split())
             out += [self.text[done:match.start("value")], _written(translation, match.group("value"), self._toml)]
             done = match.end("value")
@@ -108,9 +112,10 @@ def _scalar(value: str, toml: bool) -> str | None:
 def _written(translation: str, source: str, toml: bool) -> str:
     """`translation` as a value in the source value's quoting where that reads as the same string, else
     double-quoted (JSON's escapes, which YAML's and TOML's double quotes read alike)."""
-    if source.startswith("'") and "\n" not in translation and (not toml or "'" not in translation):
+    printable = all(character.isprintable() for character in translation)   # else escaped, in double quotes
+    if source.startswith("'") and printable and (not toml or "'" not in translation):
         return "'" + (translation if toml else translation.replace("'", "''")) + "'"
-    if not source.startswith(("'", '"')) and not toml and not PLAIN_UNSAFE.search(translation) \
+    if not source.startswith(("'", '"')) and not toml and printable and not PLAIN_UNSAFE.search(translation) \
             and _scalar(translation, False) == translation:
         return translation
     return json.dumps(translation, ensure_ascii=False)

@@ -401,14 +401,14 @@ def _admonition(state: Any, start: int, end: int, silent: bool) -> bool:
 
 def _render_admonition(node: Any, context: Any) -> str:
     """An admonition's line as written (its title translated, where the translation fits between its quotes: one
-    line, no `"`), then its body's blocks indented under it."""
+    line, no `"`, not empty), then its body's blocks indented under it."""
     source = node.meta.get("title")
     children = node.children[1:] if source is not None else node.children
     body = "\n\n".join(child.render(context) for child in children)
     line = node.markup
     if source is not None:
         title = node.children[0].render(context)
-        line += (title if '"' not in title and "\n" not in title else source) + node.info
+        line += (title if title.strip() and '"' not in title and "\n" not in title else source) + node.info
     return "\n".join([line, *("    " + line if line else "" for line in body.split("\n") if body)])
 
 

@@ -32,8 +32,9 @@ PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!
                             r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
 
 # A catalog's value that is data, not a message: one word of word characters joined by a separator that keys,
-# identifiers and addresses have (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`)
-DATA = regex.compile(r"[^\s]*\w[._:/=]\w[^\s]*")
+# identifiers and addresses have (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`), or one
+# camelCase word (`btnPrimary`; a brand, `iPhone`, is kept as written too)
+DATA = regex.compile(r"[^\s]*\w[._:/=]\w[^\s]*|[a-z]+[A-Z][A-Za-z0-9]*")
 
 
 def is_message(text: str, *markup: regex.Pattern) -> bool:
@@ -262,8 +263,8 @@ class MessagePart:
     def __init__(self, message: CatalogMessage, source: str, codes: list[str], plural: bool, last: bool,
                  well_formed: Callable[[str], bool] | None = None):
         self.message, self.source, self.plural, self.last = message, source, plural, last
-        self.literals = icu_literals(source, plural, codes) if message.icu else []
-        read = icu_unquoted(source, plural, codes) if message.icu else source
+        self.literals = icu_literals(source, plural, codes) if message.quoting else []
+        read = icu_unquoted(source, plural, codes) if message.quoting else source
         self._codes = Counter(codes)
         kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
         pound = ["#"] if plural and message.icu else []
@@ -301,7 +302,7 @@ class MessagePart:
         if not self.message.icu:
             return translation
         written = icu_quoted(translation, [*self.literals, *self._codes], self.plural, self.message.doubled,
-                             self.last)
+                             self.last) if self.message.quoting else translation
         plain = icu_plain(_masked(written, list(self._codes)), self.plural)   # codes' braces unread, as the source's
         return written if plain and self._syntax_kept(translation) else self.source
 
@@ -310,22 +311,26 @@ class CatalogMessage:
     """A catalog's message (a gettext msgid, an XLIFF unit's source) as `segments`: one per text of its ICU or
     Symfony choice (`parts`), or one for all of it; `translation()` the message again, its syntax as written.
     `codes`: (where, code) of each inline code in `text`, masked in reading its syntax (`equiv-text="{{n}}"`);
-    `well_formed`: as `MessagePart`'s."""
+    `well_formed`: as `MessagePart`'s. `icu_quoting`: whether apostrophes quote as ICU reads them: None, in an ICU
+    choice (XLIFF, gettext); True, in any message that reads as ICU (an ICU catalog's: FormatJS, where `l''{file}`
+    is needed); False, never (Flutter's ARB, whose apostrophes are literal by default)."""
 
     def __init__(self, text: str, codes: Sequence[tuple[int, str]] = (),
-                 well_formed: Callable[[str], bool] | None = None):
+                 well_formed: Callable[[str], bool] | None = None, icu_quoting: bool | None = None):
         masked = list(text)
         for at, code in codes:
             masked[at:at + len(code)] = "\0" * len(code)
         masked = "".join(masked)
         spans = icu_messages(masked)
-        self.icu = spans is not None
+        self._cut = spans is not None                       # an ICU choice, cut into texts
+        self.icu = self._cut or (icu_quoting is True and icu_plain(masked, False))        # read as ICU
+        self.quoting = self.icu and icu_quoting is not False
         choices = None if self.icu else interval_choices(masked)
         self.bars = choices is not None                    # a Symfony choice's messages, between bars
         spans = spans or choices or [(0, len(text), False)]
         bounds = [0, *(edge for start, end, _ in spans for edge in (start, end)), len(text)]
         self._syntax = [text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]    # around the texts
-        self.doubled = self.icu and any(masked[start:end] != icu_unquoted(masked[start:end], plural)
+        self.doubled = self.quoting and any(masked[start:end] != icu_unquoted(masked[start:end], plural)
                                         for start, end, plural in spans)        # `''` for every apostrophe
         self.parts = [MessagePart(self, text[start:end], [code for at, code in codes if start <= at < end],
                                   plural, end == len(text), well_formed) for start, end, plural in spans]
@@ -334,7 +339,7 @@ class CatalogMessage:
     @property
     def choice(self) -> bool:
         """Whether the message is a choice (ICU's or Symfony's), cut into texts."""
-        return self.icu or self.bars
+        return self._cut or self.bars
 
     def translation(self) -> str | None:
         """The message's translation: its choices' syntax as written around each text's; None before one."""

@@ -155,7 +155,7 @@ TEMPLATE = (r"\{\{\{(?:(?!\{\{|\}\}).){1,200}\}\}\}|\{\{(?:(?!\{\{|\}\}).){1,200
 VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL,
                                                                     TEMPLATE)))
 LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
-TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$")
+TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$", regex.REVERSE)    # from the end: linear in spaces
 
 
 def symbol_edges(text: str) -> tuple[str, str]:
