@@ -20,6 +20,7 @@
     json_catalog.py .json / .arb       string values translated as catalog messages; keys, notes, layout kept
     properties.py .properties          javaproperties: values translated, MessageFormat quoting; the rest as written
     android.py    .xml (strings.xml)   lxml: Android's strings, arrays and plurals; its escapes, tags, xliff:g kept
+    apple.py      .strings             Apple's strings files: values translated, escapes read and written back
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 

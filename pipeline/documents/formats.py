@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from pipeline.documents.android import AndroidStrings, looks_like_android
+from pipeline.documents.apple import AppleStrings
 from pipeline.documents.epub import EpubDocument, looks_like_epub
 from pipeline.documents.gettext import PoDocument, looks_like_po
 from pipeline.documents.html import HtmlDocument, looks_like_html
@@ -112,6 +113,7 @@ register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "applicati
 register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalog, options=("direction",)))
 register(Format("properties", (".properties",), "text/x-java-properties", False, PropertiesDocument))
 register(Format("android", (".xml",), "application/xml", False, AndroidStrings, looks_like_android))
+register(Format("strings", (".strings",), "text/plain; charset=utf-8", False, AppleStrings))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",
