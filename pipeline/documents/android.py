@@ -17,12 +17,13 @@ attributes, `<![CDATA[...]]>` sections and the layout between elements come back
 from __future__ import annotations
 
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
 
 import regex
 
 from pipeline.documents.messages import CatalogMessage, is_message
 from pipeline.documents.segments import Segment
+from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
 
 TOOLS = "http://schemas.android.com/tools"
@@ -123,22 +124,8 @@ class AndroidStrings:
     """An Android `strings.xml`: `segments` of its string resources, and `render()` the file again."""
 
     def __init__(self, data: bytes, name: str = "document"):
-        etree = require("lxml.etree", "documents")
-        try:
-            self._tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents", strip_cdata=False)))
-        except etree.XMLSyntaxError as exc:
-            raise ValueError(f"{name}: not well-formed XML: {exc}") from None
-        if self._tree.docinfo.doctype:
-            raise ValueError(f"{name}: an Android resource file with a DOCTYPE, which such files have none of (it "
-                             "may declare entities)")
-        root = self._tree.getroot()
-        if root.tag != "resources":
-            raise ValueError(f"{name}: not an Android resource file: its root is <{root.tag}>, not <resources>")
-        namespaces = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
-                             for prefix, uri in root.nsmap.items())
-        self._encoding = self._tree.docinfo.encoding or "utf-8"
-        self._prolog = data[:regex.search(rb"<resources[\s>/]", data).start()]         # declaration, comments
-        self._epilog = data[data.rindex(b">") + 1:] if data.rstrip().endswith(b"</resources>") else b"\n"
+        self._file = XmlFile(data, name, "resources", "an Android resource file")
+        root, namespaces = self._file.root, self._file.declarations
         self._resources: list[_Resource] = []
         for element in root:
             if not isinstance(element.tag, str) or element.get("translatable") == "false":
@@ -158,8 +145,6 @@ class AndroidStrings:
         self.segments = [segment for resource in self._resources for segment in resource.segments]
 
     def render(self) -> bytes:
-        etree = require("lxml.etree", "documents")
         for resource in self._resources:
             resource.fill()
-        body = etree.tostring(self._tree.getroot(), encoding=self._encoding, xml_declaration=False)
-        return self._prolog + body + self._epilog                 # what lies around the root, as written
+        return self._file.render()

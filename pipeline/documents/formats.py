@@ -27,6 +27,7 @@ from pipeline.documents.markdown import MarkdownDocument, MdxDocument
 from pipeline.documents.office import DocxDocument, OdpDocument, OdtDocument, PptxDocument, package_kind
 from pipeline.documents.plain import TextDocument
 from pipeline.documents.properties import PropertiesDocument
+from pipeline.documents.resx import ResxDocument
 from pipeline.documents.segments import Segment
 from pipeline.documents.subtitles import (AssDocument, SrtDocument, VttDocument, looks_like_ass, looks_like_srt,
                                           looks_like_vtt)
@@ -114,6 +115,7 @@ register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalo
 register(Format("properties", (".properties",), "text/x-java-properties", False, PropertiesDocument))
 register(Format("android", (".xml",), "application/xml", False, AndroidStrings, looks_like_android))
 register(Format("strings", (".strings",), "text/plain; charset=utf-8", False, AppleStrings))
+register(Format("resx", (".resx",), "application/xml", False, ResxDocument))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

@@ -1,0 +1,48 @@
+"""An XML resource file read with lxml's safe parser and written back with what lies around its root as it came (the
+declaration, comments, blank lines: lxml would rewrite or drop them): Android's `strings.xml`, .NET's `.resx`."""
+from __future__ import annotations
+
+from xml.sax.saxutils import quoteattr
+
+import regex
+
+from pipeline.extras import require, safe_xml_parser
+
+
+class XmlFile:
+    """`data` parsed (`root`, an lxml element named `root_tag`), and `render()` its bytes again. A file that is not
+    well formed, declares a DOCTYPE (whose entities it would expand) or has another root is a one-line ValueError
+    naming `name` and `what` the file should be."""
+
+    def __init__(self, data: bytes, name: str, root_tag: str, what: str):
+        etree = require("lxml.etree", "documents")
+        try:
+            tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents", strip_cdata=False)))
+        except etree.XMLSyntaxError as exc:
+            raise ValueError(f"{name}: not well-formed XML: {exc}") from None
+        if tree.docinfo.doctype:
+            raise ValueError(f"{name}: {what} with a DOCTYPE, which such files have none of (it may declare "
+                             "entities)")
+        self.root = tree.getroot()
+        if self.root.tag != root_tag:
+            raise ValueError(f"{name}: not {what}: its root is <{self.root.tag}>, not <{root_tag}>")
+        self._tree, self._encoding = tree, tree.docinfo.encoding or "utf-8"
+        tag = root_tag.encode()
+        opening, closing = regex.search(rb"<" + tag + rb"[\s>/]", data), data.rfind(b"</" + tag)
+        self._around = None                      # (the bytes before the root, after it); None: not found (UTF-16)
+        if opening is not None:
+            end = data.find(b">", closing) + 1 if closing >= 0 else data.rindex(b">") + 1
+            self._around = (data[:opening.start()], data[end:])
+
+    def render(self) -> bytes:
+        etree = require("lxml.etree", "documents")
+        if self._around is None:
+            return etree.tostring(self._tree, encoding=self._encoding, xml_declaration=True)
+        before, after = self._around
+        return before + etree.tostring(self.root, encoding=self._encoding, xml_declaration=False) + after
+
+    @property
+    def declarations(self) -> str:
+        """The root's namespace declarations, as attributes (to parse a fragment in its namespaces)."""
+        return "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
+                       for prefix, uri in self.root.nsmap.items())
