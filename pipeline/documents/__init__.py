@@ -21,6 +21,7 @@
     properties.py .properties          javaproperties: values translated, MessageFormat quoting; the rest as written
     android.py    .xml (strings.xml)   lxml: Android's strings, arrays and plurals; its escapes, tags, xliff:g kept
     apple.py      .strings             Apple's strings files: values translated, escapes read and written back
+    xcstrings.py  .xcstrings           Xcode String Catalogs: the target's localization added, marked for review
     resx.py       .resx                .NET resources: string values translated, format items kept
     xml_file.py   an XML resource file parsed safely and written back with what lies around its root as it came
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes

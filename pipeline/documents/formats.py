@@ -31,6 +31,7 @@ from pipeline.documents.resx import ResxDocument
 from pipeline.documents.segments import Segment
 from pipeline.documents.subtitles import (AssDocument, SrtDocument, VttDocument, looks_like_ass, looks_like_srt,
                                           looks_like_vtt)
+from pipeline.documents.xcstrings import XcStrings
 from pipeline.documents.xliff import XliffDocument, looks_like_xliff
 
 
@@ -116,6 +117,7 @@ register(Format("properties", (".properties",), "text/x-java-properties", False,
 register(Format("android", (".xml",), "application/xml", False, AndroidStrings, looks_like_android))
 register(Format("strings", (".strings",), "text/plain; charset=utf-8", False, AppleStrings))
 register(Format("resx", (".resx",), "application/xml", False, ResxDocument))
+register(Format("xcstrings", (".xcstrings",), "application/json", False, XcStrings, options=("direction",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",
