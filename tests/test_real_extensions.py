@@ -115,7 +115,7 @@ def translate_cli(*args):
                           capture_output=True, timeout=300, cwd=ROOT)
 
 
-@pytest.mark.parametrize("name", ["strings.resx", "Window.XAML", "talk.sbv", "macro.docm"])
+@pytest.mark.parametrize("name", ["Strings.rc", "Window.XAML", "talk.sbv", "macro.docm"])
 def test_the_cli_refuses_a_document_of_an_unknown_extension_in_one_line(tmp_path, name):
     source = tmp_path / name
     source.write_bytes(b"<xliff><file><body><trans-unit id='1'><source>Hello</source></trans-unit></body></file>")

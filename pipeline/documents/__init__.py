@@ -19,6 +19,7 @@
     xliff.py      .xlf / .xliff        lxml: units' targets, inline codes kept; segmented units segment by segment
     json_catalog.py .json / .arb       string values translated as catalog messages; keys, notes, layout kept
     properties.py .properties          javaproperties: values translated, MessageFormat quoting; the rest as written
+    yaml_catalog.py .yml / .yaml       ruamel.yaml: Rails', Symfony's, Hugo's catalogs; comments and quoting kept
     android.py    .xml (strings.xml)   lxml: Android's strings, arrays and plurals; its escapes, tags, xliff:g kept
     apple.py      .strings             Apple's strings files: values translated, escapes read and written back
     xcstrings.py  .xcstrings           Xcode String Catalogs: the target's localization added, marked for review

@@ -33,6 +33,7 @@ from pipeline.documents.subtitles import (AssDocument, SrtDocument, VttDocument,
                                           looks_like_vtt)
 from pipeline.documents.xcstrings import XcStrings
 from pipeline.documents.xliff import XliffDocument, looks_like_xliff
+from pipeline.documents.yaml_catalog import YamlCatalog
 
 
 class Document(Protocol):
@@ -118,6 +119,7 @@ register(Format("android", (".xml",), "application/xml", False, AndroidStrings, 
 register(Format("strings", (".strings",), "text/plain; charset=utf-8", False, AppleStrings))
 register(Format("resx", (".resx",), "application/xml", False, ResxDocument))
 register(Format("xcstrings", (".xcstrings",), "application/json", False, XcStrings, options=("direction",)))
+register(Format("yaml", (".yml", ".yaml"), "application/yaml", False, YamlCatalog, options=("direction",)))
 register(Format("docx", (".docx",), "application/vnd.openxmlformats-officedocument.wordprocessingml.document", True,
                 DocxDocument, lambda data: package_kind(data) == "docx", options=OFFICE_OPTIONS))
 register(Format("pptx", (".pptx",), "application/vnd.openxmlformats-officedocument.presentationml.presentation",

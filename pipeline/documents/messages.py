@@ -18,11 +18,12 @@ import regex
 from pipeline.documents.segments import VERBATIM, Segment, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`; Apple's
-# `%@`, `%1$@` and `%#@files@`), Symfony's `%name%` (`%width%x%height%`; never printf's `%d.%d`, `%s_%s` or `%dx%d`),
-# Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular, Jinja, Handlebars), ICU's simple arguments (`{count, number}`,
-# `{when, date, short}`, `{ name }`), Python's braces with a conversion and a format spec (`{0}`, `{name!r}`,
-# `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
-PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!%)|%#@\w+@"
+# `%@`, `%1$@` and `%#@files@`; Ruby's `%{count}` and `%<count>d`), Symfony's `%name%` (`%width%x%height%`; never
+# printf's `%d.%d`, `%s_%s` or `%dx%d`), Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular, Jinja, Handlebars), ICU's
+# simple arguments (`{count, number}`, `{when, date, short}`, `{ name }`), Python's braces with a conversion and a
+# format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
+PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!%)|%#@\w+@|%\{[A-Za-z_]\w*\}"
+                            r"|%<[A-Za-z_]\w*>[-+#0 ]*[0-9]*(?:\.[0-9]+)?[A-Za-z]"
                             r"|%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
                             r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%@]|%L?[0-9]{1,2}\b|%L?n\b"
                             r"|\{\{[^{}\n]{1,80}\}\}"

@@ -1,0 +1,61 @@
+"""YAML string catalogs as Rails, Symfony and Hugo keep them: string values translated with Ruby's and Symfony's
+placeholders kept, the locale root key renamed, and comments, quoting, block scalars, indentation and every value
+that is not a message as written."""
+import pytest
+import yaml
+
+from pipeline.documents import by_extension, translate_document
+from pipeline.language import Direction
+from stand_ins import recording, suffixed
+
+RAILS = """# Rails locale
+en-GB:
+  hello: "Hello world"
+  greeting: 'Hi %{name}, welcome'
+  plain: Save changes # a comment
+  items:
+    one: One item
+    other: "%{count} items"
+  long: >-
+    A folded
+    block scalar
+  list:
+    - First entry
+    - Second entry
+  num: 3
+  date: 2024-01-01
+  key_ref: common.save
+  flag: true
+"""
+
+
+def test_a_rails_catalog_is_translated_and_keeps_its_layout():
+    model, seen = recording(suffixed)
+    out = translate_document(None, RAILS.encode(), name="en.yml", translate=model).decode()
+    assert out == RAILS.replace("en-GB:", "it-IT:").replace("Hello world", "Hello-it world-it") \
+        .replace("welcome", "welcome-it").replace("Save changes", "Save-it changes-it") \
+        .replace("One item", "One-it item-it").replace("%{count} items", "%{count} items-it") \
+        .replace("A folded\n    block scalar", "A folded-it block-it scalar-it") \
+        .replace("First entry", "First-it entry-it").replace("Second entry", "Second-it entry-it")
+    assert "Hi 70, welcome" in seen and not any("common.save" in text for text in seen)
+
+
+def test_a_value_that_would_read_otherwise_is_quoted_and_the_direction_names_the_root():
+    out = translate_document(None, RAILS.encode(), name="en.yml", translate=lambda texts: [
+        text.upper() + ": sì" for text in texts])
+    data = yaml.safe_load(out)
+    assert data["it-IT"]["plain"] == "SAVE CHANGES: sì" and data["it-IT"]["num"] == 3    # `: ` quoted
+    symfony = "welcome:\n    title: Welcome back\n"
+    out = translate_document(None, symfony.encode(), name="messages.en.yaml", translate=suffixed).decode()
+    assert out == "welcome:\n    title: Welcome-it back-it\n"                          # no locale root; 4 spaces
+    italian = translate_document(None, b"it:\n  hello: Ciao a tutti\n", name="it.yml", translate=suffixed,
+                                 direction=Direction("it", "en"))
+    assert italian == b"en:\n  hello: Ciao-it a tutti-it\n"
+
+
+def test_the_format_is_known_and_broken_files_are_one_line_errors():
+    assert by_extension(".yml").name == "yaml" and by_extension(".yaml").name == "yaml"
+    with pytest.raises(ValueError, match=r"^a\.yml: not YAML: line 3: expected .,. or .\]., but got .<stream end>.$"):
+        translate_document(None, b"en:\n  a: [unclosed\n", name="a.yml", translate=suffixed)
+    with pytest.raises(ValueError, match=r"^b\.yml: not a YAML catalog: 2 documents, expected one$"):
+        translate_document(None, b"a: One\n---\nb: Two\n", name="b.yml", translate=suffixed)
