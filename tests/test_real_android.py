@@ -79,3 +79,31 @@ def test_the_format_is_known_by_content_and_other_xml_is_a_one_line_error():
         translate_document(None, b"<book><title>A title</title></book>", name="book.xml", translate=suffixed)
     with pytest.raises(ValueError, match=r"^bad\.xml: not well-formed XML: "):
         translate_document(None, b"<resources><string>x</resources>", name="bad.xml", translate=suffixed)
+
+
+def resources(body: str, model) -> str:
+    data = f'<?xml version="1.0" encoding="utf-8"?>\n<resources>\n{body}\n</resources>\n'.encode()
+    out = translate_document(None, data, name="strings.xml", translate=model).decode()
+    return out.split("<resources>\n")[1].split("\n</resources>")[0]
+
+
+def test_review_cases_are_written_as_aapt_reads_them():
+    assert resources('<string name="p">Path C:\\\\temp here</string>', suffixed) == \
+        '<string name="p">Path-it C:\\\\temp here-it</string>'                  # `\\` then `t`: no tab
+    assert resources('<string name="x">Add xmlns:a="http://a/b" now</string>', lambda texts: texts) == \
+        '<string name="x">Add xmlns:a="http://a/b" now</string>'                # text that looks like a declaration
+    assert resources('<string name="q">Hello "quoted" world</string>', suffixed) == \
+        '<string name="q">Hello-it "quoted" world-it</string>'                  # aapt's quote toggles kept
+    assert resources('<string name="f">Hello %1$s world</string>', lambda texts: [
+        t.replace("world", "mondo 100% sicuro") for t in texts]) == \
+        '<string name="f">Hello %1$s mondo 100%% sicuro</string>'               # getString(id, args) reads `%%`
+    assert resources('<string name="c">Hello <!-- a > b --> world</string>', suffixed) == \
+        '<string name="c">Hello-it <!-- a > b --> world-it</string>'
+    assert resources('<string name="s">Hello world</string>', lambda texts: [" @Ciao\nmondo"]) == \
+        '<string name="s"> \\@Ciao\\nmondo</string>'                             # not a reference, one line break
+    assert resources('<item type="string" name="i">Item text here</item>', suffixed) == \
+        '<item type="string" name="i">Item-it text-it here-it</item>'
+    crlf = (b'<?xml version="1.0"?>\r\n<!-- Put strings inside <resources> tags -->\r\n<resources>\r\n'
+            b'  <string name="a">Hello world</string>\r\n</resources><!-- trailing </resources> -->\r\n')
+    assert translate_document(None, crlf, name="strings.xml", translate=suffixed) == crlf.replace(
+        b"Hello world", b"Hello-it world-it")                                   # comments and CR LF as written

@@ -38,3 +38,14 @@ def test_a_translation_is_escaped_and_a_broken_file_is_a_one_line_error():
     assert by_extension(".strings").name == "strings"
     with pytest.raises(ValueError, match=r'^x\.strings: line 2: expected `"key" = "value";` or a comment, got'):
         translate_document(None, b'"a" = "b";\n"c" = "d"\n', name="x.strings", translate=suffixed)
+
+
+def test_escaped_emoji_and_control_characters_read_as_apple_reads_them():
+    model, seen = recording(lambda texts: texts)
+    source = '"e" = "\\UD83D\\UDE00 smile at \\bnow";\n"p" = "Added a new placeholder";\n'
+    out = translate_document(None, source.encode(), name="a.strings", translate=model)
+    assert seen[0].endswith(" smile at \bnow") and "\ud83d" not in seen[0]    # a surrogate pair: one character
+    assert out == '"e" = "\U0001F600 smile at \\bnow";\n"p" = "Added a new placeholder";\n'.encode()
+    added = translate_document(None, source.encode(), name="a.strings", translate=lambda texts: [
+        text.replace("Added a new", "Nuovo %@") for text in texts])
+    assert b'"p" = "Added a new placeholder";' in added                     # a placeholder of its own: refused

@@ -114,3 +114,11 @@ def test_hostile_values_and_models_give_a_valid_file_fast():
     assert json.loads(out) == {"lone": "HELLO \ud800 THERE", "wide": "WIDE" + " " * 20000 + "GAP HERE",
                                "e": "Caff\u00e8 bar"}             # an empty translation keeps the source's
     assert b'"HELLO \\ud800 THERE"' in out                       # (was: UnicodeEncodeError)
+
+
+def test_short_interface_words_are_messages_and_keys_are_data():
+    data = {"a": "Yes/No", "b": "N/A", "c": "e.g.", "d": "@string/hello", "e": "com.example.app", "f": "Play/Pause"}
+    out = json.loads(translate_document(None, json.dumps(data).encode(), name="en.json",
+                                        translate=lambda texts: [t.upper() for t in texts]))
+    assert out == {"a": "YES/NO", "b": "N/A", "c": "E.G.", "d": "@string/hello", "e": "com.example.app",
+                   "f": "PLAY/PAUSE"}                                            # (was: the first four not read)

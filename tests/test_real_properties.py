@@ -65,3 +65,17 @@ def test_the_format_is_known_and_bad_escapes_are_one_line_errors():
     with pytest.raises(ValueError, match=r"^bad\.properties: line 2: an invalid escape `\\uZZ1`: expected \\u and "
                                          r"four hex digits$"):
         translate_document(None, b"a=fine\nb=broken \\uZZ1 here\n", name="bad.properties", translate=suffixed)
+
+
+def test_review_cases_read_back_as_java_reads_them():
+    cases = [("ke\\\n  y=Hello world\n", suffixed, {"key": "Hello-it world-it"}),        # a key cut by a line
+             ("greeting Hello there\n", lambda texts: [":) Ciao"], {"greeting": ":) Ciao"}),   # a leading `:`
+             ("key=Type '{' to open {0} now\n", lambda texts: [t.replace("Type", "L'utente digita") for t in texts],
+              {"key": "L''utente digita '{' to open {0} now"}),                      # a quoted brace kept
+             ("greeting=Hello there {0}\n", lambda texts: [t.replace("there", "{amico") for t in texts],
+              {"greeting": "Hello there {0}"}),                                      # a brace of its own: refused
+             ("key=Home dir ${user.home} folder\n", lambda texts: [t.replace("home", "casa") for t in texts],
+              {"key": "Home dir ${user.home} folder"})]                              # Spring's variable whole
+    for source, model, expected in cases:
+        out = translate_document(None, source.encode(), name="m.properties", translate=model).decode()
+        assert javaproperties.loads(out) == expected, (source, out)

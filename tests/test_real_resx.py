@@ -52,3 +52,14 @@ def test_the_format_is_known_and_other_xml_is_a_one_line_error():
                                  b"</root>", name="a.resx", translate=suffixed)
     etree.fromstring(translate_document(None, RESX, name="Resources.resx", translate=lambda texts: [
         text + " <&> ]]>" for text in texts]))                     # what a model writes is escaped
+
+
+def test_typed_strings_are_read_and_a_translation_that_would_break_the_file_is_not_written():
+    resx = (b'<?xml version="1.0" encoding="utf-8"?>\r\n<!-- <root> in a comment -->\r\n<root>\r\n'
+            b'  <data name="Typed" type="System.String, mscorlib"><value>Typed text here</value></data>\r\n'
+            b'  <data name="Format"><value>{0:N2} items left</value></data>\r\n'
+            b'  <data name="Control"><value>Hello world</value></data>\r\n</root>\r\n')
+    out = translate_document(None, resx, name="a.resx", translate=lambda texts: [
+        {"Typed text here": "Testo tipizzato", "70 items left": "70 elementi { rimasti",
+         "Hello world": "Ciao\x0cmondo"}.get(text, text) for text in texts])
+    assert out == resx.replace(b"Typed text here", b"Testo tipizzato")   # CR LF kept; the other two as written

@@ -53,3 +53,14 @@ def test_the_catalog_s_source_language_decides_the_run():
     assert by_extension(".xcstrings").name == "xcstrings"
     with pytest.raises(ValueError, match=r"^b\.xcstrings: not a String Catalog: expected an object with"):
         translate_document(None, b'{"strings": []}', name="b.xcstrings", translate=suffixed)
+
+
+def test_stale_strings_are_left_and_line_ends_kept():
+    catalog = {"sourceLanguage": "en", "strings": {"Old one": {"extractionState": "stale"}, "%arg files": {}},
+               "version": "1.0"}
+    source = xcode(catalog).replace(b"\n", b"\r\n")
+    out = translate_document(None, source, name="a.xcstrings", translate=lambda texts: [t.upper() for t in texts])
+    assert b"\r\n" in out and b"\n" not in out.replace(b"\r\n", b"")
+    data = json.loads(out)
+    assert "localizations" not in data["strings"]["Old one"]
+    assert data["strings"]["%arg files"]["localizations"]["it"]["stringUnit"]["value"] == "%arg FILES"

@@ -59,3 +59,37 @@ def test_the_format_is_known_and_broken_files_are_one_line_errors():
         translate_document(None, b"en:\n  a: [unclosed\n", name="a.yml", translate=suffixed)
     with pytest.raises(ValueError, match=r"^b\.yml: not a YAML catalog: 2 documents, expected one$"):
         translate_document(None, b"a: One\n---\nb: Two\n", name="b.yml", translate=suffixed)
+
+
+def test_what_ruby_reads_as_no_string_is_kept_and_never_written():
+    source = ("---\nen:\n  f: 1.50\n  mode: 0755\n  ok: yes\n  date:\n    order:\n      - :year\n      - :month\n"
+              "  a: Hello world\n...\n")
+    out = translate_document(None, source.encode(), name="en.yml", translate=suffixed).decode()
+    assert out == source.replace("en:", "it:").replace("Hello world", "Hello-it world-it")   # (was: all as written)
+    out = translate_document(None, b"en:\n  a: Hello world\n", name="en.yml", translate=lambda texts: ["No"])
+    assert out == b'it:\n  a: "No"\n'                                       # a plain No is Ruby's false
+
+
+def test_anchors_merges_and_hugo_ids_keep_their_meaning():
+    source = ("defaults: &defaults\n  save: Save changes\nen:\n  <<: *defaults\n  hello: &msg Hello world\n"
+              "  again: *msg\n")
+    model, seen = recording(suffixed)
+    out = translate_document(None, source.encode(), name="en.yml", translate=model).decode()
+    assert out == ("defaults: &defaults\n  save: Save-it changes-it\nit:\n  <<: *defaults\n"
+                   "  hello: &msg Hello-it world-it\n  again: *msg\n")         # (was: expanded, or not translated)
+    assert sorted(seen) == ["Hello world", "Save changes"]                    # each string once
+    hugo = "- id: home\n  translation: Home page\n"
+    assert translate_document(None, hugo.encode(), name="i18n/en.yaml", translate=suffixed) == \
+        b"- id: home\n  translation: Home-it page-it\n"                       # (was: id: home-it)
+
+
+def test_icu_catalogs_quote_apostrophes_and_configuration_files_are_refused():
+    def elided(texts: list[str]) -> list[str]:
+        return [text.replace("Open the ", "Apri l'") for text in texts]
+    out = translate_document(None, b"open_app: 'Open the {app}'\n", name="messages+intl-icu.en.yaml",
+                             translate=elided)
+    assert out == b"open_app: 'Apri l''''{app}'\n"                 # ICU's l''{app}, in YAML's single quotes
+    compose = b"services:\n  web:\n    image: nginx\n    command: echo Hello world\n"
+    with pytest.raises(ValueError, match=r"^docker-compose\.yml: a configuration file \(its top level holds "
+                                         r"`services`\), not a string catalog: not translated$"):
+        translate_document(None, compose, name="docker-compose.yml", translate=suffixed)

@@ -27,9 +27,13 @@ from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
 
 TOOLS = "http://schemas.android.com/tools"
-# A code: an `<xliff:g>` element whole, another tag, or an escape that stands for a character (`\n`, `\u00e8`)
-CODE = regex.compile(r"<xliff:g\b[^<>]*/>|<xliff:g\b[^<>]*>.*?</xliff:g>|<[^<>]+>|\\[nt]|\\u[0-9A-Fa-f]{4}", regex.S)
-ESCAPED = regex.compile(r"\\(.)", regex.S)        # `\'` is `'`, `\\` is `\`
+# What a string holds, read left to right: a code (an `<xliff:g>` element whole, a comment, another tag, an escape
+# that stands for a character, `\n` or `\u00e8`, an unescaped double quote inside, which aapt reads as a toggle),
+# or an escaped character (`\'` is `'`, `\\` is `\`)
+TOKEN = regex.compile(r"(?P<code><xliff:g\b[^<>]*/>|<xliff:g\b[^<>]*>.*?</xliff:g>|<!--.*?-->|<[^<>]+>"
+                      r"|\\u[0-9A-Fa-f]{4}|\\[nt]|\")|\\(?P<escaped>.)", regex.S)
+DECLARATION = regex.compile(r' xmlns(?::\w+)?="[^"]*"')       # the root's, which lxml writes on each child
+PRINTF = regex.compile(r"%(?:[0-9]+\$)?[-#+ 0,(]*[0-9]*(?:\.[0-9]+)?[a-zA-Z%]")
 RAW_AMPERSAND = regex.compile(r"&(?!#[0-9]+;|#x[0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)")
 START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<resources[\s>]", regex.S)
 
@@ -39,10 +43,10 @@ def looks_like_android(data: bytes) -> bool:
     return bool(START.match(data[:4096]))
 
 
-def _pieces(text: str) -> list[str]:
-    """`text` cut at its codes (`CODE`): text, code, text, ..., text."""
+def _pieces(text: str, codes: regex.Pattern) -> list[str]:
+    """`text` cut at the matches of `codes`: text, code, text, ..., text."""
     out, done = [], 0
-    for match in CODE.finditer(text):
+    for match in codes.finditer(text):
         out += [text[done:match.start()], match.group(0)]
         done = match.end()
     return out + [text[done:]]
@@ -61,35 +65,49 @@ class _Resource:
             inner = element.text or ""
         else:
             inner = escape(element.text or "") + "".join(
-                etree.tostring(child, encoding="unicode", with_tail=True) for child in element)
-            inner = regex.sub(r' xmlns(?::\w+)?="[^"]*"', "", inner)   # the root's declarations, on each child
-        self.quoted = len(inner) >= 2 and inner.startswith('"') and inner.endswith('"')
+                DECLARATION.sub("", etree.tostring(child, encoding="unicode", with_tail=False))
+                + escape(child.tail or "") for child in element)
+        body = inner[1:-1]                           # `"It's here"`: read inside its quotes, none else in it
+        self.quoted = len(inner) >= 2 and inner[0] == inner[-1] == '"' and not regex.search(r'(?<!\\)"', body)
         text, codes = "", []                         # the text as Android reads it, and where its codes are
-        for index, piece in enumerate(_pieces(inner[1:-1] if self.quoted else inner)):
-            if index % 2:
-                codes.append((len(text), piece))
-                text += piece
+        done, source = 0, body if self.quoted else inner
+        for match in TOKEN.finditer(source):
+            text += source[done:match.start()]
+            if match.group("code") is not None:
+                codes.append((len(text), match.group("code")))
+                text += match.group("code")
             else:
-                text += ESCAPED.sub(r"\1", piece)
-        self.text = text
+                text += match.group("escaped")
+            done = match.end()
+        self.text = text + source[done:]
+        self._codes = regex.compile("|".join(regex.escape(code) for code in sorted({code for _, code in codes},
+                                                                                     key=len, reverse=True))
+                                    or r"(?!)")
+        placeholders = [match.group(0) for match in PRINTF.finditer(self.text)]
+        self._printf = None if not placeholders or element.get("formatted") == "false" else regex.compile(
+            "|".join(regex.escape(p) for p in sorted(set(placeholders), key=len, reverse=True)) + "|%%")
         self.message = CatalogMessage(self.text, codes, lambda written: self.parsed(written) is not None)
         self.segments: list[Segment] = self.message.segments
 
     def written(self, text: str) -> str:
         """A text (the model's) as the resource's content: escaped as Android (and, outside CDATA, XML) reads it."""
         out = []
-        for index, piece in enumerate(_pieces(text)):
+        for index, piece in enumerate(_pieces(text, self._codes)):       # the source's codes, as written
             if index % 2:
                 out.append(piece)
                 continue
-            piece = piece.replace("\\", "\\\\").replace('"', '\\"')
+            piece = piece.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
             if not self.quoted:
                 piece = piece.replace("'", "\\'")
+            if self._printf is not None:             # a `%` of its own would break getString(id, args): `%%`
+                piece = "".join(part if index % 2 else part.replace("%", "%%")
+                                for index, part in enumerate(_pieces(piece, self._printf)))
             out.append(piece if self.cdata else RAW_AMPERSAND.sub("&amp;", piece).replace("<", "&lt;"))
         content = "".join(out)
         if self.quoted:
             return f'"{content}"'
-        return "\\" + content if content.startswith(("@", "?")) else content
+        start = len(content) - len(content.lstrip())          # aapt reads a reference after the spaces it trims
+        return content[:start] + "\\" + content[start:] if content[start:].startswith(("@", "?")) else content
 
     def parsed(self, text: str) -> Any | None:
         """The text as an element holding it (in the file's namespaces), or None where it is not well formed."""
@@ -130,7 +148,7 @@ class AndroidStrings:
         for element in root:
             if not isinstance(element.tag, str) or element.get("translatable") == "false":
                 continue
-            if element.tag == "string":
+            if element.tag == "string" or element.tag == "item" and element.get("type") == "string":
                 found = [element]
             elif element.tag in ("string-array", "plurals"):
                 found = [item for item in element if item.tag == "item"]

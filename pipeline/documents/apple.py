@@ -21,7 +21,8 @@ QUOTED = r'"(?:[^"\\]|\\.)*"'
 TOKEN = regex.compile(rf"""(?P<space>\s+)|(?P<comment>/\*.*?\*/|//[^\n]*)"""
                       rf"""|(?P<entry>(?:{QUOTED}|[\w.$:/-]+)\s*=\s*(?P<value>{QUOTED})\s*;)""", regex.S)
 ESCAPE = regex.compile(r"\\(?:[Uu]([0-9A-Fa-f]{4})|([0-7]{1,3})|(.))", regex.S)
-SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
+SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\\": "\\", '"': '"',
+          "'": "'"}
 
 
 class AppleStrings:
@@ -43,7 +44,7 @@ class AppleStrings:
             if match.group("entry"):
                 start, end = match.span("value")
                 value = _unescaped(text[start + 1:end - 1])
-                if is_message(value):
+                if is_message(value) and "\ufffd" not in value:     # (a lone surrogate: left as written)
                     self._values.append((start, end, CatalogMessage(value)))
             position = match.end()
         self.segments: list[Segment] = [segment for _, _, message in self._values for segment in message.segments]
@@ -67,10 +68,14 @@ def _unescaped(value: str) -> str:
         if match.group(2):
             return chr(int(match.group(2), 8))
         return SIMPLE.get(match.group(3), match.group(3))
-    return ESCAPE.sub(read, value)
+    text = ESCAPE.sub(read, value)          # a pair of `\U` surrogates (`\UD83D\UDE00`) is one character, as Apple's
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")        # reader joins them
 
 
 def _escaped(text: str) -> str:
     """A text as a quoted value: backslashes, double quotes and line breaks escaped."""
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") \
-        .replace("\t", "\\t").replace("\0", "\\0")
+    out = text.replace("\\", "\\\\").replace('"', '\\"')
+    for character, escape in (("\n", "n"), ("\r", "r"), ("\t", "t"), ("\a", "a"), ("\b", "b"), ("\f", "f"),
+                              ("\v", "v")):
+        out = out.replace(character, "\\" + escape)
+    return "".join(f"\\U{ord(c):04x}" if ord(c) < 32 else c for c in out)     # any other control character

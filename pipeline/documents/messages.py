@@ -18,24 +18,28 @@ import regex
 from pipeline.documents.segments import VERBATIM, Segment, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`; Apple's
-# `%@`, `%1$@` and `%#@files@`; Ruby's `%{count}` and `%<count>d`), Symfony's `%name%` (`%width%x%height%`; never
-# printf's `%d.%d`, `%s_%s` or `%dx%d`), Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular, Jinja, Handlebars), ICU's
-# simple arguments (`{count, number}`, `{when, date, short}`, `{ name }`), Python's braces with a conversion and a
-# format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell variables, tags, and command-line options (`--help`)
-PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!%)|%#@\w+@|%\{[A-Za-z_]\w*\}"
-                            r"|%<[A-Za-z_]\w*>[-+#0 ]*[0-9]*(?:\.[0-9]+)?[A-Za-z]"
+# `%@`, `%1$@`, `%#@files@`, an Xcode substitution's `%arg`; Ruby's `%{count}` and `%<count>d`), Symfony's `%name%`
+# (`%width%x%height%`; never printf's `%d.%d`, `%s_%s` or `%dx%d`), Qt (`%1`, `%L1`, `%n`), `{{ name }}` (Angular,
+# Jinja, Handlebars), ICU's simple arguments (`{count, number}`, `{when, date, short}`, `{ name }`), Python's braces
+# with a conversion and a format spec (`{0}`, `{name!r}`, `{date:%Y-%m-%d}`), shell and Spring variables (`$HOME`,
+# `${user.home}`), tags, and command-line options (`--help`)
+PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!%)|%#@\w+@|%arg\b"
+                            r"|%\{[A-Za-z_]\w*\}|%<[A-Za-z_]\w*>[-+#0 ]*[0-9]*(?:\.[0-9]+)?[A-Za-z]"
                             r"|%(?:\([A-Za-z_][\w.]*\)|[0-9]+\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
                             r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsab%@]|%L?[0-9]{1,2}\b|%L?n\b"
                             r"|\{\{[^{}\n]{1,80}\}\}"
                             r"|\{\s*[\p{L}\p{N}_]+\s*,\s*(?:number|date|time|spellout|ordinal|duration)\s*"
                             r"(?:,[^{}\n]{0,80})?\}|\{\s+[A-Za-z_][\w.]*\s+\}"
                             r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
-                            r"|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>|(?<![\w-])--[A-Za-z0-9][\w-]*")
+                            r"|\$\{[^{}\s]+\}|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>"
+                            r"|(?<![\w-])--[A-Za-z0-9][\w-]*")
 
-# A catalog's value that is data, not a message: one word of word characters joined by a separator that keys,
-# identifiers and addresses have (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`), or one
-# camelCase word (`btnPrimary`; a brand, `iPhone`, is kept as written too)
-DATA = regex.compile(r"[^\s]*\w[._:/=]\w[^\s]*|[a-z]+[A-Z][A-Za-z0-9]*")
+# A catalog's value that is data, not a message: one word joined by what keys, identifiers and addresses have
+# (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`, `1:20`; never `Yes/No`, `N/A` or `e.g.`),
+# a resource reference (`@string/hello`, `?attr/color`), or one camelCase word (`btnPrimary`; a brand, `iPhone`,
+# is kept as written too)
+DATA = regex.compile(r"[^\s]*(?:\w_\w|://|\w=\w|\w:\w|[A-Za-z0-9]{2,}\.[A-Za-z0-9]{2,}|[0-9]\.[0-9])[^\s]*"
+                     r"|[@?][\w:.]+/[\w.]+|[a-z]+[A-Z][A-Za-z0-9]*")
 
 
 def is_message(text: str, *markup: regex.Pattern) -> bool:
@@ -275,6 +279,10 @@ class MessagePart:
         self.segment = Segment(read, protected=protected_spans(read, self._pattern), accept=self._accept,
                                numbered=True)
 
+    def _placeholders(self, text: str) -> Counter:
+        """The placeholders of a text (outside its codes), each as often as it holds it."""
+        return Counter(match.group(0) for match in PLACEHOLDER.finditer(_masked(text, list(self._codes))))
+
     def _syntax_kept(self, translation: str) -> bool:
         """No brace (ICU) or bar (Symfony) more or less than the source: one made up would break the message."""
         marks = "{}" if self.message.icu else "|" if self.message.bars else ""
@@ -298,6 +306,8 @@ class MessagePart:
         translation = self.segment.translation
         if translation is None or translation == self.segment.text:
             return self.source
+        if self._placeholders(translation) != self._placeholders(self.segment.text):
+            return self.source          # one made up (`%@` twice, an added `{0}`) would break the app at run time
         if self.message.bars:
             return translation if self._syntax_kept(translation) else self.source
         if not self.message.icu:

@@ -5,10 +5,12 @@ translated entry's comes back byte for byte (comments, blank lines, keys, separa
 Each value with a letter that is a message (`messages.is_message`: not a key, an identifier or an address) is
 translated as a catalog's message (`messages.CatalogMessage`): placeholders (`{0}`, `{1,number,#}`, `%s`) come back
 as written, and a ChoiceFormat (`{0,choice,0#no files|1#one file|1<{0} files}`) is kept whole. A value with an
-argument is a MessageFormat pattern, where `''` is an apostrophe: the model reads one, and every apostrophe of the
-translation is written doubled (`l''utente {0}`); a value without one keeps its apostrophes as written (as Spring
-reads it). A translated entry is written on one line after its key and separator as written, escaped as Java
-reads it (a leading space, backslashes, line breaks).
+argument is a MessageFormat pattern, where `''` is an apostrophe and `'{'` a literal: the model reads one
+apostrophe, a literal is kept as written, every other apostrophe of the translation is written doubled (`l''utente
+{0}`), and a translation with a brace of its own (which MessageFormat would refuse) is not written; a value without
+one keeps its apostrophes as written (as Spring reads it). A translated entry is written on one line after its key
+and separator as written (or, where the key was cut by a continuation, after the key again), escaped as Java reads
+it (a leading space, `=` or `:`, backslashes, line breaks), and read back to check it.
 
 A bundle is read as UTF-8 (Java 9's default), else ISO-8859-1 (Java 8's); one written in ASCII alone (its other
 characters as `\\uXXXX`, as `native2ascii` wrote them) gets its translations so too, and one in ISO-8859-1 gets
@@ -25,7 +27,8 @@ from pipeline.extras import require
 # A MessageFormat argument (`{0}`, `{1,number,#.##}`), and a ChoiceFormat one (kept whole: its messages are syntax)
 ARGUMENT = regex.compile(r"\{\s*[0-9]+\s*(?:,[^{}]*)?\}")
 CHOICE_FORMAT = regex.compile(r"\{\s*[0-9]+\s*,\s*choice\s*,(?:[^{}]|\{[^{}]*\})*\}")
-QUOTED = regex.compile(r"'[{}]")                  # MessageFormat's quoting of a brace: such a value is left unquoted
+# MessageFormat's quoting, read left to right: `''` is an apostrophe, `'{0}'` a literal (kept as written)
+QUOTING = regex.compile(r"''|'[^']*'")
 KEY_AND_SEPARATOR = regex.compile(r"[ \t\f]*(?:\\.|[^\s=:\\])*(?:[ \t\f]*[=:][ \t\f]*|[ \t\f]+|$)", regex.S)
 LINE_END = regex.compile(r"\r\n|\r|\n")
 
@@ -45,7 +48,8 @@ class PropertiesDocument:
             raise ValueError(f"{name}: not a .properties file: binary data (a NUL byte)")
         self._ascii = all(ord(character) < 128 for character in self._text)
         self._elements: list = []
-        self._entries: list[tuple[int, CatalogMessage, bool]] = []    # (element index, message, MessageFormat)
+        self._entries: list[tuple[int, CatalogMessage, regex.Pattern | None]] = []   # (index, message, its codes
+        self._javaproperties = javaproperties                                      # where a MessageFormat)
         try:
             elements = list(javaproperties.parse(self._text))
         except javaproperties.InvalidUEscapeError as exc:
@@ -56,25 +60,45 @@ class PropertiesDocument:
             self._elements.append(element)
             if not isinstance(element, javaproperties.KeyValue) or not is_message(element.value):
                 continue
-            value = element.value
-            pattern = bool(ARGUMENT.search(value)) and not QUOTED.search(value)
-            text = value.replace("''", "'") if pattern else value
-            codes = [(match.start(), match.group(0)) for match in CHOICE_FORMAT.finditer(text)]
-            self._entries.append((index, CatalogMessage(text, codes), pattern))
+            value, text, codes = element.value, "", []
+            if ARGUMENT.search(value):                  # a MessageFormat pattern: its quoting read
+                done = 0
+                for match in QUOTING.finditer(value):
+                    text += value[done:match.start()]
+                    if match.group(0) == "''":
+                        text += "'"
+                    else:
+                        codes.append((len(text), match.group(0)))
+                        text += match.group(0)
+                    done = match.end()
+                text += value[done:]
+                codes += [(match.start(), match.group(0)) for match in CHOICE_FORMAT.finditer(text)
+                          if not any(at <= match.start() < at + len(code) for at, code in codes)]
+                kept = sorted({code for _, code in codes} | set(ARGUMENT.findall(text)), key=len, reverse=True)
+                pattern = regex.compile("|".join(map(regex.escape, kept)))
+            else:
+                text, pattern = value, None
+            self._entries.append((index, CatalogMessage(text, sorted(codes)), pattern))
         self.segments: list[Segment] = [segment for _, message, _ in self._entries for segment in message.segments]
 
     def render(self) -> bytes:
         out = [element.source for element in self._elements]
         for index, message, pattern in self._entries:
             translation = message.translation()
-            if translation is None:
+            if translation is None or not translation.strip():
                 continue
-            if pattern:
-                translation = translation.replace("'", "''")
-            source = self._elements[index].source
-            prefix = KEY_AND_SEPARATOR.match(source).group(0)
-            end = LINE_END.search(source, len(source.rstrip("\r\n")))
-            out[index] = prefix + self._escaped(translation) + (end.group(0) if end else "")
+            if pattern is not None:                     # MessageFormat: quoted as it reads, no brace of its own
+                pieces = regex.split(f"({pattern.pattern})", translation)
+                if any("{" in piece or "}" in piece for piece in pieces[0::2]):
+                    continue
+                translation = "".join(piece if index % 2 else piece.replace("'", "''")
+                                      for index, piece in enumerate(pieces))
+            element = self._elements[index]
+            end = LINE_END.search(element.source, len(element.source.rstrip("\r\n")))
+            line = KEY_AND_SEPARATOR.match(element.source).group(0) + self._escaped(translation)
+            if list(self._javaproperties.loads(line).items()) != [(element.key, translation)]:
+                line = self._javaproperties.escape(element.key) + "=" + self._escaped(translation)  # a key cut
+            out[index] = line + (end.group(0) if end else "")
         return "".join(out).encode("iso-8859-1" if self._codec == "iso-8859-1" else self._codec)
 
     def _escaped(self, value: str) -> str:
@@ -82,7 +106,7 @@ class PropertiesDocument:
         the file's encoding lacks (all but ASCII in an ASCII bundle) as `\\uXXXX`."""
         out = value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") \
             .replace("\f", "\\f")
-        if out.startswith(" "):
+        if out.startswith((" ", "=", ":")):              # (after a key and spaces, a separator)
             out = "\\" + out
         limit = 128 if self._ascii else 256 if self._codec == "iso-8859-1" else None
         if limit is None:

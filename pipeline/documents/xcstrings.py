@@ -5,10 +5,10 @@ Each string (`strings`) without one in the run's target language gets it: its so
 `sourceLanguage` localization's `stringUnit` values, with its plural, device and substitution variations; else the
 key itself, as Xcode reads a string no one localized) translated as a catalog's message
 (`messages.CatalogMessage`: `%@`, `%lld`, `%#@files@` kept), in the same structure, each `stringUnit` marked
-`needs_review` for a translator. Kept as they are: a string marked `shouldTranslate: false`, one whose text is data
-(`messages.is_message`), any localization someone wrote, comments and every other key. The file is written as Xcode
-writes it (two-space indentation, ` : ` between key and value), the target's localization among the others in
-alphabetical order. A catalog whose source language is not the run's, or that is not a String Catalog, is a one-line
+`needs_review` for a translator. Kept as they are: a string marked `shouldTranslate: false` or no longer in the
+code (`extractionState: stale`), one whose text is data (`messages.is_message`), any localization someone wrote,
+comments and every other key. The file is written as Xcode writes it (two-space indentation, ` : ` between key and
+value, its line ends), the target's localization among the others in alphabetical order. A catalog whose source language is not the run's, or that is not a String Catalog, is a one-line
 ValueError.
 """
 from __future__ import annotations
@@ -67,8 +67,9 @@ class XcStrings:
         self._target = direction.target
         self._todo: list[tuple[str, dict, list[tuple[dict, CatalogMessage]]]] = []
         for key, entry in self._data["strings"].items():
-            if not isinstance(entry, dict) or entry.get("shouldTranslate") is False:
-                continue
+            if not isinstance(entry, dict) or entry.get("shouldTranslate") is False or \
+                    entry.get("extractionState") == "stale":
+                continue                                    # not for translation, or no longer in the code
             localizations = entry.get("localizations") or {}
             if not isinstance(localizations, dict) or direction.target in localizations:
                 continue                                    # someone's localization: kept
@@ -92,9 +93,12 @@ class XcStrings:
             localizations = data["strings"][key].setdefault("localizations", {})
             localizations[target] = written
             data["strings"][key]["localizations"] = dict(sorted(localizations.items()))
-        text = EMPTY.sub(lambda match: f"{match.group(1)}{match.group(2)}{{\n\n{match.group(1)}}}",
-                         json.dumps(data, indent=2, separators=(",", " : "), ensure_ascii=False))   # as Xcode
-        return self._encoded.encode(text + ("\n" if self._encoded.text.endswith("\n") else ""))
+        text = json.dumps(data, indent=2, separators=(",", " : "), ensure_ascii=False)
+        if any(0xD800 <= ord(character) < 0xE000 for character in text):
+            text = json.dumps(data, indent=2, separators=(",", " : "), ensure_ascii=True)   # a lone surrogate
+        text = EMPTY.sub(lambda match: f"{match.group(1)}{match.group(2)}{{\n\n{match.group(1)}}}", text)  # Xcode's
+        text += "\n" if self._encoded.text.endswith("\n") else ""
+        return self._encoded.encode(text.replace("\n", "\r\n") if "\r\n" in self._encoded.text else text)
 
 
 def _string_units(localization: Any) -> Iterator[dict]:

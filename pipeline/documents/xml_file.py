@@ -8,6 +8,11 @@ import regex
 
 from pipeline.extras import require, safe_xml_parser
 
+# What lies before a file's root (a byte-order mark, the declaration, comments, processing instructions, spaces) and
+# after it (comments, processing instructions, spaces): kept as written
+PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
+EPILOG = regex.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->)*\Z", regex.S)
+
 
 class XmlFile:
     """`data` parsed (`root`, an lxml element named `root_tag`), and `render()` its bytes again. A file that is not
@@ -27,19 +32,21 @@ class XmlFile:
         if self.root.tag != root_tag:
             raise ValueError(f"{name}: not {what}: its root is <{self.root.tag}>, not <{root_tag}>")
         self._tree, self._encoding = tree, tree.docinfo.encoding or "utf-8"
+        self._crlf = b"\r\n" in data                   # the parser reads CR LF as LF: written back so
+        before = PROLOG.match(data).end()                # the root opens after the declaration and comments
+        after = EPILOG.search(data, before)              # and closes before the comments after it
         tag = root_tag.encode()
-        opening, closing = regex.search(rb"<" + tag + rb"[\s>/]", data), data.rfind(b"</" + tag)
         self._around = None                      # (the bytes before the root, after it); None: not found (UTF-16)
-        if opening is not None:
-            end = data.find(b">", closing) + 1 if closing >= 0 else data.rindex(b">") + 1
-            self._around = (data[:opening.start()], data[end:])
+        if data[before:before + len(tag) + 1] == b"<" + tag and after is not None:
+            self._around = (data[:before], data[after.start():])
 
     def render(self) -> bytes:
         etree = require("lxml.etree", "documents")
         if self._around is None:
             return etree.tostring(self._tree, encoding=self._encoding, xml_declaration=True)
         before, after = self._around
-        return before + etree.tostring(self.root, encoding=self._encoding, xml_declaration=False) + after
+        body = etree.tostring(self.root, encoding=self._encoding, xml_declaration=False)
+        return before + (body.replace(b"\n", b"\r\n") if self._crlf else body) + after
 
     @property
     def declarations(self) -> str:

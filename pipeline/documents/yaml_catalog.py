@@ -19,13 +19,24 @@ from typing import Any, Iterator
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import CatalogMessage, is_message
+from pipeline.documents.messages import CatalogMessage, icu_messages, is_message
 from pipeline.documents.segments import Segment
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
 LOCALE = regex.compile(r"([A-Za-z]{2})([-_][A-Za-z0-9]+)?")
 SEQUENCE_ITEM = regex.compile(r"^( *)- ", regex.M)
+# What Ruby's YAML 1.1 reads as no string though YAML 1.2 does: booleans and nulls (a plain `yes` is data), and
+# numbers in its forms (`1:20`, `0x1F`, `1_000`): a translation of that form is written quoted
+YAML_11 = regex.compile(r"(?i:y|yes|n|no|true|false|on|off|null|~)|[-+]?(?:[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"
+                        r"|0[xob]?[0-9a-fA-F_]+|\.?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\.(?i:inf|nan))")
+SYMBOL = regex.compile(r":[\w\"']")             # a Ruby symbol (`:year`, rails-i18n's `date.order`): data
+# The top-level keys of configuration files (Compose, GitHub Actions, GitLab CI, Kubernetes, Ansible, pre-commit),
+# which are no catalogs: a model would translate their commands and names
+CONFIGURATION = frozenset({"services", "jobs", "on", "apiVersion", "kind", "steps", "stages", "volumes", "networks",
+                           "image", "script", "hooks", "repos", "dependencies", "workflows", "variables", "tasks",
+                           "deploy", "runs", "hosts", "before_script", "after_script", "pipelines", "spec"})
+HUGO_LIST = frozenset({"translation", "other", "one", "zero", "two", "few", "many"})    # Hugo's `- id: ...` items
 
 
 class YamlCatalog(FollowsDirection):
@@ -49,10 +60,22 @@ class YamlCatalog(FollowsDirection):
         if len(documents) != 1:
             raise ValueError(f"{name}: not a YAML catalog: {len(documents)} documents, expected one")
         self._data = documents[0]
-        self._values: list[tuple[Any, Any, CatalogMessage]] = [
-            (container, key, CatalogMessage(str(value))) for container, key, value in _strings(self._data)
-            if is_message(str(value))]
-        self.segments: list[Segment] = [segment for _, _, message in self._values for segment in message.segments]
+        roots = [key for key in self._data if isinstance(key, str)] if hasattr(self._data, "keys") else []
+        configuration = sorted(CONFIGURATION & set(roots))
+        if configuration and not any(LOCALE.fullmatch(key) for key in roots):
+            raise ValueError(f"{name}: a configuration file (its top level holds `{configuration[0]}`), not a "
+                             "string catalog: not translated")
+        slots: dict[int, list[tuple[Any, Any]]] = {}       # each string object (an anchor's once) and where it is
+        for container, key, value in _strings(self._data):
+            slots.setdefault(id(value), []).append((container, key))
+        values = {id(value): value for _, _, value in _strings(self._data)}
+        icu = True if "+intl-icu" in name or any(icu_messages(str(value)) is not None for value in values.values()) \
+            else None                                   # Symfony's ICU catalogs: apostrophes quoted as ICU reads
+        self._values: list[tuple[list[tuple[Any, Any]], CatalogMessage]] = [
+            (slots[identity], CatalogMessage(str(value), icu_quoting=icu)) for identity, value in values.items()
+            if is_message(str(value)) and not (type(value) is str and (YAML_11.fullmatch(value) or
+                                                                        SYMBOL.match(value)))]
+        self.segments: list[Segment] = [segment for _, message in self._values for segment in message.segments]
 
     def _round_trip(self) -> Any:
         """ruamel's round-trip reader and writer, indenting as the source does."""
@@ -66,16 +89,25 @@ class YamlCatalog(FollowsDirection):
             above = self._text[:items.start()].rstrip("\n").rpartition("\n")[2]
             offset = max(len(items.group(1)) - (len(above) - len(above.lstrip(" "))), 0)
         yaml.indent(mapping=step, sequence=offset + 2, offset=offset)
+        yaml.explicit_start = self._text.lstrip("\ufeff").startswith("---")
+        yaml.explicit_end = bool(regex.search(r"^\.\.\.\s*\Z", self._text, regex.M))
         return yaml
 
     def render(self) -> bytes:
         scalars = require("ruamel.yaml.scalarstring", "documents")
-        for container, key, message in self._values:
+        for slots, message in self._values:
             translation = message.translation()
             if translation is None or not translation.strip():
                 continue
+            container, key = slots[0]
             old = container[key]
-            container[key] = type(old)(translation) if isinstance(old, scalars.ScalarString) else translation
+            if isinstance(old, scalars.ScalarString):
+                anchor = old.yaml_anchor()
+                new = type(old)(translation, anchor=anchor.value if anchor is not None else None)
+            else:
+                new = scalars.DoubleQuotedScalarString(translation) if YAML_11.fullmatch(translation) else translation
+            for container, key in slots:                    # an anchor's aliases: the same new string
+                container[key] = new
         self._relabel()
         out = io.StringIO()
         self._yaml.dump(self._data, out)
@@ -84,30 +116,34 @@ class YamlCatalog(FollowsDirection):
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
         if not self._text.endswith(("\n", "\r")):
             text = text.rstrip("\r\n")
-        safe = require("ruamel.yaml", "documents").YAML(typ="safe", pure=True)
         try:
-            reads = safe.load(text) == safe.load(_plain(self._data))
+            reads = _native(self._round_trip().load(text)) == _native(self._data)
         except Exception:                     # noqa: BLE001 - any complaint of the reader: the source comes back
             reads = False
         return self._encoded.encode(text if reads else self._text)
 
     def _relabel(self) -> None:
-        """A Rails catalog's one root key naming the run's source language names its target."""
-        if not hasattr(self._data, "keys") or len(self._data) != 1:
-            return
-        key = next(iter(self._data))
-        match = LOCALE.fullmatch(key) if isinstance(key, str) else None
+        """A Rails catalog's one root key naming the run's source language (`en:`, beside `defaults:`) names its
+        target, where it is placed."""
         direction = self.output_direction
-        if match is None or match.group(1).lower() != direction.source:
+        keys = [key for key in self._data if isinstance(key, str)] if hasattr(self._data, "keys") else []
+        named = [(index, key, match) for index, key in enumerate(keys) for match in [LOCALE.fullmatch(key)]
+                 if match is not None and match.group(1).lower() == direction.source]
+        if len(named) != 1:
             return
+        index, key, match = named[0]
         target = direction.target + (match.group(2)[0] + REGIONS[direction.target] if match.group(2) else "")
-        self._data.insert(0, target, self._data.pop(key))
+        if target not in self._data:
+            self._data.insert(index, target, self._data.pop(key))
 
 
 def _strings(node: Any) -> Iterator[tuple[Any, Any, str]]:
-    """(container, key or index, value) of each string in a catalog's tree, in document order."""
+    """(container, key or index, value) of each string in a catalog's tree, in document order: a mapping's own
+    keys (not those a merge, `<<: *defaults`, brings), never a Hugo item's `id`."""
     if hasattr(node, "items") and callable(node.items):
-        pairs = list(node.items())
+        pairs = list(node.non_merged_items() if hasattr(node, "non_merged_items") else node.items())
+        if "id" in node and HUGO_LIST & set(node):
+            pairs = [(key, value) for key, value in pairs if key != "id"]
     elif isinstance(node, list):
         pairs = list(enumerate(node))
     else:
@@ -119,18 +155,15 @@ def _strings(node: Any) -> Iterator[tuple[Any, Any, str]]:
             yield from _strings(value)
 
 
-def _plain(data: Any) -> str:
-    """`data` written by the safe writer (to compare what two texts read as)."""
-    yaml = require("ruamel.yaml", "documents").YAML(typ="safe", pure=True)
-    out = io.StringIO()
-    yaml.dump(_native(data), out)
-    return out.getvalue()
-
-
 def _native(node: Any) -> Any:
-    """ruamel's round-trip tree as plain dicts, lists and scalars."""
-    if hasattr(node, "items") and callable(node.items):
-        return {_native(key): _native(value) for key, value in node.items()}
+    """ruamel's round-trip tree as plain dicts, lists and scalars (its numbers, booleans and timestamps as
+    Python's; a mapping's own keys), to compare what two texts read as."""
+    if hasattr(node, "items") and callable(node.items):                  # a merge's keys are the merged map's
+        items = node.non_merged_items() if hasattr(node, "non_merged_items") else node.items()
+        return {_native(key): _native(value) for key, value in items}
     if isinstance(node, list):
         return [_native(value) for value in node]
-    return str(node) if isinstance(node, str) else node
+    for kind in (str, bool, int, float):
+        if isinstance(node, kind):
+            return kind(node)
+    return node.isoformat() if hasattr(node, "isoformat") else node
