@@ -8,8 +8,8 @@ key itself, as Xcode reads a string no one localized) translated as a catalog's 
 `needs_review` for a translator. Kept as they are: a string marked `shouldTranslate: false` or no longer in the
 code (`extractionState: stale`), one whose text is data (`messages.is_message`), any localization someone wrote,
 comments and every other key. The file is written as Xcode writes it (two-space indentation, ` : ` between key and
-value, its line ends), the target's localization among the others in alphabetical order. A catalog whose source language is not the run's, or that is not a String Catalog, is a one-line
-ValueError.
+value, its line ends), the target's localization among the others in alphabetical order. A catalog whose source
+language is not the run's, or that is not a String Catalog, is a one-line ValueError.
 """
 from __future__ import annotations
 
