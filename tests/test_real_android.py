@@ -107,3 +107,20 @@ def test_review_cases_are_written_as_aapt_reads_them():
             b'  <string name="a">Hello world</string>\r\n</resources><!-- trailing </resources> -->\r\n')
     assert translate_document(None, crlf, name="strings.xml", translate=suffixed) == crlf.replace(
         b"Hello world", b"Hello-it world-it")                                   # comments and CR LF as written
+
+
+def test_second_review_cases():
+    tail = (b'<?xml version="1.0" encoding="utf-8"?>\n<resources>\n    <!-- Main screen -->\n'
+            b'    <string name="a">Hello world</string>\n</resources>\n<!-- generated -->\n')
+    assert translate_document(None, tail, name="strings.xml", translate=suffixed) == tail.replace(
+        b"Hello world", b"Hello-it world-it")                                  # (was: the file written twice)
+    many = (b"<resources>\n" + b"<!-- section -->\n" * 40 + b'<string name="a">Hello world</string>\n'
+            + b" " * 2000 + b"</resources>\n")
+    import time
+    started = time.perf_counter()
+    translate_document(None, many, name="strings.xml", translate=suffixed)
+    assert time.perf_counter() - started < 3                                   # (was: exponential in comments)
+    assert resources('<string name="p">Save 50% on all items</string>', lambda texts: texts) == \
+        '<string name="p">Save 50% on all items</string>'                      # no argument: `%` as written
+    assert resources('<string name="l">This is a long\n        sentence here</string>', suffixed) == \
+        '<string name="l">This-it is a long-it sentence-it here-it</string>'   # aapt's one space, no `\\n`

@@ -122,3 +122,10 @@ def test_short_interface_words_are_messages_and_keys_are_data():
                                         translate=lambda texts: [t.upper() for t in texts]))
     assert out == {"a": "YES/NO", "b": "N/A", "c": "E.G.", "d": "@string/hello", "e": "com.example.app",
                    "f": "PLAY/PAUSE"}                                            # (was: the first four not read)
+
+
+def test_patterns_and_media_types_are_data():
+    data = {"date": "dd/MM/yyyy", "time": "HH:mm", "type": "application/json", "label": "Date format"}
+    out = json.loads(translate_document(None, json.dumps(data).encode(), name="en.json",
+                                        translate=lambda texts: [t.upper() for t in texts]))
+    assert out == dict(data, label="DATE FORMAT")                               # (was: DD/MM/YYYY sent to the model)

@@ -79,3 +79,9 @@ def test_review_cases_read_back_as_java_reads_them():
     for source, model, expected in cases:
         out = translate_document(None, source.encode(), name="m.properties", translate=model).decode()
         assert javaproperties.loads(out) == expected, (source, out)
+
+
+def test_a_choice_keeps_its_doubled_apostrophes():
+    source = "k={0,choice,0#no files|1#one user''s file|1<{0} files} found for {1}\n"
+    out = translate_document(None, source.encode(), name="m.properties", translate=suffixed).decode()
+    assert out == "k={0,choice,0#no files|1#one user''s file|1<{0} files} found-it for-it {1}\n"   # (was: user's)

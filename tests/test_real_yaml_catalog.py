@@ -93,3 +93,16 @@ def test_icu_catalogs_quote_apostrophes_and_configuration_files_are_refused():
     with pytest.raises(ValueError, match=r"^docker-compose\.yml: a configuration file \(its top level holds "
                                          r"`services`\), not a string catalog: not translated$"):
         translate_document(None, compose, name="docker-compose.yml", translate=suffixed)
+
+
+def test_second_review_cases():
+    symfony = b"tasks: Your tasks for today\nimage: Profile picture\nwifi_off: Off\n"
+    out = translate_document(None, symfony, name="messages.en.yaml", translate=lambda texts: [
+        t.upper() for t in texts])
+    assert out == b'tasks: YOUR TASKS FOR TODAY\nimage: PROFILE PICTURE\nwifi_off: "OFF"\n'   # a catalog, Off too
+    workflow = b"on:\n  push:\n    branches: [main]\njobs:\n  test:\n    steps:\n      - run: echo Hello world\n"
+    with pytest.raises(ValueError, match=r"^ci\.yml: a configuration file"):
+        translate_document(None, workflow, name="ci.yml", translate=suffixed)
+    playbook = b"- hosts: all\n  tasks:\n    - shell: echo Hello world\n"
+    with pytest.raises(ValueError, match=r"^site\.yml: a configuration file"):
+        translate_document(None, playbook, name="site.yml", translate=suffixed)

@@ -36,10 +36,12 @@ PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!
 
 # A catalog's value that is data, not a message: one word joined by what keys, identifiers and addresses have
 # (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`, `1:20`; never `Yes/No`, `N/A` or `e.g.`),
-# a resource reference (`@string/hello`, `?attr/color`), or one camelCase word (`btnPrimary`; a brand, `iPhone`,
-# is kept as written too)
+# a resource reference (`@string/hello`, `?attr/color`), a media type (`text/html`), a date pattern (`dd/MM/yyyy`,
+# `HH:mm`), or one camelCase word (`btnPrimary`; a brand, `iPhone`, is kept as written too)
 DATA = regex.compile(r"[^\s]*(?:\w_\w|://|\w=\w|\w:\w|[A-Za-z0-9]{2,}\.[A-Za-z0-9]{2,}|[0-9]\.[0-9])[^\s]*"
-                     r"|[@?][\w:.]+/[\w.]+|[a-z]+[A-Z][A-Za-z0-9]*")
+                     r"|[@?][\w:.]+/[\w.]+|[a-z]+[A-Z][A-Za-z0-9]*"
+                     r"|(?:application|text|image|audio|video|font|multipart)/[\w.+-]+"
+                     r"|[dMyHhmsaEzSZ]+(?:[/.:,-][dMyHhmsaEzSZ]+)+")
 
 
 def is_message(text: str, *markup: regex.Pattern) -> bool:

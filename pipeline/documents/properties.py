@@ -29,6 +29,7 @@ ARGUMENT = regex.compile(r"\{\s*[0-9]+\s*(?:,[^{}]*)?\}")
 CHOICE_FORMAT = regex.compile(r"\{\s*[0-9]+\s*,\s*choice\s*,(?:[^{}]|\{[^{}]*\})*\}")
 # MessageFormat's quoting, read left to right: `''` is an apostrophe, `'{0}'` a literal (kept as written)
 QUOTING = regex.compile(r"''|'[^']*'")
+PATTERN_PARTS = regex.compile(rf"(?P<choice>{CHOICE_FORMAT.pattern})|{QUOTING.pattern}")   # a choice kept whole
 KEY_AND_SEPARATOR = regex.compile(r"[ \t\f]*(?:\\.|[^\s=:\\])*(?:[ \t\f]*[=:][ \t\f]*|[ \t\f]+|$)", regex.S)
 LINE_END = regex.compile(r"\r\n|\r|\n")
 
@@ -63,17 +64,15 @@ class PropertiesDocument:
             value, text, codes = element.value, "", []
             if ARGUMENT.search(value):                  # a MessageFormat pattern: its quoting read
                 done = 0
-                for match in QUOTING.finditer(value):
+                for match in PATTERN_PARTS.finditer(value):
                     text += value[done:match.start()]
                     if match.group(0) == "''":
                         text += "'"
-                    else:
+                    else:                               # a choice (its `''` as written) or a quoted literal
                         codes.append((len(text), match.group(0)))
                         text += match.group(0)
                     done = match.end()
                 text += value[done:]
-                codes += [(match.start(), match.group(0)) for match in CHOICE_FORMAT.finditer(text)
-                          if not any(at <= match.start() < at + len(code) for at, code in codes)]
                 kept = sorted({code for _, code in codes} | set(ARGUMENT.findall(text)), key=len, reverse=True)
                 pattern = regex.compile("|".join(map(regex.escape, kept)))
             else:

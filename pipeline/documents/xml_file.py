@@ -11,7 +11,18 @@ from pipeline.extras import require, safe_xml_parser
 # What lies before a file's root (a byte-order mark, the declaration, comments, processing instructions, spaces) and
 # after it (comments, processing instructions, spaces): kept as written
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
-EPILOG = regex.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->)*\Z", regex.S)
+
+
+def _epilog(data: bytes) -> int:
+    """Where what follows a file's root (comments, processing instructions, spaces) starts: found from the end."""
+    end = len(data)
+    while True:
+        stripped = data[:end].rstrip()
+        opening = stripped.rfind(b"<!--") if stripped.endswith(b"-->") else \
+            stripped.rfind(b"<?") if stripped.endswith(b"?>") else -1
+        if opening < 0:
+            return len(stripped)
+        end = opening
 
 
 class XmlFile:
@@ -34,11 +45,12 @@ class XmlFile:
         self._tree, self._encoding = tree, tree.docinfo.encoding or "utf-8"
         self._crlf = b"\r\n" in data                   # the parser reads CR LF as LF: written back so
         before = PROLOG.match(data).end()                # the root opens after the declaration and comments
-        after = EPILOG.search(data, before)              # and closes before the comments after it
+        after = _epilog(data)                            # and closes before the comments after it
         tag = root_tag.encode()
         self._around = None                      # (the bytes before the root, after it); None: not found (UTF-16)
-        if data[before:before + len(tag) + 1] == b"<" + tag and after is not None:
-            self._around = (data[:before], data[after.start():])
+        if data[before:before + len(tag) + 1] == b"<" + tag and regex.search(
+                rb"(?:</" + regex.escape(tag) + rb"\s*>|/>)\Z", data[before:after]):
+            self._around = (data[:before], data[after:])
 
     def render(self) -> bytes:
         etree = require("lxml.etree", "documents")

@@ -4,12 +4,14 @@ and each string's quoting style, which PyYAML drops).
 
 Every string value that is a message (`messages.is_message`) is translated as a catalog's message
 (`messages.CatalogMessage`): Ruby's `%{count}` and `%<count>d`, printf's, Symfony's `%name%` and ICU's
-placeholders, and ICU choices, come back as written. Keys, numbers, booleans, dates and strings that are data are
-kept. A Rails catalog's root key naming the run's source language (`en:`, `en-GB:`) names its target (`it:`,
+placeholders, and ICU choices, come back as written (quoted as ICU reads apostrophes in Symfony's `+intl-icu`
+catalogs). Keys, numbers, booleans, dates and strings that are data are kept, and in a Rails catalog what Ruby's
+YAML 1.1 reads as no string (`yes`, `off`, `:year`). A Rails catalog's root key naming the run's source language (`en:`, `en-GB:`) names its target (`it:`,
 `it-IT:`). The output keeps the source's comments, quoting (a plain value that would read otherwise is quoted),
 block scalars, line ends and indentation (its sequences' too); it is parsed again and must read as the source but
 for the translated values and the root key (else the source comes back as it was). A file that is not YAML, or
-holds more than one document, is a one-line ValueError naming the line.
+holds more than one document, is a one-line ValueError naming the line; so is a configuration file (Compose, GitHub
+Actions, GitLab CI, Kubernetes, Ansible: `CONFIGURATION`), whose commands a model would translate.
 """
 from __future__ import annotations
 
@@ -26,8 +28,8 @@ from pipeline.language import REGIONS, Direction, FollowsDirection
 
 LOCALE = regex.compile(r"([A-Za-z]{2})([-_][A-Za-z0-9]+)?")
 SEQUENCE_ITEM = regex.compile(r"^( *)- ", regex.M)
-# What Ruby's YAML 1.1 reads as no string though YAML 1.2 does: booleans and nulls (a plain `yes` is data), and
-# numbers in its forms (`1:20`, `0x1F`, `1_000`): a translation of that form is written quoted
+# What Ruby's YAML 1.1 reads as no string though YAML 1.2 does: booleans and nulls (a plain `yes` is data in a Rails
+# catalog), and numbers in its forms (`1:20`, `0x1F`, `1_000`): a translation of that form is written quoted
 YAML_11 = regex.compile(r"(?i:y|yes|n|no|true|false|on|off|null|~)|[-+]?(?:[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"
                         r"|0[xob]?[0-9a-fA-F_]+|\.?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\.(?i:inf|nan))")
 SYMBOL = regex.compile(r":[\w\"']")             # a Ruby symbol (`:year`, rails-i18n's `date.order`): data
@@ -36,6 +38,7 @@ SYMBOL = regex.compile(r":[\w\"']")             # a Ruby symbol (`:year`, rails-
 CONFIGURATION = frozenset({"services", "jobs", "on", "apiVersion", "kind", "steps", "stages", "volumes", "networks",
                            "image", "script", "hooks", "repos", "dependencies", "workflows", "variables", "tasks",
                            "deploy", "runs", "hosts", "before_script", "after_script", "pipelines", "spec"})
+STRONG_CONFIGURATION = frozenset({"apiVersion", "services", "jobs", "hosts", "stages", "repos"})   # one is enough
 HUGO_LIST = frozenset({"translation", "other", "one", "zero", "two", "few", "many"})    # Hugo's `- id: ...` items
 
 
@@ -60,9 +63,11 @@ class YamlCatalog(FollowsDirection):
         if len(documents) != 1:
             raise ValueError(f"{name}: not a YAML catalog: {len(documents)} documents, expected one")
         self._data = documents[0]
-        roots = [key for key in self._data if isinstance(key, str)] if hasattr(self._data, "keys") else []
+        top = self._data[0] if isinstance(self._data, list) and self._data else self._data   # (Ansible: a list)
+        roots = [key for key in top if isinstance(key, str)] if hasattr(top, "keys") else []
+        self._rails = any(LOCALE.fullmatch(key) and key not in CONFIGURATION for key in roots)   # `en:`, not `on:`
         configuration = sorted(CONFIGURATION & set(roots))
-        if configuration and not any(LOCALE.fullmatch(key) for key in roots):
+        if not self._rails and (len(configuration) >= 3 or STRONG_CONFIGURATION & set(roots)):
             raise ValueError(f"{name}: a configuration file (its top level holds `{configuration[0]}`), not a "
                              "string catalog: not translated")
         slots: dict[int, list[tuple[Any, Any]]] = {}       # each string object (an anchor's once) and where it is
@@ -73,8 +78,8 @@ class YamlCatalog(FollowsDirection):
             else None                                   # Symfony's ICU catalogs: apostrophes quoted as ICU reads
         self._values: list[tuple[list[tuple[Any, Any]], CatalogMessage]] = [
             (slots[identity], CatalogMessage(str(value), icu_quoting=icu)) for identity, value in values.items()
-            if is_message(str(value)) and not (type(value) is str and (YAML_11.fullmatch(value) or
-                                                                        SYMBOL.match(value)))]
+            if is_message(str(value)) and not (type(value) is str and self._rails and (YAML_11.fullmatch(value) or
+                                                                                        SYMBOL.match(value)))]
         self.segments: list[Segment] = [segment for _, message in self._values for segment in message.segments]
 
     def _round_trip(self) -> Any:
