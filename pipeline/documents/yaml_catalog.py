@@ -3,15 +3,16 @@
 and each string's quoting style, which PyYAML drops).
 
 Every string value that is a message (`messages.is_message`) is translated as a catalog's message
-(`messages.CatalogMessage`): Ruby's `%{count}` and `%<count>d`, printf's, Symfony's `%name%` and ICU's
-placeholders, and ICU choices, come back as written (quoted as ICU reads apostrophes in Symfony's `+intl-icu`
-catalogs). Keys, numbers, booleans, dates and strings that are data are kept, and in a Rails catalog what Ruby's
-YAML 1.1 reads as no string (`yes`, `off`, `:year`). A Rails catalog's root key naming the run's source language
-(`en:`, `en-GB:`) names its target (`it:`, `it-IT:`). The output keeps the source's comments, quoting (a plain
-value that would read otherwise is quoted), block scalars, line ends and indentation (its sequences' too); it is parsed again and must read as the source but
-for the translated values and the root key (else the source comes back as it was). A file that is not YAML, or
-holds more than one document, is a one-line ValueError naming the line; so is a configuration file (Compose, GitHub
-Actions, GitLab CI, Kubernetes, Ansible: `CONFIGURATION`), whose commands a model would translate.
+(`messages.CatalogMessage`): Ruby's `%{count}` and `%<count>d`, printf's, Symfony's `%name%` and ICU's placeholders,
+and ICU choices, come back as written (quoted as ICU reads apostrophes in Symfony's `+intl-icu` catalogs). Keys,
+numbers, booleans, dates and strings that are data are kept, and in a Rails catalog what Ruby's YAML 1.1 reads as no
+string (`yes`, `off`, `:year`). A Rails catalog's root key naming the run's source language (`en:`, `en-GB:`) names
+its target (`it:`, `it-IT:`). The output keeps the source's comments, quoting (a plain value that would read
+otherwise is quoted), block scalars, line ends and indentation (its sequences' too); it is parsed again and must
+read as the source but for the translated values and the root key (else the source comes back as it was). A file
+that is not YAML, or holds more than one document, is a one-line ValueError naming the line; so is a configuration
+file (Compose, GitHub Actions, GitLab CI, Kubernetes, Ansible: `CONFIGURATION`), whose commands a model would
+translate.
 """
 from __future__ import annotations
 
