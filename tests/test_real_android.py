@@ -124,3 +124,17 @@ def test_second_review_cases():
         '<string name="p">Save 50% on all items</string>'                      # no argument: `%` as written
     assert resources('<string name="l">This is a long\n        sentence here</string>', suffixed) == \
         '<string name="l">This-it is a long-it sentence-it here-it</string>'   # aapt's one space, no `\\n`
+
+
+def test_third_review_cases():
+    def free(texts: list[str]) -> list[str]:
+        return [text + " (100% free)" for text in texts]
+    for source in ("Downloaded %,d files", "Name %S here", "Due %tY now", "Save 100%% now"):
+        out = resources(f'<string name="a">{source}</string>', free)
+        assert out == f'<string name="a">{source} (100%% free)</string>', out    # a format string: `%%`
+    assert resources('<string name="q">Press "  OK  " now to go</string>', lambda texts: texts) == \
+        '<string name="q">Press "  OK  " now to go</string>'                    # spaces inside quotes kept
+    data = (b'<?xml version="1.0"?>\n<resources>\n  <string name="a">Hello world</string>\n</resources>\n'
+            b'<?pi a<?b?>\n')
+    assert translate_document(None, data, name="strings.xml", translate=suffixed) == data.replace(
+        b"Hello world", b"Hello-it world-it")

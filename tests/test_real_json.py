@@ -129,3 +129,10 @@ def test_patterns_and_media_types_are_data():
     out = json.loads(translate_document(None, json.dumps(data).encode(), name="en.json",
                                         translate=lambda texts: [t.upper() for t in texts]))
     assert out == dict(data, label="DATE FORMAT")                               # (was: DD/MM/YYYY sent to the model)
+
+
+def test_words_that_look_like_patterns_are_messages():
+    data = {"a": "Ha-ha", "b": "audio/video", "c": "had/has", "d": "image/png"}
+    out = json.loads(translate_document(None, json.dumps(data).encode(), name="en.json",
+                                        translate=lambda texts: [t.upper() for t in texts]))
+    assert out == {"a": "HA-HA", "b": "AUDIO/VIDEO", "c": "HAD/HAS", "d": "image/png"}

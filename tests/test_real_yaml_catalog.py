@@ -106,3 +106,12 @@ def test_second_review_cases():
     playbook = b"- hosts: all\n  tasks:\n    - shell: echo Hello world\n"
     with pytest.raises(ValueError, match=r"^site\.yml: a configuration file"):
         translate_document(None, playbook, name="site.yml", translate=suffixed)
+
+
+def test_third_review_cases():
+    catalog = b"services: Our services\njobs: Open positions\nok: OK\nconfirm: Yes\n"
+    out = translate_document(None, catalog, name="en.yml", translate=lambda texts: [t.upper() for t in texts])
+    assert out == b'services: OUR SERVICES\njobs: OPEN POSITIONS\nok: OK\nconfirm: "YES"\n'   # texts, not config
+    compose = b"version: '3'\nservices:\n  web:\n    command: echo Hello world\nqa: Quality\n"
+    with pytest.raises(ValueError, match=r"^docker-compose\.yml: a configuration file"):
+        translate_document(None, compose, name="docker-compose.yml", translate=suffixed)   # `qa:` is no locale

@@ -21,7 +21,7 @@ from xml.sax.saxutils import escape
 
 import regex
 
-from pipeline.documents.messages import PLACEHOLDER, CatalogMessage, is_message
+from pipeline.documents.messages import CatalogMessage, is_message
 from pipeline.documents.segments import Segment
 from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
@@ -34,6 +34,9 @@ TOKEN = regex.compile(r"(?P<code><xliff:g\b[^<>]*/>|<xliff:g\b[^<>]*>.*?</xliff:
                       r"|\\u[0-9A-Fa-f]{4}|\\[nt]|\")|\\(?P<escaped>.)", regex.S)
 DECLARATION = regex.compile(r' xmlns(?::\w+)?="[^"]*"')       # the root's, which lxml writes on each child
 WHITESPACE = regex.compile(r"[ \t\r\n]+")         # a run aapt reads as one space, outside double quotes
+# Java's format specifiers (`%1$s`, `%,d`, `%S`, `%tY`; `%%`, which only a format string escapes), but for a `%`
+# followed by a space (`50% off`), which is a percent sign far more often than the space flag
+FORMAT = regex.compile(r"%(?:[0-9]+\$)?(?! )[-#+0,(]*[0-9]*(?:\.[0-9]+)?(?:[tT][a-zA-Z]|[bBhHsScCdoxXeEfgGaAn%])")
 RAW_AMPERSAND = regex.compile(r"&(?!#[0-9]+;|#x[0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)")
 START = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<resources[\s>]", regex.S)
 
@@ -71,21 +74,23 @@ class _Resource:
         self.quoted = len(inner) >= 2 and inner[0] == inner[-1] == '"' and not regex.search(r'(?<!\\)"', body)
         text, codes = "", []                         # the text as Android reads it, and where its codes are
         done, source = 0, body if self.quoted else inner
-        fold = (lambda piece: piece) if self.quoted else (lambda piece: WHITESPACE.sub(" ", piece))
+        inside = False                               # between aapt's quote toggles: spaces kept
         for match in TOKEN.finditer(source):
-            text += fold(source[done:match.start()])
+            piece = source[done:match.start()]
+            text += piece if self.quoted or inside else WHITESPACE.sub(" ", piece)
+            if match.group("code") == '"':
+                inside = not inside
             if match.group("code") is not None:
                 codes.append((len(text), match.group("code")))
                 text += match.group("code")
             else:
                 text += match.group("escaped")
             done = match.end()
-        self.text = text + fold(source[done:])
+        self.text = text + (source[done:] if self.quoted or inside else WHITESPACE.sub(" ", source[done:]))
         self._codes = regex.compile("|".join(regex.escape(code) for code in sorted({code for _, code in codes},
                                                                                      key=len, reverse=True))
                                     or r"(?!)")
-        placeholders = [match.group(0) for match in PLACEHOLDER.finditer(self.text)
-                        if match.group(0).startswith("%") and match.group(0) != "%%"]
+        placeholders = [match.group(0) for match in FORMAT.finditer(self.text)]
         self._printf = None if not placeholders or element.get("formatted") == "false" else regex.compile(
             "|".join(regex.escape(p) for p in sorted(set(placeholders), key=len, reverse=True)) + "|%%")
         self.message = CatalogMessage(self.text, codes, lambda written: self.parsed(written) is not None)

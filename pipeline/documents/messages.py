@@ -40,8 +40,8 @@ PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!
 # `HH:mm`), or one camelCase word (`btnPrimary`; a brand, `iPhone`, is kept as written too)
 DATA = regex.compile(r"[^\s]*(?:\w_\w|://|\w=\w|\w:\w|[A-Za-z0-9]{2,}\.[A-Za-z0-9]{2,}|[0-9]\.[0-9])[^\s]*"
                      r"|[@?][\w:.]+/[\w.]+|[a-z]+[A-Z][A-Za-z0-9]*"
-                     r"|(?:application|text|image|audio|video|font|multipart)/[\w.+-]+"
-                     r"|[dMyHhmsaEzSZ]+(?:[/.:,-][dMyHhmsaEzSZ]+)+")
+                     r"|(?:application|text|image|audio|video|font|multipart)/(?!(?:text|image|audio|video)\b)[\w.+-]+"
+                     r"|(?=\S*(?:dd|MM|yy|HH|mm|ss))[dMyHhmsaEzSZ]+(?:[/.:,-][dMyHhmsaEzSZ]+)+")
 
 
 def is_message(text: str, *markup: regex.Pattern) -> bool:

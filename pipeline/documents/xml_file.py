@@ -13,15 +13,24 @@ from pipeline.extras import require, safe_xml_parser
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
 
 
+PROCESSING_END = regex.compile(rb"<\?(?:(?!\?>).)*\?>\Z", regex.S)     # a processing instruction that ends there
+
+
 def _epilog(data: bytes) -> int:
     """Where what follows a file's root (comments, processing instructions, spaces) starts: found from the end."""
     end = len(data)
     while True:
-        stripped = data[:end].rstrip()
-        opening = stripped.rfind(b"<!--") if stripped.endswith(b"-->") else \
-            stripped.rfind(b"<?") if stripped.endswith(b"?>") else -1
+        while end and data[end - 1] in b" \t\r\n":
+            end -= 1
+        if data.endswith(b"-->", 0, end):
+            opening = data.rfind(b"<!--", 0, end)       # (no comment holds `--`, so none another's opening)
+        elif data.endswith(b"?>", 0, end):
+            found = PROCESSING_END.search(data, 0, end)
+            opening = found.start() if found else -1
+        else:
+            return end
         if opening < 0:
-            return len(stripped)
+            return end
         end = opening
 
 

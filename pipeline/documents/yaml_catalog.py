@@ -25,7 +25,7 @@ from pipeline.documents.encoding import Encoded
 from pipeline.documents.messages import CatalogMessage, icu_messages, is_message
 from pipeline.documents.segments import Segment
 from pipeline.extras import require
-from pipeline.language import REGIONS, Direction, FollowsDirection
+from pipeline.language import LANGUAGE_NAMES, REGIONS, Direction, FollowsDirection
 
 LOCALE = regex.compile(r"([A-Za-z]{2})([-_][A-Za-z0-9]+)?")
 SEQUENCE_ITEM = regex.compile(r"^( *)- ", regex.M)
@@ -66,11 +66,13 @@ class YamlCatalog(FollowsDirection):
         self._data = documents[0]
         top = self._data[0] if isinstance(self._data, list) and self._data else self._data   # (Ansible: a list)
         roots = [key for key in top if isinstance(key, str)] if hasattr(top, "keys") else []
-        self._rails = any(LOCALE.fullmatch(key) and key not in CONFIGURATION for key in roots)   # `en:`, not `on:`
-        configuration = sorted(CONFIGURATION & set(roots))
-        if not self._rails and (len(configuration) >= 3 or STRONG_CONFIGURATION & set(roots)):
-            raise ValueError(f"{name}: a configuration file (its top level holds `{configuration[0]}`), not a "
-                             "string catalog: not translated")
+        self._rails = hasattr(self._data, "keys") and any(               # a root named by a language of the runs
+            (match := LOCALE.fullmatch(key)) and match.group(1).lower() in LANGUAGE_NAMES for key in roots)
+        configuration = sorted(key for key in CONFIGURATION & set(roots) if not isinstance(top[key], str))
+        if not self._rails and (len(configuration) >= 3 or STRONG_CONFIGURATION & set(configuration) or
+                                isinstance(self._data, list) and "hosts" in roots):
+            raise ValueError(f"{name}: a configuration file (its top level holds `{(configuration or roots)[0]}`), "
+                             "not a string catalog: not translated")
         slots: dict[int, list[tuple[Any, Any]]] = {}       # each string object (an anchor's once) and where it is
         for container, key, value in _strings(self._data):
             slots.setdefault(id(value), []).append((container, key))
