@@ -554,7 +554,7 @@ def test_markdown_front_matter_language_follows_the_run():
     front, body = out.split("\n---\n", 1)
     assert front == ("---\ntitle: Notes-it\nlang: it-IT\nlanguage: \"it\"  # the page's\nlocale: it_IT\nauthor:\n  lang: en\n"
                      "alt: fr")
-    assert body == "The-it lang-it: en key-it sets-it the-it language-it.\n"
+    assert body == "\nThe-it lang-it: en key-it sets-it the-it language-it.\n"
     toml = translate_document(None, b'+++\nlang = "en"\n[params]\nlang = "en"\n+++\n\nHello there.\n', name="a.md",
                               translate=faithful)
     assert toml.startswith(b'+++\nlang = "it"\n[params]\nlang = "en"\n+++\n')           # a table's key is not top-level

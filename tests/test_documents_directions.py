@@ -366,4 +366,4 @@ def test_office_language_tags_follow_the_italian_english_run():
 
 def test_markdown_front_matter_language_follows_the_italian_english_run():
     out = translate_document(upper, b"---\nlang: it-IT\n---\n\nCiao.\n", name="a.md", direction=IT_EN)
-    assert out == b"---\nlang: en-US\n---\nCIAO.\n"
+    assert out == b"---\nlang: en-US\n---\n\nCIAO.\n"

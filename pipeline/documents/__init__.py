@@ -26,6 +26,7 @@
     resx.py       .resx                .NET resources: string values translated, format items kept
     xml_file.py   an XML resource file parsed safely and written back with what lies around its root as it came
     office.py     .docx .pptx .odt .odp python-docx, python-pptx, odfpy: paragraphs, tables, boxes, notes
+    trees.py      whether two YAML or TOML data trees read alike, each node aliases share looked at once
     epub.py       .epub                zipfile + lxml: chapters (as .html), tables of contents, title
 
 A format only reads and writes segments; what the model reads and how pieces are batched is the engine's.

@@ -19,6 +19,7 @@ from typing import Any
 import regex
 
 from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.trees import same_data
 from pipeline.language import REGIONS, Direction
 
 FRONT_MATTER = regex.compile(r"\A(?:\ufeff)?(?:---[ \t]*\r?\n(?:.*?\r?\n)??(?:---|\.\.\.)"
@@ -91,7 +92,7 @@ class FrontMatter:
             done = match.end("value")
             expected[match.group("key")] = translation
         written = "".join(out) + self.text[done:]
-        if written != self.text and self._parsed(written) != expected:
+        if written != self.text and not same_data(self._parsed(written), expected):
             written = self.text                   # a value the parser reads otherwise: the source's block, whole
         return _relabelled(written, self._top + len(written) - len(self.text), direction)
 

@@ -44,6 +44,7 @@ from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
 from pipeline.language import Direction, FollowsDirection
 
+BLANK_LINES = regex.compile(r"(?:[ \t]*+\r?\n)*+")        # the blank lines a body starts with
 STRIKETHROUGH = regex.compile(r"~~")      # GFM strikethrough, plain text to CommonMark: kept as written
 MAX_NESTING = 200           # markdown-it's commonmark preset drops what is nested deeper than 20
 RUN = ("text", "softbreak")
@@ -641,7 +642,9 @@ class MarkdownDocument(FollowsDirection):
         self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"), self.MDX)
         self._env: dict = {}                        # reference-link definitions, shared by parse and render
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
-        self._tokens = self._md.parse(text[len(self._front.text):].replace("\r\n", "\n"), self._env)
+        body = text[len(self._front.text):]
+        self._gap = BLANK_LINES.match(body).group(0)         # (the renderer drops blank lines before the first block)
+        self._tokens = self._md.parse(body.replace("\r\n", "\n"), self._env)
         self._inline: list[InlineSegment] = []
         self._anchors = HeadingAnchors(self._tokens)
         self._ends: list[tuple[Any, list[Any]]] = []        # a heading's attribute list, put back at its end
@@ -698,7 +701,7 @@ class MarkdownDocument(FollowsDirection):
         body = self._renderer.render(self._tokens, self._options, self._env)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
-        return self._encoded.encode(self._front.render(self.output_direction) + body)
+        return self._encoded.encode(self._front.render(self.output_direction) + self._gap + body)
 
 
 def _html_block(token: Any) -> tuple[Any, HtmlText, str] | None:

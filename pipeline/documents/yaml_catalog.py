@@ -24,6 +24,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.messages import CatalogMessage, icu_messages, is_message
 from pipeline.documents.segments import Segment
+from pipeline.documents.trees import same_data
 from pipeline.extras import require
 from pipeline.language import LANGUAGE_NAMES, REGIONS, Direction, FollowsDirection
 
@@ -125,7 +126,7 @@ class YamlCatalog(FollowsDirection):
         if not self._text.endswith(("\n", "\r")):
             text = text.rstrip("\r\n")
         try:
-            reads = _native(self._round_trip().load(text)) == _native(self._data)
+            reads = same_data(self._round_trip().load(text), self._data)
         except Exception:                     # noqa: BLE001 - any complaint of the reader: the source comes back
             reads = False
         return self._encoded.encode(text if reads else self._text)
@@ -145,9 +146,13 @@ class YamlCatalog(FollowsDirection):
             self._data.insert(index, target, self._data.pop(key))
 
 
-def _strings(node: Any) -> Iterator[tuple[Any, Any, str]]:
+def _strings(node: Any, seen: set[int] | None = None) -> Iterator[tuple[Any, Any, str]]:
     """(container, key or index, value) of each string in a catalog's tree, in document order: a mapping's own
-    keys (not those a merge, `<<: *defaults`, brings), never a Hugo item's `id`."""
+    keys (not those a merge, `<<: *defaults`, brings), never a Hugo item's `id`. A container that aliases bring
+    again is walked once: nested aliases (`b: &b [*a, *a, ...]`, a few hundred bytes) would bring billions."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
     if hasattr(node, "items") and callable(node.items):
         pairs = list(node.non_merged_items() if hasattr(node, "non_merged_items") else node.items())
         if "id" in node and HUGO_LIST & set(node):
@@ -156,22 +161,9 @@ def _strings(node: Any) -> Iterator[tuple[Any, Any, str]]:
         pairs = list(enumerate(node))
     else:
         return
+    seen.add(id(node))
     for key, value in pairs:
         if isinstance(value, str):
             yield node, key, value
         else:
-            yield from _strings(value)
-
-
-def _native(node: Any) -> Any:
-    """ruamel's round-trip tree as plain dicts, lists and scalars (its numbers, booleans and timestamps as
-    Python's; a mapping's own keys), to compare what two texts read as."""
-    if hasattr(node, "items") and callable(node.items):                  # a merge's keys are the merged map's
-        items = node.non_merged_items() if hasattr(node, "non_merged_items") else node.items()
-        return {_native(key): _native(value) for key, value in items}
-    if isinstance(node, list):
-        return [_native(value) for value in node]
-    for kind in (str, bool, int, float):
-        if isinstance(node, kind):
-            return kind(node)
-    return node.isoformat() if hasattr(node, "isoformat") else node
+            yield from _strings(value, seen)
