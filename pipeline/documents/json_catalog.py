@@ -39,6 +39,7 @@ MESSAGE_KEYS = frozenset({"message", "defaultMessage", "string", "translation"})
 NOTE_KEYS = frozenset({"description", "context", "placeholders", "comment", "developer_comment", "notes", "note",
                        "example", "meaning", "maxLength", "max_length"})
 LOCALE_KEY = "@@locale"
+MAX_DEPTH = 64          # objects and lists within one another: a catalog nests a few; a deeper file is no catalog
 
 
 class JsonCatalog(FollowsDirection):
@@ -62,7 +63,7 @@ class JsonCatalog(FollowsDirection):
         entries = _message_entries(data_read)
         arb = name.lower().endswith(".arb") or isinstance(data_read, dict) and LOCALE_KEY in data_read
         values = [(path, start, end, json.loads(self._text[start:end])) for path, start, end in
-                  _string_values(self._text)]
+                  _string_values(self._text, name)]
         # Apostrophes: literal in an ARB (Flutter's default); ICU's quoting in an ICU catalog (FormatJS's
         # messages, or any catalog with a choice in it); else only inside a choice
         icu = False if arb else True if any(path[-1] == "defaultMessage" and path[:-1] in entries or
@@ -93,9 +94,10 @@ class JsonCatalog(FollowsDirection):
         return self._encoded.encode("".join(out) + self._text[done:])
 
 
-def _string_values(text: str) -> list[tuple[tuple, int, int]]:
+def _string_values(text: str, name: str) -> list[tuple[tuple, int, int]]:
     """Each string value of a JSON text (checked well formed already): (its path of keys and indices, where its
-    token starts and ends)."""
+    token starts and ends). Nested deeper than `MAX_DEPTH`, a one-line ValueError naming `name` (each value's path
+    costs its depth)."""
     found: list[tuple[tuple, int, int]] = []
     stack: list[list[Any]] = []            # per open container: [kind, its current key or index, expecting a key]
     position = 0
@@ -106,6 +108,10 @@ def _string_values(text: str) -> list[tuple[tuple, int, int]]:
         position = match.end()
         if match.group("open"):
             stack.append(["object", None, True] if match.group("open") == "{" else ["array", 0, False])
+            if len(stack) > MAX_DEPTH:
+                line = text.count("\n", 0, match.start()) + 1
+                raise ValueError(f"{name}: not a JSON string catalog: nested more than {MAX_DEPTH} levels deep "
+                                 f"(line {line})")
         elif match.group("close"):
             stack.pop()
         elif match.group("comma"):
@@ -142,11 +148,11 @@ def _relabelled(locale: str, direction: Direction) -> str:
 
 
 def _read(path: tuple, value: str, entries: set[tuple]) -> bool:
-    """Whether a string value at `path` is a message to translate."""
+    """Whether a string value at `path` is a message to translate (`entries`: top-level paths, `(key,)`)."""
     if any(isinstance(key, str) and key.startswith("@") for key in path):
         return False                                 # ARB's metadata, and its @@locale
     if path[:-1] in entries and path[-1] not in MESSAGE_KEYS:
         return False                                 # a message's notes
-    if any(path[:depth] in entries and path[depth] in NOTE_KEYS for depth in range(len(path))):
+    if len(path) > 1 and path[:1] in entries and path[1] in NOTE_KEYS:
         return False                                 # inside a note (an extension's placeholders)
     return is_message(value, JSON_MARKUP)

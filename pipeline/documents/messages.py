@@ -10,12 +10,14 @@ babel's) reports where in the text each message lies, which writing the syntax b
 """
 from __future__ import annotations
 
+import bisect
+
 from collections import Counter
 from typing import Callable, Sequence
 
 import regex
 
-from pipeline.documents.segments import VERBATIM, Segment, protected_spans
+from pipeline.documents.segments import VERBATIM, Segment, literal_alternation, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`; Apple's
 # `%@`, `%1$@`, `%#@files@`, an Xcode substitution's `%arg`; Ruby's `%{count}` and `%<count>d`), Symfony's `%name%`
@@ -42,13 +44,15 @@ DATA = regex.compile(r"[^\s]*(?:\w_\w|://|\w=\w|\w:\w|[A-Za-z0-9]{2,}\.[A-Za-z0-
                      r"|[@?][\w:.]+/[\w.]+|[a-z]+[A-Z][A-Za-z0-9]*"
                      r"|(?:application|text|image|audio|video|font|multipart)/(?!(?:text|image|audio|video)\b)[\w.+-]+"
                      r"|(?=\S*(?:dd|MM|yy|HH|mm|ss))[dMyHhmsaEzSZ]+(?:[/.:,-][dMyHhmsaEzSZ]+)+")
+SPACE = regex.compile(r"\s")
 
 
 def is_message(text: str, *markup: regex.Pattern) -> bool:
     """Whether a catalog's value is a message to translate: no `DATA`, and a letter outside its placeholders,
     URLs, tags and paths (and the matches of `markup`)."""
-    if DATA.fullmatch(text.strip()):
-        return False
+    stripped = text.strip()
+    if not SPACE.search(stripped) and DATA.fullmatch(stripped):       # (no data holds a space: its runs would be
+        return False                                                    # tried from each position, quadratic)
     for pattern in (*markup, PLACEHOLDER, VERBATIM):
         text = pattern.sub(" ", text)
     return any(character.isalpha() for character in text)
@@ -214,16 +218,16 @@ def icu_quoted(translation: str, kept: Sequence[str], plural: bool, doubled: boo
 
 def _masked(text: str, codes: Sequence[str]) -> str:
     """`text` with each of `codes` blanked out (NUL characters, as long): their braces and apostrophes unread."""
-    for code in sorted(set(codes), key=len, reverse=True):
-        text = text.replace(code, "\0" * len(code))
-    return text
+    if not codes:
+        return text
+    return regex.sub(literal_alternation(codes), lambda code: "\0" * len(code.group(0)), text)
 
 
 def _outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str:
     """`text` with `change` applied to what lies outside the occurrences of `kept` (the longest first)."""
     if not kept:
         return change(text)
-    pattern = regex.compile("|".join(regex.escape(span) for span in sorted(set(kept), key=len, reverse=True)))
+    pattern = regex.compile(literal_alternation(kept))
     out, position = [], 0
     for match in pattern.finditer(text):
         out += [change(text[position:match.start()]), match.group(0)]
@@ -273,9 +277,9 @@ class MessagePart:
         self.literals = icu_literals(source, plural, codes) if message.quoting else []
         read = icu_unquoted(source, plural, codes) if message.quoting else source
         self._codes = Counter(codes)
-        kept = [regex.escape(span) for span in sorted(set(codes) | set(self.literals), key=len, reverse=True)]
+        kept = literal_alternation([*codes, *self.literals])
         pound = ["#"] if plural and message.icu else []
-        self._pattern = regex.compile("|".join(kept + pound + [r"\|\|", PLACEHOLDER.pattern]))   # `||`: a pipe
+        self._pattern = regex.compile("|".join([kept, *pound, r"\|\|", PLACEHOLDER.pattern]))   # `||`: a pipe
         self._well_formed = well_formed
         self._balanced = well_formed is None or well_formed(source)
         self.segment = Segment(read, protected=protected_spans(read, self._pattern), accept=self._accept,
@@ -345,8 +349,12 @@ class CatalogMessage:
         self._syntax = [text[start:end] for start, end in zip(bounds[::2], bounds[1::2])]    # around the texts
         self.doubled = self.quoting and any(masked[start:end] != icu_unquoted(masked[start:end], plural)
                                         for start, end, plural in spans)        # `''` for every apostrophe
-        self.parts = [MessagePart(self, text[start:end], [code for at, code in codes if start <= at < end],
-                                  plural, end == len(text), well_formed) for start, end, plural in spans]
+        ordered = sorted(codes, key=lambda found: found[0])
+        places = [at for at, _ in ordered]
+        self.parts: list[MessagePart] = []
+        for start, end, plural in spans:                                    # each part's codes, found by bisection
+            inside = [code for _, code in ordered[bisect.bisect_left(places, start):bisect.bisect_left(places, end)]]
+            self.parts.append(MessagePart(self, text[start:end], inside, plural, end == len(text), well_formed))
         self.segments = [part.segment for part in self.parts]
 
     @property

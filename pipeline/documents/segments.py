@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import regex
 
@@ -46,14 +46,14 @@ class Segment:
 
     def pieces(self) -> list[str]:
         """`text` cut at its protected spans: text, span, text, span, ..., text (even indices are text)."""
-        out, rest = [], self.text
+        out, position = [], 0
         for span in self.protected:
-            before, found, after = rest.partition(span)
-            if not found:
+            found = self.text.find(span, position)
+            if found < 0:
                 raise ValueError(f"protected span {span!r} is not in the segment's text (in order)")
-            out += [before, span]
-            rest = after
-        return out + [rest]
+            out += [self.text[position:found], span]
+            position = found + len(span)
+        return out + [self.text[position:]]
 
     def stand_ins(self) -> list[str] | None:
         """One number per protected span, none of which occurs in `text`, when `numbered` and no span touches a
@@ -83,12 +83,11 @@ class Segment:
         numbers = self.stand_ins()
         if numbers is None:
             return output
-        patterns = [regex.compile(rf"(?<![0-9]){number}(?![0-9])") for number in numbers]
-        if any(len(pattern.findall(output)) != 1 for pattern in patterns):
+        spans = dict(zip(numbers, self.protected))          # (each digit run read once: linear in the spans)
+        found = Counter(run for run in DIGITS.findall(output) if run in spans)
+        if len(found) != len(spans) or any(count != 1 for count in found.values()):
             return None
-        for pattern, span in zip(patterns, self.protected):
-            output = pattern.sub(lambda _: span, output, count=1)
-        return output
+        return DIGITS.sub(lambda run: spans.get(run.group(0), run.group(0)), output)
 
     def kept(self, translation: str) -> bool:
         if self.accept is not None:
@@ -105,6 +104,7 @@ def _checked(texts: list[str], translate: Translate) -> list[str]:
 
 
 LETTER = regex.compile(r"\p{L}")
+DIGITS = regex.compile(r"[0-9]+")                  # a run of ASCII digits: a stand-in number, whole
 
 
 def translate_segments(segments: Sequence[Segment], translate: Translate) -> None:
@@ -155,7 +155,19 @@ TEMPLATE = (r"\{\{\{(?:(?!\{\{|\}\}).){1,200}\}\}\}|\{\{(?:(?!\{\{|\}\}).){1,200
 VERBATIM = regex.compile("|".join(f"(?:{pattern})" for pattern in (URL, EMAIL, HTML_TAG, ENTITY, PATH, SYMBOL,
                                                                     TEMPLATE)))
 LEADING_SYMBOLS = regex.compile(rf"\s*(?:{SYMBOL}\s*)+")
-TRAILING_SYMBOLS = regex.compile(rf"(?:\s*{SYMBOL})+\s*$", regex.REVERSE)    # from the end: linear in spaces
+TRAILING_SYMBOLS = regex.compile(rf"(?:\G|(?<!\s))(?:\s*+{SYMBOL})++\s*+")   # runs of them, for `run_at_end`
+
+
+def run_at_end(runs: regex.Pattern, text: str, pos: int = 0) -> regex.Match | None:
+    """The match of `runs` that ends `text` (None: none does), searched from `pos` left to right in linear time.
+    `runs` matches a run of what an edge holds (tags, symbols) and may not start just after a space
+    (`(?<!\\s)`), so that neither a long run of tags nor one of spaces is read again from each of its positions.
+    (A `$`-anchored search is quadratic in them, and regex's REVERSE search reads `\\X` as one code point: `👍🏽`
+    would be no symbol.)"""
+    last = None
+    for last in runs.finditer(text, pos):
+        pass
+    return last if last is not None and last.end() == len(text) else None
 
 
 def symbol_edges(text: str) -> tuple[str, str]:
@@ -163,7 +175,7 @@ def symbol_edges(text: str) -> tuple[str, str]:
     word lies between them: never given to the model, which would drop or misplace them, and put back around its
     translation."""
     head = LEADING_SYMBOLS.match(text)
-    tail = TRAILING_SYMBOLS.search(text, head.end() if head else 0)
+    tail = run_at_end(TRAILING_SYMBOLS, text, head.end() if head else 0)
     head_text, tail_text = head.group(0) if head else "", tail.group(0) if tail else ""
     if not LETTER.search(text[len(head_text):len(text) - len(tail_text)]):
         return "", ""
@@ -196,6 +208,83 @@ def _next_match(pattern: regex.Pattern, text: str, position: int) -> regex.Match
         if match.end() > match.start():
             return match
     return None
+
+
+MAX_NESTING = 32           # groups within groups in `literal_alternation`'s trie; deeper, its words listed
+
+
+def literal_alternation(words: Iterable[str]) -> str:
+    """A pattern that matches, at a place, the longest of `words` found there, as their alternation longest first
+    does (`(?!)` for none; an empty word is none), written as their trie: `@:k(?:1|2)`. A message's inline codes
+    are thousands in a hostile file, and an alternation tries each of them at every place; the trie tries a
+    character. Where the trie
+    nests deeper than `MAX_NESTING` (words that are each other's prefixes), a branch lists its words' ends. Built
+    and written without recursion, in time linear in the words' length."""
+    root: dict[str, dict] = {}
+    for word in set(words) - {""}:
+        node = root
+        for character in word:
+            node = node.setdefault(character, {})
+        node[""] = {}                                        # a word ends here
+    if not root:
+        return "(?!)"
+    depths: dict[int, int] = {}                              # how deep each node's groups nest
+    listed: set[int] = set()                                 # nodes written as a list of their words' ends
+    stack: list[tuple[dict, bool]] = [(root, False)]
+    while stack:                                             # children before their parent
+        node, ready = stack.pop()
+        children = [child for key, child in node.items() if key]
+        if not ready:
+            stack += [(node, True), *((child, False) for child in children)]
+            continue
+        deepest = max((depths.pop(id(child)) for child in children), default=0)
+        depth = 0 if not children else deepest if len(children) == 1 and "" not in node else deepest + 1
+        if depth > MAX_NESTING:
+            listed.add(id(node))
+            depth = 1
+        depths[id(node)] = depth
+    out: list[str] = []
+    todo: list[dict | str] = [root]                          # nodes to write, and text to write as it is
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        branches = sorted((key, child) for key, child in item.items() if key)
+        if not branches:
+            continue
+        if id(item) in listed:
+            out.append("(?:" + "|".join(map(regex.escape, sorted(_ends(item), key=len, reverse=True))) + ")")
+        elif len(branches) == 1 and "" not in item:
+            todo += [branches[0][1], regex.escape(branches[0][0])]
+        else:
+            todo.append(")?" if "" in item else ")")
+            for index, (key, child) in enumerate(reversed(branches)):
+                todo += (["|"] if index else []) + [child, regex.escape(key)]
+            todo.append("(?:")
+    return "".join(out)
+
+
+def _ends(node: dict) -> list[str]:
+    """The ends of the words below a trie's node (`""`: one ends at it), each joined once."""
+    ends, path = [""] if "" in node else [], []
+    stack = [iter([key for key in node if key])]
+    frames = [node]
+    while stack:
+        key = next(stack[-1], None)
+        if key is None:
+            stack.pop()
+            frames.pop()
+            if path:
+                path.pop()
+            continue
+        child = frames[-1][key]
+        path.append(key)
+        if "" in child:
+            ends.append("".join(path))
+        stack.append(iter([key for key in child if key]))
+        frames.append(child)
+    return ends
 
 
 # A word for line breaking: a run of characters other than spaces, where a tag (`<font color="red">`, `<v John

@@ -41,7 +41,7 @@ import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import SYMBOL as SYMBOL_PATTERN
-from pipeline.documents.segments import Segment, protected_spans, wrap_balanced
+from pipeline.documents.segments import Segment, protected_spans, run_at_end, wrap_balanced
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
@@ -52,7 +52,7 @@ TAG = regex.compile(r"<[^<>\n]{1,200}>|\{\\[^{}\n]{0,200}\}")
 SYMBOL = regex.compile(SYMBOL_PATTERN)
 KEPT = regex.compile(rf"{TAG.pattern}|{SYMBOL.pattern}")                    # a cue's spans that come back verbatim
 LEADING_TAGS = regex.compile(rf"(?:\s*(?:{KEPT.pattern}))*\s*")             # the tags and symbols a text opens with
-TRAILING_TAGS = regex.compile(rf"\s*(?:(?:{KEPT.pattern})\s*)*$")            # those it ends with (`search`)
+TRAILING_TAGS = regex.compile(rf"(?:\G|(?<!\s))(?:\s*+(?:{KEPT.pattern}))++\s*+")   # runs of them (`run_at_end`)
 # WebVTT's word timing: a timestamp before a word (`<00:00:01.839>`, `<01:01.839>`), and the class spans (`<c>`,
 # `<c.colorE5E5E5>`) around the timed words
 WORD_TIMESTAMP = regex.compile(r"<(?:[0-9]{2,}:)?[0-5][0-9]:[0-5][0-9]\.[0-9]{3}>")
@@ -82,7 +82,7 @@ ASS_LINE_BREAKS = regex.compile(r"\\[Nn]")                   # hard (`\N`) and s
 # What opens or ends an event's text and stays as written, unseen by the model: override blocks and line breaks
 # (`{\an8}\N\N`: typesetters shift a line so) and hard spaces
 ASS_EDGE = r"(?:\{[^{}]*\}|\\[Nnh])"
-ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}*\Z")
+ASS_HEAD, ASS_TAIL = regex.compile(rf"{ASS_EDGE}*"), regex.compile(rf"{ASS_EDGE}++")   # (`run_at_end`)
 ASS_HARD_SPACE = "{\\h}"          # `\h` inside a text, read as an override block is: kept verbatim
 # A block of text between braces inside a text (`{TN: a pun on "Bank"}`, `{=3}`) is a comment no player shows: read
 # as an override block is (kept verbatim, where it stood, taking no width on the screen): a numbered mark stands in
@@ -159,7 +159,7 @@ class Cue:
             dash = DIALOGUE.match(unit).group(0) if self._dialogue else ""
             body = unit[len(dash):]
             head = LEADING_TAGS.match(body).group(0)
-            tail = TRAILING_TAGS.search(body, len(head)).group(0) if len(head) < len(body) else ""
+            tail = _tail(TRAILING_TAGS, body, len(head))
             self._units.append((dash, head, tail, body[len(head):len(body) - len(tail)]))
         self.inners = [inner for _, _, _, inner in self._units]
         self.segments: list[Segment] = []            # one per unit, from `read_cues`
@@ -447,7 +447,7 @@ class AssDocument:
                 continue
             text_field = values[-1]
             head = ASS_HEAD.match(text_field).group(0)
-            tail = ASS_TAIL.search(text_field, len(head)).group(0)
+            tail = found.group(0) if (found := run_at_end(ASS_TAIL, text_field, len(head))) else ""
             inner = text_field[len(head):len(text_field) - len(tail)]
             self._events.append((number, event.group(1) + ",".join(values[:-1]) + "," + head, tail, inner))
             shown = ASS_COMMENT.sub(self._held_comment, inner)
@@ -475,3 +475,9 @@ class AssDocument:
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))
         return self._encoded.encode(text)
+
+
+def _tail(runs: regex.Pattern, text: str, pos: int) -> str:
+    """What `text` ends with past `pos` that `runs` (tags, symbols and spaces) matches, else its trailing spaces."""
+    found = run_at_end(runs, text, pos)
+    return found.group(0) if found is not None else text[max(len(text.rstrip()), pos):]

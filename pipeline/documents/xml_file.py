@@ -13,9 +13,6 @@ from pipeline.extras import require, safe_xml_parser
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
 
 
-PROCESSING_END = regex.compile(rb"<\?(?:(?!\?>).)*\?>\Z", regex.S)     # a processing instruction that ends there
-
-
 def _epilog(data: bytes) -> int:
     """Where what follows a file's root (comments, processing instructions, spaces) starts: found from the end."""
     end = len(data)
@@ -25,8 +22,8 @@ def _epilog(data: bytes) -> int:
         if data.endswith(b"-->", 0, end):
             opening = data.rfind(b"<!--", 0, end)       # (no comment holds `--`, so none another's opening)
         elif data.endswith(b"?>", 0, end):
-            found = PROCESSING_END.search(data, 0, end)
-            opening = found.start() if found else -1
+            after = data.rfind(b"?>", 0, end - 2)      # the one before: this one opens after it (holds no `?>`)
+            opening = data.find(b"<?", after + 2 if after >= 0 else 0, end - 2)
         else:
             return end
         if opening < 0:

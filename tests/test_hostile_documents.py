@@ -1,0 +1,113 @@
+"""Files a hostile client uploads: each case below made reading or writing a file of at most a few hundred KB take a
+minute or more (quadratic or worse in its tags, instructions, codes or nesting); each now takes a fraction of a
+second, and the file comes back as any other. The bounds are ten times what they take here, and far below what
+the old code took, so a slower machine passes and a regression fails."""
+import json
+import time
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.documents import segments, translate_document
+from pipeline.documents.segments import literal_alternation, symbol_edges
+from stand_ins import suffixed
+
+ASS_HEADER = ("[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, "
+              "MarginV, Effect, Text\n")
+
+
+def timed(source: bytes, name: str, bound: float, translate=suffixed) -> bytes:
+    started = time.perf_counter()
+    out = translate_document(None, source, name=name, translate=translate)
+    assert time.perf_counter() - started < bound
+    return out
+
+
+def test_a_subtitle_s_trailing_tags_are_found_in_linear_time():
+    """An event or cue whose text is one word and thousands of tags: each tag was a start from which the others
+    were read again (ASS: 9.7 s at 4,000 tags, a minute at 8,000; SRT: 14 s at 10,000)."""
+    ass = ASS_HEADER + "Dialogue: 0,0:00:01.00,0:00:03.50,Default,,0,0,0,,Hello there" + "{\\i1}" * 8000 + " now\n"
+    out = timed(ass.encode(), "a.ass", 3).decode()
+    assert out.count("{\\i1}") == 8000 and ",,Hello-it there" in out
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nHello" + "<i>" * 20000 + "world\n\n"
+    assert timed(srt.encode(), "a.srt", 3).decode().count("<i>") == 20000
+
+
+def test_processing_instructions_after_a_resource_file_s_root_are_found_in_linear_time():
+    """Each instruction after the root was searched for from the file's first byte (57 s at 20,000)."""
+    strings = b'<resources><string name="hi">Hello there</string></resources>' + b"<?a?>" * 20000
+    out = timed(strings, "strings.xml", 3)
+    assert out.endswith(b"<?a?>" * 20000) and b"Hello-it there-it" in out
+
+
+def test_a_value_that_is_data_is_recognised_in_linear_time():
+    """A key-like run with a space in it (`a_b...a_b x`) was tried as data from each of its positions (48 KB: 3 s,
+    192 KB: about a minute)."""
+    catalog = json.dumps({"key": "a_b" * 64000 + " x", "hello": "Hello world"}).encode()
+    assert json.loads(timed(catalog, "en.json", 3))["hello"] == "Hello-it world-it"
+
+
+def test_thousands_of_distinct_codes_in_a_message_are_matched_as_one_trie():
+    """Each code was an alternative tried at every place of the message (16,000 codes: 9.5 s; 32,000: about 30)."""
+    message = "Open " + " ".join(f"@:common.k{index}" for index in range(32000)) + " now"
+    out = json.loads(timed(json.dumps({"key": message}).encode(), "en.json", 10))["key"]
+    assert out == message.replace("Open", "Open-it").replace("now", "now-it")
+
+
+def test_thousands_of_stand_ins_are_put_back_in_one_pass():
+    """Each placeholder's stand-in number was a pattern compiled and run over the whole output (200 KB: 15 s)."""
+    message = "Page %s of " * 40000 + "the book"
+    out = json.loads(timed(json.dumps({"key": message}).encode(), "en.json", 15))["key"]
+    assert out == "Page-it %s of " * 40000 + "the-it book-it"
+
+
+def test_a_json_file_nested_deeper_than_a_catalog_is_a_one_line_error():
+    """Every value's path was read at each of its depths (900 levels, 4,000 values: 9.5 s)."""
+    deep = b"[" * 65 + b'"Hello world"' + b"]" * 65
+    with pytest.raises(ValueError, match=r"^en\.json: not a JSON string catalog: nested more than 64 levels deep "
+                                         r"\(line 1\)$"):
+        translate_document(None, deep, name="en.json", translate=suffixed)
+    assert translate_document(None, b"[" * 64 + b'"Hello world"' + b"]" * 64, name="en.json", translate=suffixed) \
+        == b"[" * 64 + b'"Hello-it world-it"' + b"]" * 64
+
+
+def test_symbols_with_modifiers_stay_at_a_text_s_end():
+    """A reverse search read `👍🏽` and `❤️` as no symbol (a code point at a time): they went to the model, which
+    drops them."""
+    assert symbol_edges("Great job 👍🏽") == ("", " 👍🏽")
+    assert symbol_edges("I love it ❤️") == ("", " ❤️")
+    assert symbol_edges("Press 1️⃣ ") == ("", " 1️⃣ ")
+    assert symbol_edges("♪ Never gonna give you up ♪ ♫") == ("♪ ", " ♪ ♫")
+    started = time.perf_counter()
+    assert symbol_edges("x" + " " * 50000 + "y ♪") == ("", " ♪")
+    assert symbol_edges("x" + "♪" * 50000 + "y" + " ♪" * 50000)[1] == " ♪" * 50000
+    assert time.perf_counter() - started < 2
+
+
+WORDS = st.lists(st.text(alphabet="ab{\\|", min_size=1, max_size=5), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(WORDS, st.text(alphabet="ab{\\|x", max_size=20), st.sampled_from([1, 2, 32]))
+def test_the_trie_matches_what_the_alternation_longest_first_matches(words, text, nesting):
+    """`literal_alternation` finds what the plain alternation of its words, longest first, finds, nested or
+    listed."""
+    plain = "|".join(regex.escape(word) for word in sorted(set(words), key=len, reverse=True)) or "(?!)"
+    before = segments.MAX_NESTING
+    segments.MAX_NESTING = nesting
+    try:
+        trie = literal_alternation(words)
+    finally:
+        segments.MAX_NESTING = before
+    assert regex.findall(trie, text) == regex.findall(plain, text)
+
+
+def test_the_trie_of_words_that_are_each_other_s_prefixes_stays_shallow():
+    """1,000 words, each the next one's prefix, nest 1,000 groups deep as a trie: regex's reader recursed past
+    Python's limit. Past `MAX_NESTING` a branch lists its words."""
+    words = ["@:" + "a" * length for length in range(1, 1001)] + ["@:b" + "c" * 20000]
+    pattern = regex.compile(literal_alternation(words))
+    assert pattern.fullmatch("@:" + "a" * 1000) and pattern.fullmatch("@:b" + "c" * 20000)
+    assert pattern.match("@:" + "a" * 1001).group(0) == "@:" + "a" * 1000
