@@ -35,6 +35,7 @@ PLACEHOLDER = regex.compile(r"%(?![diouxXeEfFgGcrsab]\w?%)[A-Za-z_][\w.-]*\w%(?!
                             r"|\{[A-Za-z_0-9.\[\]]*(?:![rsa])?(?::[^{}\n]{0,40})?\}"
                             r"|\$\{[^{}\s]+\}|\$\{?[A-Za-z_]\w*\}?|</?[A-Za-z][^<>\n]{0,100}>"
                             r"|(?<![\w-])--[A-Za-z0-9][\w-]*")
+PIPE, POUND_OR_PIPE = regex.compile(r"\|\|"), regex.compile(r"#|\|\|")    # `||`, a pipe; `#`, a plural's count
 
 # A catalog's value that is data, not a message: one word joined by what keys, identifiers and addresses have
 # (`common.save`, `btn_primary`, `v1.2`, `jdbc:mysql://db/app`, `a=b`, `1:20`; never `Yes/No`, `N/A` or `e.g.`),
@@ -277,9 +278,9 @@ class MessagePart:
         self.literals = icu_literals(source, plural, codes) if message.quoting else []
         read = icu_unquoted(source, plural, codes) if message.quoting else source
         self._codes = Counter(codes)
-        kept = literal_alternation([*codes, *self.literals])
-        pound = ["#"] if plural and message.icu else []
-        self._pattern = regex.compile("|".join([kept, *pound, r"\|\|", PLACEHOLDER.pattern]))   # `||`: a pipe
+        kept = [*codes, *self.literals]
+        self._pattern = [*([regex.compile(literal_alternation(kept))] if kept else []),   # read as `codes|#|...`
+                         POUND_OR_PIPE if plural and message.icu else PIPE, PLACEHOLDER]
         self._well_formed = well_formed
         self._balanced = well_formed is None or well_formed(source)
         self.segment = Segment(read, protected=protected_spans(read, self._pattern), accept=self._accept,

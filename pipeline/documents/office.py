@@ -669,6 +669,7 @@ def accept_revisions(root: Any) -> None:
     are: a translated paragraph is never merged into the next."""
     revisions = [element for element in root.iter(W + "del", W + "moveFrom", W + "ins", W + "moveTo", W + "rPrChange",
                                                   W + "pPrChange", *MOVE_RANGES)]
+    moved: dict[int, tuple[Any, bool, list[str]]] = {}   # a removed element's tail: where it goes, joined once
     for element in revisions:
         parent = element.getparent()
         if parent is None or (element.tag in (W + "del", W + "moveFrom", W + "ins", W + "moveTo")
@@ -679,11 +680,14 @@ def accept_revisions(root: Any) -> None:
                 element.addprevious(child)
         if element.tail:                    # a run-level element has no tail in Word's files; kept where one does
             previous = element.getprevious()
-            if previous is not None:
-                previous.tail = (previous.tail or "") + element.tail
-            else:
-                parent.text = (parent.text or "") + element.tail
+            holder = previous if previous is not None else parent
+            moved.setdefault(id(holder), (holder, previous is not None, []))[2].append(element.tail)
         parent.remove(element)
+    for holder, tail, texts in moved.values():          # (40,000 deletions' tails added one by one: 34 s)
+        if tail:
+            holder.tail = (holder.tail or "") + "".join(texts)
+        else:
+            holder.text = (holder.text or "") + "".join(texts)
 
 
 class _AltTexts:

@@ -65,6 +65,7 @@ class _Unit:
 
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
+        self._declarations: str | None = None               # the source's namespaces, as `wrapped` declares them
         parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
         self._read(source, parts)
         self.text = "".join(part for part, _ in parts)
@@ -129,12 +130,14 @@ class _Unit:
     def wrapped(self, translation: str) -> Any | None:
         """The translation as a target element (in the source's namespaces), or None where it is not well formed."""
         etree = require("lxml.etree", "documents")
-        names = {prefix: uri for element in self.source.iter() if isinstance(element.tag, str)
-                 for prefix, uri in element.nsmap.items()}          # those declared inside the source too
-        declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
-                               for prefix, uri in names.items())
+        if self._declarations is None:                       # (once: a unit's thousands of parts each ask)
+            names = {prefix: uri for element in self.source.iter() if isinstance(element.tag, str)
+                     for prefix, uri in element.nsmap.items()}          # those declared inside the source too
+            self._declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else
+                                         f" xmlns={quoteattr(uri)}" for prefix, uri in names.items())
         try:
-            return etree.fromstring(f"<target{declarations}>{translation}</target>", safe_xml_parser("documents"))
+            return etree.fromstring(f"<target{self._declarations}>{translation}</target>",
+                                    safe_xml_parser("documents"))
         except etree.XMLSyntaxError:
             return None
 
@@ -271,6 +274,7 @@ class XliffDocument:
         for element, _, target_attribute in self._languages():
             if not element.get(target_attribute):
                 element.set(target_attribute, direction.target)
+        segmented: dict[int, tuple[dict[int, str], dict[str, Any]]] = {}   # per unit: its marks' keys, its target's
         for container, unit in self._units:
             if unit.message.translation() is None:
                 continue
@@ -281,9 +285,12 @@ class XliffDocument:
                 attributes = {}
                 container.set("state", "translated")
             if unit.source.tag == self._ns("mrk"):             # a segment of a segmented unit
-                key = next(key for key, mark in self._segments(container.find(self._ns("seg-source"))).items()
-                           if mark is unit.source)
-                mark = self._segments(self._segmented_target(container, attributes)).get(key)
+                if id(container) not in segmented:                # (read once for all its segments)
+                    keys = {id(mark): key for key, mark in
+                            self._segments(container.find(self._ns("seg-source"))).items()}
+                    segmented[id(container)] = keys, self._segments(self._segmented_target(container, attributes))
+                keys, marks = segmented[id(container)]
+                mark = marks.get(keys[id(unit.source)])
                 if mark is not None:
                     unit.fill(mark)
                 continue
