@@ -191,9 +191,11 @@ class Glossary:
             found.append(Match(start, end, term))
         found.sort(key=lambda match: (match.start - match.end, match.start))
         taken: list[Match] = []
-        for match in found:
-            if all(match.end <= other.start or match.start >= other.end for other in taken):
+        used = bytearray(len(text))              # the characters a taken match covers (per match: each taken one's
+        for match in found:                      # bounds compared cost the square of a text's matches)
+            if used.find(1, match.start, match.end) < 0:
                 taken.append(match)
+                used[match.start:match.end] = b"\x01" * (match.end - match.start)
         return sorted(taken, key=lambda match: match.start)
 
     # -- applying it: terms written into the sentence before translation, restored after ---------------------
@@ -414,13 +416,17 @@ def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, 
         raise GlossaryError(f"glossary {path} line {root.sourceline}: not TBX: expected a <martif>, <tbx> or <TBX> "
                             f"root, got <{name}>")
     entry_name, group_name = TBX_LAYOUTS[name]
+    entries = list(root.iter(f"{{*}}{entry_name}"))
+    found: dict[int, dict[str, list[str]]] = {id(entry): {direction.source: [], direction.target: []}
+                                              for entry in entries}
+    for group in root.iter(f"{{*}}{group_name}"):      # each language's terms, in the entry nearest them only (an
+        entry = next(group.iterancestors(f"{{*}}{entry_name}"), None)    # entry inside entries: its terms once)
+        code = (group.get(XML_LANG) or group.get("lang") or "").lower().split("-")[0].split("_")[0]
+        if entry is not None and code in found[id(entry)]:
+            found[id(entry)][code] += ["".join(term.itertext()) for term in group.iter("{*}term")]
     rows = []
-    for number, entry in enumerate(root.iter(f"{{*}}{entry_name}"), 1):
-        terms: dict[str, list[str]] = {direction.source: [], direction.target: []}
-        for group in entry.iter(f"{{*}}{group_name}"):
-            code = (group.get(XML_LANG) or group.get("lang") or "").lower().split("-")[0].split("_")[0]
-            if code in terms:
-                terms[code] += ["".join(term.itertext()) for term in group.iter("{*}term")]
+    for number, entry in enumerate(entries, 1):
+        terms = found[id(entry)]
         where = f"glossary {path} entry {number}" + (f" ({entry.get('id')})" if entry.get("id") else "")
         if not terms[direction.source] or not terms[direction.target]:
             continue                                   # an entry without both languages says nothing to us

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline.documents import segments, translate_document
 from pipeline.documents.segments import literal_alternation, symbol_edges
-from stand_ins import docx_with, suffixed
+from stand_ins import docx_with, saved, suffixed
 
 V1 = "urn:oasis:names:tc:xliff:document:1.2"
 
@@ -154,3 +154,89 @@ def test_a_choice_of_thousands_of_cases_with_codes_is_read_in_linear_time():
     cases = "|".join(f'{{{index}}} apple <x id="{index}"/>' for index in range(4000))
     out = timed(xliff(f"<source>{cases}</source>"), "a.xlf", 12).decode()
     assert out.count("apple-it") == 4000
+
+
+def test_thousands_of_nested_inline_elements_around_nothing_are_read_once():
+    """Each nested `<b>` walked the whole chain below it again, twice (8,000 of them, 56 KB: 25 s)."""
+    page = "<html><body><p>Hello world. " + "<b>" * 8000 + " " + "</b>" * 8000 + "</p></body></html>"
+    out = timed(page.encode(), "a.html", 5).decode()
+    assert "Hello-it world-it." in out and out.count("<b>") == 8000
+
+
+def odt_of(*paragraphs) -> bytes:
+    from odf.opendocument import OpenDocumentText
+
+    document = OpenDocumentText()
+    for paragraph in paragraphs:
+        document.text.addElement(paragraph)
+    return saved(document)
+
+
+def test_an_opendocument_paragraph_of_thousands_of_tabs_is_written_in_linear_time():
+    """Each piece's place was looked up among all the paragraph's children (20,000 tabs: 58 s)."""
+    from odf.text import P, Tab
+
+    paragraph = P()
+    for _ in range(20000):
+        paragraph.addText("ab")
+        paragraph.addElement(Tab())
+    out = timed(odt_of(paragraph), "a.odt", 15, lambda texts: [text.upper() for text in texts])
+    xml = zipfile.ZipFile(io.BytesIO(out)).read("content.xml").decode()
+    assert xml.count("AB<text:tab/>") == 20000
+
+
+def test_a_link_of_thousands_of_spans_is_read_once_not_once_per_span():
+    """Each span (each run, in Word) read its whole link's text again (4,000 spans: 13 s; 10,000 runs: 10 s)."""
+    from odf.text import A, P, Span
+
+    paragraph, link = P(text="Read the "), A(type="simple", href="http://example.com/")
+    for _ in range(4000):
+        link.addElement(Span(text="guide "))
+    paragraph.addElement(link)
+    paragraph.addText(" now please.")
+    assert b"Read-it the-it" in zipfile.ZipFile(io.BytesIO(timed(odt_of(paragraph), "a.odt", 3))).read("content.xml")
+    runs = '<w:r><w:t xml:space="preserve">guide </w:t></w:r>' * 10000
+    word = docx_with(f'<w:p><w:r><w:t xml:space="preserve">Read the </w:t></w:r><w:hyperlink w:anchor="top">{runs}'
+                     '</w:hyperlink><w:r><w:t xml:space="preserve"> now please.</w:t></w:r></w:p>')
+    assert docx.Document(io.BytesIO(timed(word, "a.docx", 3))).paragraphs[0].text.startswith("Read-it the-it")
+
+
+def test_thousands_of_unmatched_bookmarks_are_looked_at_once():
+    """Each bookmark's start looked for its end through the rest of the paragraph (20,000: 17 s)."""
+    marks = "".join(f'<w:bookmarkStart w:id="{index}" w:name="b{index}"/>' for index in range(20000))
+    word = docx_with(f"<w:p><w:r><w:t>Hello world.</w:t></w:r>{marks}<w:r><w:t>Good night.</w:t></w:r></w:p>")
+    assert "Hello-it world-it." in docx.Document(io.BytesIO(timed(word, "a.docx", 3))).paragraphs[0].text
+
+
+def test_a_sentence_across_cues_of_thousands_of_words_is_shared_in_linear_time():
+    """Each cut counted, for each space, the spaces after it (8,000 words: 16 s)."""
+    vtt = ("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nwe go " + "one " * 8000 + "and\n\n"
+           "00:00:02.000 --> 00:00:03.000\nthen " + "more " * 8000 + "end.\n")
+    out = timed(vtt.encode(), "a.vtt", 3).decode()
+    assert out.count("-->") == 2 and out.count("one-it") + out.count("more-it") == 16000
+
+
+def test_a_long_message_s_accelerator_marks_are_not_looked_at():
+    """Every `_` was compared with every placeholder, though a text over 60 characters has no accelerator
+    (10,000 of each: 10 s)."""
+    po = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Open '
+          + "%s _a " * 10000 + '"\nmsgstr ""\n')
+    assert b"Open-it" in timed(po.encode(), "a.po", 3)
+
+
+def test_a_glossary_takes_thousands_of_matches_in_linear_time(tmp_path):
+    """Each match was compared with every match taken before it (20,000: 9.4 s); an entry inside entries gave its
+    terms to each (200 deep: 8 s, and as many rows)."""
+    from pipeline.glossary import Glossary, read_tbx
+
+    glossary = Glossary({"apple": "mela"})
+    started = time.perf_counter()
+    assert len(glossary.find("apple " * 20000)) == 20000
+    assert time.perf_counter() - started < 2
+    entries = "".join(f'<langSet xml:lang="en"><tig><term>word{index}</term></tig></langSet>' for index in range(4000))
+    tbx = tmp_path / "nested.tbx"
+    tbx.write_text('<martif type="TBX"><text><body>' + "<termEntry>" * 200 + '<langSet xml:lang="it"><tig><term>'
+                   "parola</term></tig></langSet>" + entries + "</termEntry>" * 200 + "</body></text></martif>")
+    started = time.perf_counter()
+    assert len(read_tbx(tbx)) == 4000                                   # (was 4,000 for each of 200 entries)
+    assert time.perf_counter() - started < 2

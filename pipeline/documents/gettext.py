@@ -124,10 +124,12 @@ def _a(word: str) -> str:
 def take_accelerator(text: str) -> tuple[str, str | None, str | None]:
     """(text without its accelerator marker, the marker, the letter it marked), or (text, None, None). A `_` or
     `&` inside a placeholder (`%(_name)s`, `{_id}`) or a verbatim span (`/_static/`, `target="_blank"`) is not one."""
+    if len(text) > 60:                      # (first: a long text has none, and its marks cost each span's look)
+        return text, None, None
     inside = [match.span() for pattern in (PLACEHOLDER, VERBATIM) for match in pattern.finditer(text)]
     found = [match for match in ACCELERATOR.finditer(text)
              if not any(start <= match.start() < end for start, end in inside)]
-    if len(found) != 1 or len(text) > 60:
+    if len(found) != 1:
         return text, None, None
     start = found[0].start()
     return text[:start] + text[start + 1:], found[0].group(1), text[start + 1]
@@ -144,6 +146,7 @@ def put_accelerator(translation: str, marker: str | None, letter: str | None) ->
             return translation[:index] + marker + translation[index:]
     match = regex.search(r"\p{L}", translation)
     return translation if match is None else translation[:match.start()] + marker + translation[match.start():]
+
 
 PO_START = regex.compile(rb"^(?:msgctxt|msgid)\s+\"", regex.M)
 

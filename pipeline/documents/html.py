@@ -339,30 +339,43 @@ def _is_text(bs4, node) -> bool:
     return type(node) is bs4.NavigableString                     # not a comment, doctype or CDATA section
 
 
-def _chain(bs4, tag) -> list | None:
+def _chain(bs4, tag, dead_ends: set[int] | None = None) -> list | None:
     """An inline element a sentence goes on through, as its chain of nodes down to its one text (`<a>docs</a>`,
     `<b><i>this</i></b>`, `<code>make</code>`): `INLINE` elements of one child each, and a text with something in
-    it; else None."""
+    it; else None. `dead_ends`: the elements known to have none, to which those of a chain found to have none are
+    added (thousands of nested `<b>` around a space are then walked once, not once for each)."""
     chain, node = [], tag
     while not _is_text(bs4, node):
-        if not isinstance(node, bs4.Tag) or node.name not in INLINE or len(node.contents) != 1:
-            return None
+        if not isinstance(node, bs4.Tag) or node.name not in INLINE or len(node.contents) != 1 or \
+                dead_ends is not None and id(node) in dead_ends:
+            break
         chain.append(node)
         node = node.contents[0]
-    return chain + [node] if node.strip() else None
+    else:
+        if node.strip():
+            return chain + [node]
+    if dead_ends is not None:
+        dead_ends.update(id(link) for link in chain)
+    return None
 
 
-def _kept_whole(bs4, tag, hidden: set[int]) -> bool:
-    """An inline element read within its sentence as it is and never translated: `INLINE` elements all through,
-    some text, and every text in it hidden (code, `translate="no"`) or without a letter
-    (`<code><span>os</span><span>.path</span></code>`, `<sup>[1]</sup>`)."""
-    if not isinstance(tag, bs4.Tag) or tag.name not in INLINE:
-        return False
-    if any(isinstance(node, bs4.Tag) and node.name not in INLINE for node in tag.descendants):
-        return False
-    texts = [node for node in tag.descendants if _is_text(bs4, node)]
-    return bool("".join(texts).strip()) and all(id(node) in hidden or not any(c.isalpha() for c in node)
-                                                for node in texts)
+def _kept_whole(bs4, soup, hidden: set[int]) -> set[int]:
+    """The inline elements read within their sentence as they are and never translated: `INLINE` elements all
+    through, some text, and every text in them hidden (code, `translate="no"`) or without a letter
+    (`<code><span>os</span><span>.path</span></code>`, `<sup>[1]</sup>`); found for all elements in one pass, each
+    from its children's."""
+    found: dict[int, tuple[bool, bool, bool]] = {}       # inline all through, some text, every text kept
+    for tag in reversed(soup.find_all(True)):            # (an element's descendants come after it)
+        inline, some, kept = tag.name in INLINE, False, True
+        for child in tag.contents:
+            if isinstance(child, bs4.Tag):
+                child_inline, child_some, child_kept = found[id(child)]
+                inline, some, kept = inline and child_inline, some or child_some, kept and child_kept
+            elif _is_text(bs4, child):
+                some = some or bool(child.strip())
+                kept = kept and (id(child) in hidden or not any(character.isalpha() for character in child))
+        found[id(tag)] = (inline, some, kept)
+    return {identity for identity, flags in found.items() if all(flags)}
 
 
 def _collapsed(text: str) -> str:
@@ -478,13 +491,14 @@ class HtmlText:
         self._chunks: list[_Chunk] = []
         self.segments: list[Segment] = []
         absorbed: set[int] = set()                          # inline elements read with their parent's text
+        whole, dead_ends = _kept_whole(bs4, self._soup, hidden), set()
         for parent in [self._soup, *self._soup.find_all(True)]:
             if id(parent) in absorbed:
                 continue
             run: list = []
             for child in [*parent.contents, None]:
-                chain = _chain(bs4, child) if isinstance(child, bs4.Tag) else None
-                if chain is None and _kept_whole(bs4, child, hidden):
+                chain = _chain(bs4, child, dead_ends) if isinstance(child, bs4.Tag) else None
+                if chain is None and id(child) in whole:
                     chain = [child, None]                    # moved whole, its text as it is
                     absorbed.update(id(tag) for tag in child.find_all(True))
                 if child is not None and (_is_text(bs4, child) or chain is not None):

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import io
+import itertools
 import zipfile
 import zlib
 from collections import Counter
@@ -347,12 +348,14 @@ def hold_ranges(root: Any) -> list[tuple[Any, Any, Any, Any]]:
         paragraph, identifier = start.getparent(), start.get(W + "id")
         if paragraph is None or paragraph.tag != W + "p":
             continue
-        between, end = [], start.getnext()
+        between, end = [], start.getnext()               # runs of text (and spelling marks) up to its end, else
         while end is not None and not (end.tag == RANGES[start.tag] and end.get(W + "id") == identifier):
+            if not (end.tag == W + "proofErr" or end.tag == W + "r" and all(
+                    child.tag in (W + "rPr", W + "t") for child in end)):
+                break                                   # none: looked for no further (20,000 marks: 17 s before)
             between.append(end)
             end = end.getnext()
-        if end is None or not all(item.tag == W + "proofErr" or item.tag == W + "r" and all(
-                child.tag in (W + "rPr", W + "t") for child in item) for item in between):
+        if end is None or end.tag != RANGES[start.tag] or end.get(W + "id") != identifier:
             continue
         runs = [item for item in between if item.tag == W + "r"]
         formatting = {_run_properties(run) for run in runs}
@@ -479,9 +482,11 @@ class _OoxmlParagraphs:
                 for chunk in self._split(paragraph):
                     texts = [t.text or "" for t in chunk]
                     if needs_translation("".join(texts)):
-                        found.append((chunk, texts, [NAMED if self._link_of.get(t) is not None and not any(
-                            character.isalpha() for character in self._link_text(self._link_of[t]))
-                            else self._code(t.getparent()) for t in chunk]))
+                        links = {id(link): link for t in chunk if (link := self._link_of.get(t)) is not None}
+                        lettered = {identity: any(character.isalpha() for character in self._link_text(link))
+                                    for identity, link in links.items()}     # (each link read once, not per run)
+                        found.append((chunk, texts, [NAMED if self._link_of.get(t) is not None and not lettered[
+                            id(self._link_of[t])] else self._code(t.getparent()) for t in chunk]))
         self._chunks: list[tuple[list[Any], RunLayout, list[Any]]] = []      # (chunk, layout, each holder's link)
         for (whole, all_texts, _), all_code in zip(found, code_holders([(texts, kinds) for _, texts, kinds in found])):
             all_links = _ranges_as_prose(all_texts, [self._link_of.get(t) for t in whole], all_code)
@@ -958,6 +963,7 @@ class _OdfDocument(FollowsDirection):
         self._paragraph_names = {(text_ns, "p"), (text_ns, "h"), (text_ns, "index-title-template"),
                                  *self.extra_paragraphs}
         self._chunks: list[tuple[list[Any], Any, RunLayout, list[Any]]] = []   # ... and each holder's link
+        self._places: dict[int, int] = {}             # per parent, where `_place` last found a child
         styles = self._code_style_names()
         kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
         found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
@@ -969,10 +975,11 @@ class _OdfDocument(FollowsDirection):
                         texts = [self._value(item) for item in chunk]
                         names = [self._key(item, container) for item in chunk]
                         links = [self._link(item, container) for item in chunk]
+                        lettered = {id(link): any(character.isalpha() for character in self._text_of(link))
+                                    for link in {id(link): link for link in links if link is not None}.values()}
                         if needs_translation("".join(texts)):
                             found.append((chunk, container, texts, names,
-                                          [NAMED if link is not None and not any(
-                                              character.isalpha() for character in self._text_of(link))
+                                          [NAMED if link is not None and not lettered[id(link)]
                                            else max([own, *map(kind, key)]) for key, link in zip(names, links)],
                                           links))
         for (whole, container, all_texts, all_names, _, all_links), all_code in zip(
@@ -1155,19 +1162,27 @@ class _OdfDocument(FollowsDirection):
                     nodes[0] = rest
         return [(nodes, container) for nodes, container in chunks if nodes]
 
-    @staticmethod
-    def _cut(node: Any, at: int) -> Any:
+    def _place(self, parent: Any, node: Any) -> int:
+        """Where `node` is among `parent`'s children: looked for from where the last look under `parent` found one,
+        then from the start. Paragraphs are read and written left to right, so each look is short; from the start
+        each, a paragraph of thousands of tabs took the square of their number (20,000: a minute)."""
+        siblings = parent.childNodes
+        hint = min(self._places.get(id(parent), 0), len(siblings))
+        for at in itertools.chain(range(hint, len(siblings)), range(hint)):
+            if siblings[at] is node:
+                self._places[id(parent)] = at
+                return at
+        raise ValueError("not a child of its parent")               # (never: a node's parent holds it)
+
+    def _cut(self, node: Any, at: int) -> Any:
         """`node`'s text from `at` on moved into a new text node after it; that node (None if nothing moved)."""
         element = require("odf.element", "documents")
         rest = node.data[at:]
         if not rest:
             return None
         node.data = node.data[:at]
-        parent = node.parentNode
-        siblings = parent.childNodes
-        position = next(i for i, sibling in enumerate(siblings) if sibling is node)
         after = element.Text(rest)
-        parent.insertBefore(after, siblings[position + 1] if position + 1 < len(siblings) else None)
+        self._insert_after(node, [after])
         return after
 
     @staticmethod
@@ -1177,14 +1192,13 @@ class _OdfDocument(FollowsDirection):
         made.attributes = dict(element_.attributes)
         return made
 
-    @staticmethod
-    def _insert_before(home: Any, nodes: list[Any], place: Any) -> None:
+    def _insert_before(self, home: Any, nodes: list[Any], place: Any) -> None:
         """New `nodes` into `home` before its child `place` (at its end for None), at once: odfpy's `insertBefore`
         looks `place` up among the children for each node, which costs the square of a long paragraph's pieces."""
         if not nodes:
             return
         children = home.childNodes
-        at = len(children) if place is None else next(i for i, child in enumerate(children) if child is place)
+        at = len(children) if place is None else self._place(home, place)
         children[at:at] = nodes
         for node in nodes:
             node.parentNode = home
@@ -1219,7 +1233,7 @@ class _OdfDocument(FollowsDirection):
         while node.parentNode is not home:
             parent = node.parentNode
             siblings = parent.childNodes
-            at = next(i for i, sibling in enumerate(siblings) if sibling is node)
+            at = self._place(parent, node)
             if at:
                 cut.insert(0, parent)
                 moved, parent.childNodes = siblings[at:], siblings[:at]
@@ -1228,9 +1242,7 @@ class _OdfDocument(FollowsDirection):
                 copy_.childNodes = moved
                 for child in moved:
                     child.parentNode = copy_
-                after = parent.parentNode.childNodes
-                position = next(i for i, sibling in enumerate(after) if sibling is parent)
-                parent.parentNode.insertBefore(copy_, after[position + 1] if position + 1 < len(after) else None)
+                self._insert_after(parent, [copy_])
                 parent = copy_
             node = parent
         return node, cut
@@ -1339,14 +1351,10 @@ class _OdfDocument(FollowsDirection):
                 nodes.append(element.Text(part))
         return nodes
 
-    @staticmethod
-    def _insert_after(node: Any, nodes: list[Any]) -> None:
+    def _insert_after(self, node: Any, nodes: list[Any]) -> None:
         """`nodes` into `node`'s parent right after it, in order."""
         parent = node.parentNode
-        for made in reversed(nodes):
-            siblings = parent.childNodes
-            position = next(i for i, sibling in enumerate(siblings) if sibling is node)
-            parent.insertBefore(made, siblings[position + 1] if position + 1 < len(siblings) else None)
+        self._insert_before(parent, nodes, node.nextSibling)
 
     @staticmethod
     def _depth(node: Any) -> int:

@@ -34,6 +34,7 @@ several cues of a file is translated once, so it comes back the same in each.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -212,7 +213,8 @@ def split_by_weights(text: str, weights: list[int]) -> list[str]:
         done += weights[number - 1]
         goal = len(text) * done / total
         left = len(weights) - number                                  # spaces still needed after this one
-        usable = [at for at in spaces if (not cuts or at > cuts[-1]) and sum(a > at for a in spaces) >= left - 1]
+        first = bisect.bisect_right(spaces, cuts[-1]) if cuts else 0      # after the last cut, leaving `left - 1`
+        usable = spaces[first:len(spaces) - left + 1]                       # (counted by place: spaces are sorted)
         best = min(usable, key=lambda at: abs(at - goal) - (0.1 * len(text) if text[at - 1] in ",;:.!?…" else 0))
         cuts.append(best)
     bounds = [0, *cuts, len(text)]
