@@ -161,6 +161,7 @@ def looks_like_po(data: bytes) -> bool:
 PO_LINE = regex.compile(r'\s*(?:(?:msgctxt|msgid|msgid_plural|msgstr|msgstr\[[0-9]+\])\s*)?'
                         r'(?:"(?:[^"\\]|\\[ntbrfva\\"0-7]|\\x[0-9A-Fa-f])*"\s*)+|\s*(?:#.*)?')
 CHARSET = regex.compile(r"charset\s*=\s*[^\s;]*", regex.I)
+MAX_RUN = 10_000            # comment or continuation lines in a row (`check_syntax`)
 HEADER_CHARSET = regex.compile(rb'^"Content-Type:[^"\n]*charset\s*=\s*([A-Za-z0-9_.:-]+)', regex.M | regex.I)
 
 
@@ -181,11 +182,21 @@ def declared_charset(data: bytes) -> str | None:
 
 def check_syntax(text: str, name: str) -> None:
     """A one-line ValueError naming the first line that is neither blank, a comment, nor a keyword (or a
-    continuation) with one closed quoted string: polib would read `msgid "Hello` as "Hell"."""
+    continuation) with one closed quoted string: polib would read `msgid "Hello` as "Hell"; or that makes a run of
+    more than `MAX_RUN` comment or continuation lines, which polib adds to its entry one at a time, copying the
+    entry so far (200,000 lines: 2 s; a 10 MB file of them would take minutes)."""
+    run, kind = 0, None
     for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         if not PO_LINE.fullmatch(line):
             raise ValueError(f"{name}: not a gettext catalog: line {number}: expected a comment, a keyword "
                              f"(msgid, msgstr, ...) and a quoted string, or a quoted string, got {line[:60]!r}")
+        stripped = line.lstrip()
+        now = "comment" if stripped.startswith("#") else "continuation" if stripped.startswith('"') else None
+        run = run + 1 if now is not None and now == kind else 1
+        kind = now
+        if run > MAX_RUN:
+            raise ValueError(f"{name}: not a gettext catalog: line {number}: more than {MAX_RUN:,} {now} lines in "
+                             "a row (no tool writes an entry so long)")
 
 
 def entry_markup(entry: object, default: regex.Pattern | None) -> regex.Pattern | None:
