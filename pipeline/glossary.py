@@ -248,14 +248,17 @@ def unmask(translation: str, masked: "Masked") -> str:
             found = find_words(stand_in, translation)
             if found:
                 translation = translation[:found.start()] + term.target + translation[found.end():]
+    repairs = 0
     for stand_in, term in masked.slots:
-        if term.keep and term.target not in translation:
+        if term.keep and term.target not in translation and repairs < MAX_NEAR_MISSES:
+            repairs += 1                    # (each looks at every run of words: a few per text, never hundreds)
             span = near_miss(translation, term.target)
             if span is not None:
                 translation = translation[:span[0]] + term.target + translation[span[1]:]
     return translation
 
 
+MAX_NEAR_MISSES = 16   # kept terms looked for as near copies in one translation
 NEAR_MISS = 0.6        # the least similarity (difflib's ratio, ignoring case) of a near copy of a kept term
 
 
@@ -264,6 +267,7 @@ def near_miss(text: str, term: str) -> tuple[int, int] | None:
     less, without edge punctuation the term lacks), if at least `NEAR_MISS` alike, else None."""
     words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     size = len(term.split())
+    matcher = SequenceMatcher(None, "", fold(term))        # the term indexed once, not once per run
     best, span = NEAR_MISS - 1e-9, None           # the first of equally good runs
     for count in sorted({max(1, size - 1), size, size + 1}):
         for first in range(len(words) - count + 1):
@@ -272,9 +276,11 @@ def near_miss(text: str, term: str) -> tuple[int, int] | None:
                 end -= 1
             while start < end and not text[start].isalnum() and not term.startswith(text[start]):
                 start += 1
-            ratio = SequenceMatcher(None, fold(text[start:end]), fold(term)).ratio()
-            if end > start and ratio > best:
-                best, span = ratio, (start, end)
+            if end <= start:
+                continue
+            matcher.set_seq1(fold(text[start:end]))     # difflib's cheap upper bounds first: most runs end there
+            if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and matcher.ratio() > best:
+                best, span = matcher.ratio(), (start, end)
     return span
 
 

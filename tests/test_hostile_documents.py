@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline.documents import segments, translate_document
 from pipeline.documents.segments import literal_alternation, symbol_edges
-from stand_ins import docx_with, saved, suffixed
+from stand_ins import docx_with, recording, rezipped, saved, suffixed
 
 V1 = "urn:oasis:names:tc:xliff:document:1.2"
 
@@ -255,3 +255,69 @@ def test_a_catalog_entry_of_more_comment_or_continuation_lines_than_any_tool_wri
         translate_document(None, continued.encode(), name="a.po", translate=suffixed)
     fine = head + "# a note\n" * 10000 + 'msgid ""\n' + '"Hello there "\n' * 10000 + 'msgstr ""\n'
     assert b"Hello-it there-it" in timed(fine.encode(), "a.po", 10)
+
+
+def test_a_string_catalog_nested_deeper_than_xcode_writes_is_a_one_line_error():
+    """600 levels (3.7 KB) crashed with a RecursionError; 450 made the written file 77 MB of indentation."""
+    deep = '{"a":' * 600 + '{"stringUnit":{"state":"translated","value":"Hi"}}' + "}" * 600
+    catalog = '{"sourceLanguage":"en","strings":{"k":{"localizations":{"en":%s}}}}' % deep
+    with pytest.raises(ValueError, match=r"^a\.xcstrings: not a String Catalog: nested more than 64 levels deep$"):
+        translate_document(None, catalog.encode(), name="a.xcstrings", translate=suffixed)
+
+
+def test_a_slide_the_presentation_lists_again_is_read_once():
+    """Each listing of one slide (400 of them in a 32 KB file) read it again: 23 s."""
+    import pptx
+    from pptx.util import Inches
+
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[6])
+    slide.shapes.add_textbox(Inches(1), Inches(1), Inches(5), Inches(1)).text_frame.text = "Hello world. " * 400
+    made = saved(presentation)
+
+    def edit(name: str, data: bytes) -> bytes:
+        text = data.decode() if name.endswith((".xml", ".rels")) else ""
+        if name == "ppt/presentation.xml":
+            first = regex.search(r'<p:sldId id="\d+" r:id="rId\d+"/>', text).group(0)
+            return text.replace(first, first + "".join(f'<p:sldId id="{300 + i}" r:id="rIdX{i}"/>'
+                                                       for i in range(400))).encode()
+        if name == "ppt/_rels/presentation.xml.rels":
+            target = regex.search(r'Target="(slides/slide1\.xml)"', text).group(1)
+            again = "".join(f'<Relationship Id="rIdX{i}" Type="http://schemas.openxmlformats.org/officeDocument/'
+                            f'2006/relationships/slide" Target="{target}"/>' for i in range(400))
+            return text.replace("</Relationships>", again + "</Relationships>").encode()
+        return data
+    model, seen = recording(suffixed)
+    timed(rezipped(made, edit), "a.pptx", 3, model)
+    assert len(seen) == 1                                        # (was: the slide's text 401 times)
+
+
+def test_thousands_of_replaced_texts_in_one_element_are_put_in_place_in_linear_time():
+    """bs4 looked each replaced text up among its parent's children (10,000 `word<br>`: 3 s, 20,000: minutes)."""
+    page = "<html><body><p>" + "word here<br>" * 20000 + "</p></body></html>"
+    out = timed(page.encode(), "a.html", 8, lambda texts: [text.upper() for text in texts]).decode()
+    assert out.count("WORD HERE<br>") == 20000
+
+
+def test_a_text_of_thousands_of_distinct_paths_is_checked_in_one_pass():
+    """Each distinct protected span was counted over the whole translation (40,000 paths, 389 KB: 8.6 s), and a
+    tag's spaces could be read two ways (`<a` then 2,000 spaces: quadratic in them, 200 KB: 7.7 s)."""
+    paths = " ".join(f"see /a{index}" for index in range(40000))
+    assert timed(paths.encode(), "a.txt", 5).decode().count("/a") == 40000
+    spaces = ("word <a" + " " * 1993) * 100
+    assert timed(spaces.encode(), "b.txt", 3)
+
+
+def test_kept_terms_are_looked_for_as_near_copies_within_bounds():
+    """Each kept term missing from a translation compared every run of its words (676 terms, 1,279 characters:
+    1.8 s a text)."""
+    from pipeline.glossary import Glossary, unmask
+
+    terms = [f"Q{a}{b}" for a in "abcdefghijklmnopqrstuvwxyz" for b in "abcdefghijklmnopqrstuvwxyz"]
+    glossary = Glossary({term: term for term in terms})
+    text = " ".join(terms[:320])
+    masked = glossary.mask(text, "annotate")
+    started = time.perf_counter()
+    out = unmask(text.replace("Q", "K"), masked)
+    assert time.perf_counter() - started < 1
+    assert out.startswith("Q") and out.count("Q") <= 16               # (at most `MAX_NEAR_MISSES` looked for)

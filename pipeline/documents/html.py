@@ -52,6 +52,7 @@ import functools
 import html
 import html.entities
 import html.parser
+import itertools
 import warnings
 from typing import Any, Sequence
 
@@ -423,7 +424,8 @@ class _Chunk:
                 self.glued[at] = (left, right)
         self.layout = RunLayout(texts, keys, code, main="")
 
-    def render(self, bs4) -> None:
+    def render(self, bs4, places: dict[int, int]) -> None:
+        """The chunk's items replaced by its translation's nodes, in place (`places`: `_index`'s hints)."""
         if self.layout.segment.translation is None:
             return
         pieces = spaces_outside(self.layout.placed(), set(range(len(self.layout.groups))))
@@ -447,13 +449,26 @@ class _Chunk:
             written.append(self.items[at])
         if self.trail:
             written.append(bs4.NavigableString(self.trail))
-        anchor = bs4.NavigableString("")
-        self.items[0].insert_before(anchor)
+        parent = self.items[0].parent                  # (its items are consecutive children of one parent)
+        at = _index(parent, self.items[0], places)
         for item in self.items:
-            item.extract()
-        for node in reversed(written):
-            anchor.insert_after(node)
-        anchor.extract()
+            item.extract(_self_index=at)
+        for offset, node in enumerate(written):
+            parent.insert(at + offset, node)
+        places[id(parent)] = at + len(written)
+
+
+def _index(parent, node, places: dict[int, int]) -> int:
+    """Where `node` is among `parent`'s children: looked for from where the last look under `parent` ended, then
+    from the start. Texts are replaced left to right, so each look is short; bs4 looks each up from the start,
+    which cost the square of a paragraph's children (10,000 `word<br>`: 8 s)."""
+    children = parent.contents
+    hint = min(places.get(id(parent), 0), len(children))
+    for at in itertools.chain(range(hint, len(children)), range(hint)):
+        if children[at] is node:
+            places[id(parent)] = at
+            return at
+    raise ValueError("not a child of its parent")               # (never: a node's parent holds it)
 
 
 class HtmlText:
@@ -548,12 +563,16 @@ class HtmlText:
                 raise ValueError(f"{len(self.segments)} texts, got {len(translations)} translations")
             for segment, translation in zip(self.segments, translations):
                 segment.translation, segment.whole, segment.parts = translation, True, None
+        places: dict[int, int] = {}
         for node, segment in self._nodes:
             if segment.translation is not None and segment.translation != segment.text:
                 leading, trailing = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
-                node.replace_with(leading + segment.translation + trailing)
+                parent = node.parent
+                at = _index(parent, node, places)                 # (as `replace_with`, without its look-up)
+                node.extract(_self_index=at)
+                parent.insert(at, leading + segment.translation + trailing)
         for chunk in self._chunks:
-            chunk.render(bs4=self._bs4)
+            chunk.render(self._bs4, places)
         rest = iter(self.segments[len(self.segments) - sum(len(spans) for _, _, spans in self._attributes):])
         for tag, name, spans in self._attributes:
             value, parts, done = tag[name], [], 0

@@ -850,6 +850,7 @@ class PptxDocument(_OoxmlDocument):
         for master in self._package.slide_masters:           # what every slide of a layout shows: not placeholders
             for owner in (master, *master.slide_layouts):
                 roots += [shape._element for shape in owner.shapes if not shape.is_placeholder]
+        roots = list({id(root): root for root in roots}.values())   # a slide listed again: read once (32 KB: 23 s)
         self._charts = _ChartLabels([(part._element, getattr(part.chart_workbook, "xlsx_part", None))
                                      for part in charts.values()])
         self._parsed = _parsed_parts(diagrams.values())

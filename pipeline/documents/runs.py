@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.segments import Segment, protected_spans, span_counts
 from pipeline.translate.splitting import needs_translation, with_spacing
 
 
@@ -150,11 +150,13 @@ class RunLayout:
             self.kinds.append(kind)
 
         def stretch(text: str) -> None:
+            position = 0                                    # (not the rest copied at each span: its square)
             for verbatim in protected_spans(text, kept):
-                before, _, text = text.partition(verbatim)
-                cut[-1] += before
+                found = text.index(verbatim, position)
+                cut[-1] += text[position:found]
                 span(verbatim, None)
-            cut[-1] += text
+                position = found + len(verbatim)
+            cut[-1] += text[position:]
 
         pending_text, index = "", 0
         while index < len(texts):
@@ -209,7 +211,8 @@ class RunLayout:
 
     def _accept(self, translation: str) -> bool:
         verbatim = Counter(span for span, kind in zip(self.segment.protected, self.kinds) if kind is None)
-        return all(translation.count(span) >= count for span, count in verbatim.items()) and \
+        found = span_counts(translation, verbatim)
+        return all(found[span] >= count for span, count in verbatim.items()) and \
             self.spread(translation)[1]
 
     def placed(self) -> list[tuple[str, int | None]]:

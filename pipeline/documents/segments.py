@@ -93,7 +93,29 @@ class Segment:
         if self.accept is not None:
             return self.accept(translation)
         wanted = Counter(self.protected)
-        return all(translation.count(span) >= count for span, count in wanted.items())
+        found = span_counts(translation, wanted)
+        return all(found[span] >= count for span, count in wanted.items())
+
+
+def span_counts(text: str, spans: Iterable[str]) -> Counter:
+    """How often each of `spans` occurs in `text`, as `str.count` counts (from the left, never overlapping
+    itself), in one pass over `text` however many they are (pyahocorasick's automaton, a maintained C
+    implementation): counted one by one, thousands of a paragraph's spans cost their number times its length."""
+    distinct = set(spans) - {""}
+    if len(distinct) <= 16:
+        return Counter({span: text.count(span) for span in distinct})
+    import ahocorasick
+    automaton = ahocorasick.Automaton()
+    for span in distinct:
+        automaton.add_word(span, span)
+    automaton.make_automaton()
+    counts: Counter = Counter()
+    free: dict[str, int] = {}                               # where each span may next start
+    for end, span in automaton.iter(text):
+        if end - len(span) + 1 >= free.get(span, 0):
+            counts[span] += 1
+            free[span] = end + 1
+    return counts
 
 
 def _checked(texts: list[str], translate: Translate) -> list[str]:
@@ -143,7 +165,7 @@ def translate_segments(segments: Sequence[Segment], translate: Translate) -> Non
 # tags (Jinja, Django, Liquid, Twig, Handlebars, Angular and Vue: `{{ user.name }}`, `{% if admin %}`, `{# note #}`).
 URL = (r"(?:(?:https?|ftp|file)://|www\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]}*_]")
 EMAIL = r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
-HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s+[^<>]{0,2000})?/?>"
+HTML_TAG = r"</?[A-Za-z][\w:.-]*(?:\s[^<>]{0,2000})?/?>"      # (one space first: no two ways to read spaces)
 ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 PATH = (r"(?<![\w/.~\\-])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]"
         r"|(?<![\w\\])[A-Za-z]:\\(?:[\w.-]+\\)*[\w.-]+")

@@ -24,6 +24,7 @@ from pipeline.documents.messages import CatalogMessage, is_message
 from pipeline.documents.segments import Segment
 from pipeline.language import Direction
 
+MAX_DEPTH = 64              # objects and lists within one another: Xcode's catalogs nest a few
 EMPTY = regex.compile(r'^( *)((?:"(?:[^"\\\n]|\\.)*" : )?)\{\}(?=,?$)', regex.M)   # an empty object: Xcode's 3 lines
 
 
@@ -38,6 +39,8 @@ class XcStrings:
             raise ValueError(f"{name}: not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
         except RecursionError:
             raise ValueError(f"{name}: not a String Catalog: nested too deeply") from None
+        if _deeper_than(self._data, MAX_DEPTH):            # (copied and written again: recursion, and indents
+            raise ValueError(f"{name}: not a String Catalog: nested more than {MAX_DEPTH} levels deep")   # squared)
         if not isinstance(self._data, dict) or not isinstance(self._data.get("strings"), dict) or \
                 not isinstance(self._data.get("sourceLanguage"), str):
             raise ValueError(f"{name}: not a String Catalog: expected an object with `sourceLanguage` and `strings`")
@@ -109,3 +112,15 @@ def _string_units(localization: Any) -> Iterator[dict]:
                 yield value
             else:
                 yield from _string_units(value)
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether JSON `data` nests objects and lists more than `limit` deep (looked at without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > limit:
+                return True
+            stack += [(child, depth + 1) for child in (node.values() if isinstance(node, dict) else node)]
+    return False
