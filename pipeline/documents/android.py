@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 import regex
 
 from pipeline.documents.messages import CatalogMessage, is_message
-from pipeline.documents.segments import Segment, literal_alternation
+from pipeline.documents.segments import Segment, literal_alternation, literal_pattern
 from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
 
@@ -87,7 +87,7 @@ class _Resource:
                 text += match.group("escaped")
             done = match.end()
         self.text = text + (source[done:] if self.quoted or inside else WHITESPACE.sub(" ", source[done:]))
-        self._codes = regex.compile(literal_alternation(code for _, code in codes))
+        self._codes = literal_pattern(code for _, code in codes)
         placeholders = [match.group(0) for match in FORMAT.finditer(self.text)]
         self._printf = None if not placeholders or element.get("formatted") == "false" else regex.compile(
             literal_alternation(placeholders) + "|%%")

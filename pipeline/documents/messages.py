@@ -11,13 +11,12 @@ babel's) reports where in the text each message lies, which writing the syntax b
 from __future__ import annotations
 
 import bisect
-
 from collections import Counter
 from typing import Callable, Sequence
 
 import regex
 
-from pipeline.documents.segments import VERBATIM, Segment, literal_alternation, protected_spans
+from pipeline.documents.segments import VERBATIM, Segment, literal_pattern, protected_spans
 
 # A message catalog's placeholders, which every translation keeps: printf (`%s`, `%(name)d`, `%1$s`, `%'d`; Apple's
 # `%@`, `%1$@`, `%#@files@`, an Xcode substitution's `%arg`; Ruby's `%{count}` and `%<count>d`), Symfony's `%name%`
@@ -221,14 +220,14 @@ def _masked(text: str, codes: Sequence[str]) -> str:
     """`text` with each of `codes` blanked out (NUL characters, as long): their braces and apostrophes unread."""
     if not codes:
         return text
-    return regex.sub(literal_alternation(codes), lambda code: "\0" * len(code.group(0)), text)
+    return literal_pattern(codes).sub(lambda code: "\0" * len(code.group(0)), text)
 
 
 def _outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str:
     """`text` with `change` applied to what lies outside the occurrences of `kept` (the longest first)."""
     if not kept:
         return change(text)
-    pattern = regex.compile(literal_alternation(kept))
+    pattern = literal_pattern(kept)
     out, position = [], 0
     for match in pattern.finditer(text):
         out += [change(text[position:match.start()]), match.group(0)]
@@ -279,7 +278,7 @@ class MessagePart:
         read = icu_unquoted(source, plural, codes) if message.quoting else source
         self._codes = Counter(codes)
         kept = [*codes, *self.literals]
-        self._pattern = [*([regex.compile(literal_alternation(kept))] if kept else []),   # read as `codes|#|...`
+        self._pattern = [*([literal_pattern(kept)] if kept else []),                       # read as `codes|#|...`
                          POUND_OR_PIPE if plural and message.icu else PIPE, PLACEHOLDER]
         self._well_formed = well_formed
         self._balanced = well_formed is None or well_formed(source)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import regex
 
 from pipeline.documents.messages import CatalogMessage, is_message
-from pipeline.documents.segments import Segment, literal_alternation
+from pipeline.documents.segments import Segment, literal_pattern
 from pipeline.extras import require
 
 # A MessageFormat argument (`{0}`, `{1,number,#.##}`), and a ChoiceFormat one (kept whole: its messages are syntax)
@@ -73,7 +73,7 @@ class PropertiesDocument:
                         text += match.group(0)
                     done = match.end()
                 text += value[done:]
-                pattern = regex.compile(literal_alternation([*(code for _, code in codes), *ARGUMENT.findall(text)]))
+                pattern = literal_pattern([*(code for _, code in codes), *ARGUMENT.findall(text)])
             else:
                 text, pattern = value, None
             self._entries.append((index, CatalogMessage(text, sorted(codes)), pattern))

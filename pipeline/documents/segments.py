@@ -11,6 +11,7 @@ Pure text: no model here. `translate_segments` takes any `translate(texts) -> te
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -245,9 +246,8 @@ def literal_alternation(words: Iterable[str]) -> str:
     """A pattern that matches, at a place, the longest of `words` found there, as their alternation longest first
     does (`(?!)` for none; an empty word is none), written as their trie: `@:k(?:1|2)`. A message's inline codes
     are thousands in a hostile file, and an alternation tries each of them at every place; the trie tries a
-    character. Where the trie
-    nests deeper than `MAX_NESTING` (words that are each other's prefixes), a branch lists its words' ends. Built
-    and written without recursion, in time linear in the words' length."""
+    character. Where the trie nests deeper than `MAX_NESTING` (words that are each other's prefixes), a branch
+    lists its words' ends. Built and written without recursion, in time linear in the words' length."""
     root: dict[str, dict] = {}
     for word in set(words) - {""}:
         node = root
@@ -291,6 +291,17 @@ def literal_alternation(words: Iterable[str]) -> str:
                 todo += (["|"] if index else []) + [child, regex.escape(key)]
             todo.append("(?:")
     return "".join(out)
+
+
+def literal_pattern(words: Iterable[str]) -> regex.Pattern:
+    """`literal_alternation(words)` compiled, once for each set of words (a message part asks for its codes'
+    several times)."""
+    return _compiled_literals(frozenset(words))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_literals(words: frozenset[str]) -> regex.Pattern:
+    return regex.compile(literal_alternation(words))
 
 
 def _ends(node: dict) -> list[str]:
