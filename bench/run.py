@@ -22,6 +22,8 @@ def main() -> int:
         ["bench_train.py", "--rounds", "2" if args.quick else "3"],      # sentence and token batches, XLA
         ["bench_decode.py", "--repeats", "1" if args.quick else "3", *(["--run", args.run] if args.run else [])],
         *([["bench_service.py", "--run", args.run, "--seconds", "10" if args.quick else "30"]] if args.run else []),
+        ["bench_document_processes.py", *(["--repeats", "1", "--megabytes", "1", "--small", "10"] if args.quick
+                                          else ["--repeats", "3"])],        # documents in processes against threads
     ]
     failed = 0
     for script, *options in runs:

@@ -88,6 +88,13 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-document-unpacked-bytes", type=int, default=100_000_000,
                         help="an office file whose parts, pictures included, unpack to more is refused before "
                              "parsing (each is held in memory, about twice; default: %(default)s)")
+    parser.add_argument("--max-document-memory-bytes", type=int, default=2_000_000_000,
+                        help="the address space a document's process may take to read and write it; a document "
+                             "that needs more is refused (400). A 12 MB XML part takes about 1 GB. 0: no cap "
+                             "(default: %(default)s)")
+    parser.add_argument("--documents-in-threads", action="store_true",
+                        help="read and write documents in the service's own threads, not each in a process of "
+                             "its own killed at --file-timeout-s (the default where the platform has a forkserver)")
     parser.add_argument("--max-documents", type=int, default=2,
                         help="documents read, translated and written at once; more wait for a turn, in order "
                              "(default: %(default)s)")
@@ -120,6 +127,8 @@ def main() -> int:
                                max_url_bytes=args.max_url_bytes, max_header_bytes=args.max_header_bytes,
                                max_document_xml_bytes=args.max_document_xml_bytes,
                                max_document_unpacked_bytes=args.max_document_unpacked_bytes,
+                               max_document_memory_bytes=args.max_document_memory_bytes,
+                               document_processes=not args.documents_in_threads,
                                max_files_bytes=args.max_files_bytes, max_documents=args.max_documents,
                                max_waiting_documents=args.max_waiting_documents,
                                head_timeout_s=args.head_timeout_s, body_timeout_s=args.body_timeout_s,

@@ -38,9 +38,12 @@ class Echo:
         return list(sentences)
 
 
-@pytest.fixture
-def client(tmp_path):
-    settings = ServiceSettings(beam=1, max_wait_ms=0, files_dir=str(tmp_path / "files"))
+@pytest.fixture(params=[True, False], ids=["processes", "threads"])
+def client(tmp_path, request):
+    """Documents read in processes of their own (the default: their memory goes with the process) and in the
+    service's threads (`--documents-in-threads`: handed back by `release_memory`)."""
+    settings = ServiceSettings(beam=1, max_wait_ms=0, files_dir=str(tmp_path / "files"),
+                               document_processes=request.param)
     with TestClient(create_app(Echo(), settings)) as test_client:
         yield test_client
 

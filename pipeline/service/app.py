@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.documents import suffixes
+from pipeline.documents import sandbox, suffixes
 from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import BearerAuthMiddleware, bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
@@ -77,6 +77,8 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(state.files.start)    # leftovers swept now, expired files every min(60 s, ttl/4)
+        if settings.document_processes:
+            await run_in_threadpool(sandbox.start)    # documents' processes: their forkserver, readers imported
         state.start()
         try:
             yield

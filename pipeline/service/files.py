@@ -1,10 +1,12 @@
 """Documents over HTTP: LibreTranslate's `POST /translate_file` and `GET /download_file/{name}`, and the
 service's own `POST /translate_document`, all over `pipeline.documents` and the shared batcher.
 
-A document's pieces (its segments cut into the engine's sentences) go to the batcher as bulk work in jobs of
-`max_batch` sentences, one after the other; the batcher serves every string request before the next bulk job, so a
-string request waits behind at most one job whatever the documents in flight. A client that disconnects stops its
-document's remaining jobs. Translated files wait in a private directory (mode 0700) under random
+Each document is read and written in a process of its own (`pipeline.documents.sandbox`), killed at
+`file_timeout_s`, once its client disconnects or when the server stops, with its memory capped at
+`max_document_memory_bytes`; the model stays here. A document's pieces (its segments cut into the engine's
+sentences) go to the batcher as bulk work in jobs of `max_batch` sentences, one after the other; the batcher serves
+every string request before the next bulk job, so a string request waits behind at most one job whatever the
+documents in flight. A client that disconnects stops its document's remaining jobs. Translated files wait in a private directory (mode 0700) under random
 names (128 bits), found only by their exact name (no path is ever built from a client's text but the
 extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes` and to the
 extensions of the format registry (`pipeline.documents.formats`). Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
@@ -20,6 +22,8 @@ import codecs
 import ctypes
 import functools
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -28,16 +32,17 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from pipeline.documents import FORMATS, by_extension, open_document, suffixes, translate_document
+from pipeline.documents import FORMATS, by_extension, open_document, sandbox, suffixes, translate_document
+from pipeline.documents.sandbox import opening_text
 from pipeline.documents.encoding import guessed_encoding
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
-from pipeline.service.state import ServedRun, ServiceState, service_state
+from pipeline.service.state import (ClientGone, ServedRun, ServiceState, busy, disconnected, service_state,
+                                    stopping)
 from pipeline.language import Direction
 
-DETECTED_CHARS = 2000         # source auto: the language of a document is detected on its first text, this much of it
-Route = Callable[[Any], Awaitable[tuple[ServedRun, Any]]]    # the opened document -> (its run, its glossary or None)
+Route = Callable[[str], Awaitable[tuple[ServedRun, Any]]]    # the opening text -> (its run, its glossary or None)
 FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
 
 ERRORS = error_responses([
@@ -51,7 +56,7 @@ ERRORS = error_responses([
 
 def fixed(run: ServedRun, glossary: Any = None) -> Route:
     """The `Route` of a document whose pair the request names: `run`, with `glossary`."""
-    async def route(document: Any) -> tuple[ServedRun, Any]:
+    async def route(text: str) -> tuple[ServedRun, Any]:
         return run, glossary
     return route
 
@@ -80,46 +85,82 @@ def charset_label(codec: str) -> str:
     return name.replace("iso8859-", "iso-8859-")
 
 
-def opening_text(document: Any, limit: int = DETECTED_CHARS) -> str:
-    """The first `limit` characters of a document's segments: what `source: auto` detects its language on."""
-    texts, size = [], 0
-    for segment in document.segments:
-        texts.append(segment.text)
-        size += len(segment.text) + 1
-        if size >= limit:
-            break
-    return " ".join(texts)[:limit]
-
-
 async def translate_upload(state: ServiceState, data: bytes, filename: str, route: Route, format: str | None = None,
                            overwrite: bool = False, request: Request | None = None,
                            direction: Direction | None = None) -> bytes:
-    """The translated document's bytes, by the run (and glossary) `route` gives for the opened document (`direction`:
-    the run's where the request names it, given to the reader; with source auto, the door gives it once detected);
-    400 for a file its reader rejects, 503 past `file_timeout_s` or while shutting down. Its pieces go to the run's
+    """The translated document's bytes, by the run (and glossary) `route` gives for the document's opening text
+    (`direction`: the run's where the request names it, given to the reader; with source auto, the door gives it
+    once detected); 400 for a file its reader rejects or that needs more than `max_document_memory_bytes`, 503 past
+    `file_timeout_s` (reading, translating and writing together) or while shutting down. Its pieces go to the run's
     batcher as bulk work, `max_batch` at a time, so string requests are served between them; once `request`'s
     client disconnects, no further piece is translated. At most `max_documents` documents at once
-    (`ServiceState.document_turn`)."""
+    (`ServiceState.document_turn`). The document is read and written in a process of its own
+    (`pipeline.documents.sandbox`), killed at its deadline or once its client has gone, where the platform and
+    its format allow (`document_processes`); else in a thread of the service."""
     async with state.document_turn(request):
-        try:
-            document = await run_in_threadpool(functools.partial(
-                open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
-                direction=direction, max_unpacked_bytes=state.settings.max_document_unpacked_bytes))
-        except ValueError as exc:
-            await run_in_threadpool(release_memory)
-            raise ServiceError(400, f"Invalid request: {exc}") from None
-        try:
-            run, glossary = await route(document)
-            translate = run.blocking_translator(asyncio.get_running_loop(), glossary,
-                                                job_size=state.settings.max_batch,
-                                                timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
-            return await run_in_threadpool(functools.partial(translate_document, translate, document, name=filename,
-                                                             direction=run.direction))
-        except ValueError as exc:
-            raise ServiceError(400, f"Invalid request: {exc}") from None
-        finally:
-            del document
-            await run_in_threadpool(release_memory)
+        if state.settings.document_processes and sandbox.sandboxed(format):
+            return await _in_process(state, data, filename, route, format, overwrite, request, direction)
+        return await _in_thread(state, data, filename, route, format, overwrite, request, direction)
+
+
+async def _in_process(state: ServiceState, data: bytes, filename: str, route: Route, format: str | None,
+                      overwrite: bool, request: Request | None, direction: Direction | None) -> bytes:
+    loop, settings = asyncio.get_running_loop(), state.settings
+    deadline = time.monotonic() + settings.file_timeout_s
+    gone = threading.Event()
+    watch = asyncio.ensure_future(disconnected(request)) if request is not None else None
+    if watch is not None:
+        watch.add_done_callback(lambda _: gone.set())
+
+    def check() -> None:
+        if gone.is_set():
+            raise ClientGone()
+        if state.shutting_down.is_set():
+            raise stopping()
+
+    def choose(text: str) -> tuple[Callable[[list[str]], list[str]], Direction]:
+        left = max(deadline - time.monotonic(), 0.001)
+        run, glossary = asyncio.run_coroutine_threadsafe(route(text), loop).result(left)
+        translate = run.blocking_translator(loop, glossary, job_size=settings.max_batch, request=request, bulk=True,
+                                            timeout_s=max(deadline - time.monotonic(), 0.001))
+        return translate, run.direction
+
+    try:
+        return await run_in_threadpool(functools.partial(
+            sandbox.translate_in_sandbox, data, format, filename, choose, deadline_s=settings.file_timeout_s,
+            memory_bytes=settings.max_document_memory_bytes or None, check=check, overwrite=overwrite,
+            direction=direction, max_xml_bytes=settings.max_document_xml_bytes,
+            max_unpacked_bytes=settings.max_document_unpacked_bytes))
+    except TimeoutError:
+        raise busy(settings.file_timeout_s) from None
+    except ValueError as exc:
+        raise ServiceError(400, f"Invalid request: {exc}") from None
+    finally:
+        if watch is not None:
+            watch.cancel()
+
+
+async def _in_thread(state: ServiceState, data: bytes, filename: str, route: Route, format: str | None,
+                     overwrite: bool, request: Request | None, direction: Direction | None) -> bytes:
+    try:
+        document = await run_in_threadpool(functools.partial(
+            open_document, data, format, filename, overwrite, state.settings.max_document_xml_bytes,
+            direction=direction, max_unpacked_bytes=state.settings.max_document_unpacked_bytes))
+    except ValueError as exc:
+        await run_in_threadpool(release_memory)
+        raise ServiceError(400, f"Invalid request: {exc}") from None
+    try:
+        run, glossary = await route(opening_text(document))
+        translate = run.blocking_translator(asyncio.get_running_loop(), glossary,
+                                            job_size=state.settings.max_batch,
+                                            timeout_s=state.settings.file_timeout_s, request=request, bulk=True)
+        return await run_in_threadpool(functools.partial(translate_document, translate, document, name=filename,
+                                                         direction=run.direction))
+    except ValueError as exc:
+        raise ServiceError(400, f"Invalid request: {exc}") from None
+    finally:
+        del document
+        await run_in_threadpool(release_memory)
 
 
 def release_memory() -> None:
@@ -212,8 +253,8 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
         check_languages(state, {**fields, "format": "text"})
         filename, format = checked_file(upload)
         if fields["source"] == "auto":
-            async def route(document: Any) -> tuple[ServedRun, Any]:
-                [(run, _, _)] = await state.auto([opening_text(document)], fields["target"])
+            async def route(text: str) -> tuple[ServedRun, Any]:
+                [(run, _, _)] = await state.auto([text], fields["target"])
                 return run, requested_glossary(state, fields, False, run.direction)
         else:
             run = state.pick(fields["source"], fields["target"])

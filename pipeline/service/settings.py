@@ -32,6 +32,8 @@ class ServiceSettings:
     max_header_bytes: int = 32_768    # most bytes in a request's headers, `name: value\r\n` each (431 past it)
     max_document_xml_bytes: int = 12_000_000  # an office file whose XML parts unpack to more: 400 before parsing
     max_document_unpacked_bytes: int = 100_000_000  # an office file whose parts, pictures too, unpack to more: 400
+    max_document_memory_bytes: int = 2_000_000_000  # a document's process may map this much (0: no cap); more: 400
+    document_processes: bool = True   # each document read and written in a process of its own (False: a thread)
     max_files_bytes: int = 500_000_000  # translated files waiting for download, in all; past it the oldest go
     max_documents: int = 2            # documents read, translated and written at once; more wait for a turn
     max_waiting_documents: int = 16   # documents waiting for a turn; past it, a 503
@@ -55,7 +57,7 @@ class ServiceSettings:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         OPTIONS["beam"].check(self.beam, MAX_BEAM)
-        for name in ("max_waiting_documents", "max_client_connections"):
+        for name in ("max_waiting_documents", "max_client_connections", "max_document_memory_bytes"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.req_limit < 0:

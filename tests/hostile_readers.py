@@ -1,0 +1,47 @@
+"""Readers that misbehave, for the documents' processes (`pipeline.documents.sandbox`): each writes its process id
+to the path a file holds (so a test can see that process end), then spins, eats memory, or crashes. A module of
+their own, so that the process can import them by name, as it would a registered format's."""
+import os
+import signal
+
+from pipeline.documents.formats import Format
+
+
+def _started(data: bytes) -> None:
+    path = data.decode("utf-8").strip()
+    with open(path + ".tmp", "w") as out:
+        out.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+
+
+class SpinningDocument:
+    """Reads forever, holding a core: a reader that some file makes quadratic, at its worst."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        count = 0
+        while True:
+            count += 1
+
+
+class HungryDocument:
+    """Takes memory until there is none: a decompression bomb that no byte limit foresaw."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        held = []
+        while True:
+            held.append(bytearray(50_000_000))
+
+
+class CrashingDocument:
+    """Takes its process down, as a C library's bug on a crafted file would."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+FORMATS = [Format("spin", (".spin",), "text/plain; charset=utf-8", False, SpinningDocument),
+           Format("hungry", (".hungry",), "text/plain; charset=utf-8", False, HungryDocument),
+           Format("crash", (".crash",), "text/plain; charset=utf-8", False, CrashingDocument)]
