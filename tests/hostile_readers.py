@@ -45,3 +45,43 @@ class CrashingDocument:
 FORMATS = [Format("spin", (".spin",), "text/plain; charset=utf-8", False, SpinningDocument),
            Format("hungry", (".hungry",), "text/plain; charset=utf-8", False, HungryDocument),
            Format("crash", (".crash",), "text/plain; charset=utf-8", False, CrashingDocument)]
+
+
+class BuggyDocument:
+    """Fails as a reader's bug would on a file nobody foresaw: not a ValueError."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        raise KeyError("w:val")
+
+
+def _connection():
+    import gc
+    from multiprocessing.connection import Connection
+
+    return next(item for item in gc.get_objects() if isinstance(item, Connection))
+
+
+class ForgingDocument:
+    """A reader a crafted file took over, asking its caller to translate before the document is open, and what is
+    not a list of texts."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        _connection().send_bytes(b"translate\n[1, 2]")
+        self.segments = []
+
+
+class StallingDocument:
+    """A reader a crafted file took over, saying the first bytes of a long message and no more."""
+
+    def __init__(self, data: bytes, name: str = "document"):
+        _started(data)
+        os.write(_connection().fileno(), (1000).to_bytes(4, "big") + b"opened\n\"")
+        while True:
+            signal.pause()
+
+
+FORMATS += [Format("buggy", (".buggy",), "text/plain; charset=utf-8", False, BuggyDocument),
+            Format("forging", (".forging",), "text/plain; charset=utf-8", False, ForgingDocument),
+            Format("stalling", (".stalling",), "text/plain; charset=utf-8", False, StallingDocument)]

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT
 from hostile_readers import FORMATS as HOSTILE
-from pipeline.documents import open_document, register, sandbox, translate_document, unregister
+from pipeline.documents import Format, open_document, register, sandbox, translate_document, unregister
 from pipeline.documents.sandbox import Refused, opening_text, translate_in_sandbox
 from pipeline.language import Direction
 from stand_ins import new_docx
@@ -145,6 +145,45 @@ def test_a_reader_over_the_memory_cap_is_refused(hostile, tmp_path):
     assert ended(pid_in(path))
 
 
+def test_a_reader_s_bug_is_refused_with_its_last_line_and_logged_whole(hostile, tmp_path, caplog):
+    path = tmp_path / "pid"
+    with pytest.raises(Refused, match=r"^a\.buggy: could not be read \(KeyError: 'w:val'\)$"):
+        translate_in_sandbox(str(path).encode(), "buggy", "a.buggy", choose_upper, deadline_s=30)
+    assert "Traceback" in caplog.text and "hostile_readers.py" in caplog.text
+    assert ended(pid_in(path))
+
+
+def test_a_process_that_says_what_it_should_not_is_refused(hostile, tmp_path):
+    """Texts to translate before the document is open, and numbers for texts: a reader a crafted file took over."""
+    path = tmp_path / "pid"
+    with pytest.raises(Refused, match="its process said what it should not \\('translate'\\)"):
+        translate_in_sandbox(str(path).encode(), "forging", "a.forging", choose_upper, deadline_s=30)
+    assert ended(pid_in(path))
+
+
+def test_a_process_that_stalls_mid_message_is_killed_at_the_deadline(hostile, tmp_path):
+    """The caller blocks reading the rest of a message that never comes: the deadline's timer kills the process."""
+    path = tmp_path / "pid"
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"a\.stalling: not translated within 1\.5 s"):
+        translate_in_sandbox(str(path).encode(), "stalling", "a.stalling", choose_upper, deadline_s=1.5)
+    assert time.monotonic() - started < 6
+    assert ended(pid_in(path))
+
+
+def test_a_format_whose_reader_is_in_main_is_read_by_the_caller():
+    """The process does not run the caller's `__main__`, so it could not find such a reader: `sandboxed` says so."""
+    class Reader:
+        pass
+
+    Reader.__module__ = "__main__"
+    register(Format("mainly", (".mainly",), "text/plain", False, Reader))
+    try:
+        assert not sandbox.sandboxed("mainly") and sandbox.sandboxed("txt") and sandbox.sandboxed(None)
+    finally:
+        unregister("mainly")
+
+
 def test_the_callers_main_script_is_not_run_again(tmp_path):
     """multiprocessing's children run the main script again (a service's, all its imports); these do not."""
     log, script = tmp_path / "imports.log", tmp_path / "main.py"
@@ -210,8 +249,9 @@ def test_a_spinning_reader_gets_a_503_at_the_file_timeout_and_strings_are_answer
 
 @pytest.mark.parametrize("name, message", [
     ("a.hungry", "Invalid request: a.hungry: needs more than the 400,000,000 bytes of memory a document may take"),
-    ("a.crash", "Invalid request: a.crash: its reader stopped (killed by SIGSEGV); nothing was translated")])
-def test_a_reader_over_the_memory_cap_or_that_crashes_is_a_json_400(hostile, tmp_path, name, message):
+    ("a.crash", "Invalid request: a.crash: its reader stopped (killed by SIGSEGV); nothing was translated"),
+    ("a.buggy", "Invalid request: a.buggy: could not be read (KeyError: 'w:val')")])
+def test_a_reader_over_the_memory_cap_that_crashes_or_fails_is_a_json_400(hostile, tmp_path, name, message):
     path = tmp_path / "pid"
     with service(tmp_path, max_document_memory_bytes=400_000_000) as client:
         response = client.post("/translate_file", files={"file": (name, str(path).encode())},

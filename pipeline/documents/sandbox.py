@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -22,6 +23,7 @@ import pickle
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 from multiprocessing import util
@@ -31,10 +33,13 @@ from pipeline.documents import FORMATS, open_document, translate_document
 from pipeline.documents.segments import Translate
 from pipeline.language import Direction
 
+logger = logging.getLogger(__name__)
 # (opening text) -> (the texts' translator, the run's direction): the caller's choice once the document is read
 Choose = Callable[[str], "tuple[Translate, Direction]"]
 OPENING_CHARS = 2000          # what `choose` gets: the first characters of the document's segments
 POLL_S = 0.1                  # how often `check` runs while the process reads or writes
+JOIN_S = 5.0                  # how long a killed process may take to be reported gone
+MAX_MESSAGE_BYTES = 2**31 - 1  # the most a process may say at once, without a memory cap (with one: the cap)
 # what the readers import on first use, imported once by the forkserver
 READERS = ("lxml.etree", "zipfile", "html.parser", "markdown_it", "polib", "yaml", "ahocorasick", "regex")
 
@@ -117,8 +122,11 @@ def sandboxed(format: str | None) -> bool:
 
 def _spec(format: str) -> Any:
     """The registered `format` as sent to the process (its reader by reference, without its content test, which
-    may be a lambda and is not needed there), or None when it cannot be pickled."""
+    may be a lambda and is not needed there), or None when the process cannot import its reader (pickled by name:
+    one defined in a function, or in the caller's `__main__`, which the process does not run)."""
     spec = dataclasses.replace(FORMATS[format], detect=None)
+    if getattr(spec.open, "__module__", None) == "__main__":
+        return None
     try:
         pickle.dumps(spec)
     except (pickle.PicklingError, AttributeError, TypeError):
@@ -133,24 +141,28 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
     """The translated document's bytes, as `translate_document` gives them, read and written in a process of its
     own (blocking: call it from a worker thread). `choose(opening text)` gives the translator and direction once the
     document is read (`direction`, where given, is the reader's already). The process's address space is capped
-    at `memory_bytes` (None: no cap), and it is killed `deadline_s` seconds from now, or as soon as `check()`
-    raises (a client gone, a server stopping; it runs every `POLL_S`) or `choose` or a translation does.
+    at `memory_bytes` (None: no cap), and it is killed `deadline_s` seconds from now (by a timer, whatever this
+    thread is doing), or as soon as `check()` raises (a client gone, a server stopping; it runs every `POLL_S`
+    while the process works) or `choose` or a translation does.
 
-    Raises `Refused` (a ValueError) for a file its reader rejects, over the memory cap, or whose process died;
-    `TimeoutError` past the deadline; and what `check`, `choose` or the translator raise."""
+    Raises `Refused` (a ValueError) for a file its reader rejects or fails on, over the memory cap, whose process
+    died or said what it should not; `TimeoutError` past the deadline; and what `check`, `choose` or the
+    translator raise. What the process says is data (bytes and JSON) checked here, never unpickled."""
     deadline = time.monotonic() + deadline_s
     spec = None if format is None else _spec(format)
     if format is not None and spec is None:
         raise ValueError(f"format {format!r}: its reader cannot be sent to another process (see `sandboxed`)")
     options = {"overwrite": overwrite, "direction": direction, "max_xml_bytes": max_xml_bytes,
                "max_unpacked_bytes": max_unpacked_bytes}
-    context = _context()
-    ours, theirs = context.Pipe()
+    ours, theirs = _context().Pipe()
     process = _Process(target=_serve, args=(theirs, data, spec, name, options, memory_bytes, deadline_s),
                        daemon=True, name=f"document {name}"[:64])
+    watchdog = threading.Timer(deadline_s, _kill, (process,))
+    watchdog.daemon = True
     try:
         process.start()
         theirs.close()
+        watchdog.start()
         translate: Translate | None = None
         while True:
             if check is not None:
@@ -158,33 +170,56 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"{name}: not translated within {deadline_s:g} s")
-            if not ours.poll(min(left, POLL_S)):
-                continue
             try:
-                kind, value = _decoded(ours.recv_bytes())
-            except EOFError:
+                if not _channel(ours.poll, min(left, POLL_S)):
+                    continue
+                message = _channel(ours.recv_bytes, memory_bytes or MAX_MESSAGE_BYTES)
+                kind, value = _decoded(message, translate is not None)
+                if kind == "opened":
+                    translate, chosen = choose(value)
+                    _channel(ours.send, chosen)
+                elif kind == "translate":
+                    _channel(ours.send, translate(value))
+                elif kind == "done":
+                    return value
+                elif kind == "refused":
+                    raise Refused(value)
+                else:                   # a reader's bug: the traceback for the log, its last line for the client
+                    logger.warning("%s: its reader failed in its process:\n%s", name, value)
+                    raise Refused(f"{name}: could not be read ({value.strip().splitlines()[-1][:200]})")
+            except _Lost:               # the process died, or was killed (the deadline's timer), mid-message
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"{name}: not translated within {deadline_s:g} s") from None
                 process.join(1.0)
                 raise Refused(f"{name}: its reader stopped ({_ended(process.exitcode)}); nothing was translated") \
                     from None
-            if kind == "opened":
-                translate, chosen = choose(value)
-                ours.send(chosen)
-            elif kind == "translate":
-                assert translate is not None
-                ours.send(translate(value))
-            elif kind == "done":
-                return value
-            elif kind == "refused":
-                raise Refused(value)
-            else:                       # "failed": a reader's bug, with the process's traceback
-                raise RuntimeError(f"{name}: reading or writing failed in its process:\n{value}")
     finally:
+        watchdog.cancel()
         ours.close()
         if process.pid is not None:
-            if process.is_alive():
-                process.kill()
-            process.join()
-            process.close()
+            _kill(process)
+            process.join(JOIN_S)
+            if process.exitcode is not None:
+                process.close()
+
+
+class _Lost(Exception):
+    """The channel to the process broke: it died, or was killed."""
+
+
+def _channel(operation: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return operation(*args)
+    except (EOFError, OSError) as exc:
+        raise _Lost() from exc
+
+
+def _kill(process: Any) -> None:
+    try:
+        if process.is_alive():
+            process.kill()
+    except (ValueError, OSError):       # closed, or gone already
+        pass
 
 
 def _said(connection: Any, kind: str, value: Any) -> None:
@@ -194,19 +229,29 @@ def _said(connection: Any, kind: str, value: Any) -> None:
     connection.send_bytes(kind.encode("ascii") + b"\n" + payload)
 
 
-def _decoded(message: bytes) -> tuple[str, Any]:
+def _decoded(message: bytes, opened: bool) -> tuple[str, Any]:
+    """(kind, value) of a message from the process, checked: its kind, in its turn (texts to translate only once
+    the document is opened, and once only opened), its value of the right type; else `Refused`."""
     kind, _, payload = message.partition(b"\n")
     name = kind.decode("ascii", "replace")
     if name == "done":
         return name, payload
-    if name not in ("opened", "translate", "refused", "failed"):
-        raise RuntimeError(f"a document's process said {name[:40]!r}: not a message")
-    return name, json.loads(payload)
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        value = None
+    if name in ("refused", "failed") or name == "opened" and not opened:
+        if isinstance(value, str):
+            return name, value
+    elif name == "translate" and opened:
+        if isinstance(value, list) and all(isinstance(text, str) for text in value):
+            return name, value
+    raise Refused(f"its process said what it should not ({name[:40]!r}); nothing was translated")
 
 
 def _ended(code: int | None) -> str:
     if code is None:
-        return "it did not end"
+        return "it stopped answering"
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"

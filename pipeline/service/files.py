@@ -125,12 +125,15 @@ async def _in_process(state: ServiceState, data: bytes, filename: str, route: Ro
                                             timeout_s=max(deadline - time.monotonic(), 0.001))
         return translate, run.direction
 
-    try:
-        return await run_in_threadpool(functools.partial(
-            sandbox.translate_in_sandbox, data, format, filename, choose, deadline_s=settings.file_timeout_s,
+    def work() -> bytes:                  # one deadline: the wait for a worker thread counts too
+        return sandbox.translate_in_sandbox(
+            data, format, filename, choose, deadline_s=max(deadline - time.monotonic(), 0.001),
             memory_bytes=settings.max_document_memory_bytes or None, check=check, overwrite=overwrite,
             direction=direction, max_xml_bytes=settings.max_document_xml_bytes,
-            max_unpacked_bytes=settings.max_document_unpacked_bytes))
+            max_unpacked_bytes=settings.max_document_unpacked_bytes)
+
+    try:
+        return await run_in_threadpool(work)
     except TimeoutError:
         raise busy(settings.file_timeout_s) from None
     except ValueError as exc:
