@@ -166,3 +166,41 @@ def test_a_surrogate_name_a_tbx_without_its_reader_and_a_broken_store_are_not_5x
         down = client.get("/glossaries")
         assert down.status_code == 503 and down.json()["error"].startswith("the glossary store is unavailable")
         assert client.post("/translate", json={"text": "Hi."}).status_code == 200     # translating goes on
+
+
+def test_uploads_are_read_and_stored_off_the_event_loop(tiny_engine, tmp_path, monkeypatch):
+    """A 1 MB upload takes a quarter of a second to read: on the event loop, every other request would wait."""
+    import asyncio
+
+    from pipeline.service import glossaries, glossary_store
+
+    where = []
+
+    def on_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def watched(function):
+        def call(*args, **kwargs):
+            where.append((function.__name__, on_loop()))
+            return function(*args, **kwargs)
+        return call
+
+    for name in ("glossary_from_file", "checked_glossary"):
+        monkeypatch.setattr(glossaries, name, watched(getattr(glossary_store, name)))
+    for name in ("add", "get", "list", "delete"):
+        monkeypatch.setattr(glossary_store.GlossaryStore, name, watched(getattr(glossary_store.GlossaryStore, name)))
+    with service(tiny_engine, tmp_path / "g.db") as client:
+        made = client.post("/glossaries", files={"file": ("t.tbx", TBX.encode())}, data=LT)
+        assert made.status_code == 201, made.text
+        glossary_id = made.json()["id"]
+        assert client.post("/glossaries", json={"name": "j", "entries": {"bank": "banca"}}).status_code == 201
+        assert client.get(f"/glossaries/{glossary_id}").status_code == 200
+        assert client.get("/glossaries").status_code == 200
+        assert client.delete(f"/glossaries/{glossary_id}").status_code == 200
+    assert sorted({name for name, _ in where}) == ["add", "checked_glossary", "delete", "get", "glossary_from_file",
+                                                    "list"]
+    assert not [name for name, looped in where if looped], where

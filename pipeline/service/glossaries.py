@@ -1,5 +1,7 @@
 """The glossary routes: `POST /glossaries` (JSON entries or a .tsv/.csv/.tbx file), `GET /glossaries`, and `GET` and
-`DELETE /glossaries/{id}`, over the service's `GlossaryStore` (pipeline/service/glossary_store.py).
+`DELETE /glossaries/{id}`, over the service's `GlossaryStore` (pipeline/service/glossary_store.py). Reading an
+upload (up to `max_body_bytes`: 20,000 entries, a quarter of a second) and the store's SQLite work run in worker
+threads, never on the event loop, which every other request waits on.
 
 A glossary is uploaded for one served pair (`source`, `target`; by default the service's only one, and required
 where it serves several): its entries are source -> target terms, a file is read for that direction, and only
@@ -10,6 +12,7 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from pipeline.service.auth import UNAUTHORIZED_RESPONSE
@@ -82,7 +85,7 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media == "application/json":
             try:
-                body = json.loads(await request.body())
+                body = await run_in_threadpool(json.loads, await request.body())
             except (ValueError, RecursionError):
                 raise ServiceError(400, "invalid JSON body") from None
             if not isinstance(body, dict):
@@ -94,8 +97,9 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
                 raise ServiceError(422, "missing 'entries': an object {source term: target term} or [[source term, "
                                         "target term], ...]")
             name = check_name(body.get("name"))
-            glossary = checked_glossary(entries_from_json(body["entries"]), case_sensitive, name,
-                                        direction(state, body))
+            pair = direction(state, body)
+            glossary = await run_in_threadpool(lambda: checked_glossary(entries_from_json(body["entries"]),
+                                                                        case_sensitive, name, pair))
         elif media == "multipart/form-data":
             try:
                 form = await request.form()
@@ -109,10 +113,11 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
                 raise ServiceError(422, "'case_sensitive' must be true or false")
             name = check_name(form.get("name") or upload_file.filename or "glossary")
             pair = direction(state, form)
-            glossary = glossary_from_file(upload_file.filename or "", await upload_file.read(), flag == "true", pair)
+            glossary = await run_in_threadpool(glossary_from_file, upload_file.filename or "", await upload_file.read(),
+                                               flag == "true", pair)
         else:
             raise ServiceError(415, "send JSON ('Content-Type: application/json') or a multipart form with 'file'")
-        return state.glossaries.add(name, glossary)
+        return await run_in_threadpool(state.glossaries.add, name, glossary)
 
     @router.get("/glossaries", responses={200: {"description": "every stored glossary", "content": {
         "application/json": {"schema": {"type": "object", "required": ["glossaries"], "properties": {
@@ -121,7 +126,7 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
                        state: ServiceState = Depends(service_state)) -> dict[str, Any]:
         """The stored glossaries, oldest first (without their entries); `source` and `target` keep those of one
         pair (or of one side), as a client picking a glossary for a request asks."""
-        return {"glossaries": [summary for summary in state.glossaries.list()
+        return {"glossaries": [summary for summary in await run_in_threadpool(state.glossaries.list)
                                if source in (None, summary["source"]) and target in (None, summary["target"])]}
 
     terms = {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string"}}}
@@ -132,14 +137,14 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
         "application/json": {"schema": full_schema}}}, **errors})
     async def get_one(glossary_id: GlossaryId, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
         """One glossary with its entries as `[source term, target term]` pairs (`terms`)."""
-        return state.glossaries.get(glossary_id)
+        return await run_in_threadpool(state.glossaries.get, glossary_id)
 
     @router.delete("/glossaries/{glossary_id}", responses={200: {"description": "deleted", "content": {
         "application/json": {"schema": {"type": "object", "required": ["deleted"],
                                         "properties": {"deleted": {"type": "string"}}}}}}, **errors})
     async def delete(glossary_id: GlossaryId, state: ServiceState = Depends(service_state)) -> dict[str, Any]:
         """Delete a glossary; translations naming it then get a 404."""
-        state.glossaries.delete(glossary_id)
+        await run_in_threadpool(state.glossaries.delete, glossary_id)
         return {"deleted": glossary_id}
 
     return router
