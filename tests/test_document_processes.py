@@ -243,7 +243,7 @@ def test_a_spinning_reader_gets_a_503_at_the_file_timeout_and_strings_are_answer
         assert response.status_code == 503
         assert response.json() == {"error": "no translation within 3 s: the service is busy, try again later"}
         assert ended(pid)
-        assert max(latencies) < 1.0, latencies
+        assert max(latencies) < 2.5, latencies       # answered while it spins, not after its 503 at 3 s
         assert client.post("/translate_document", files={"file": ("a.txt", b"Hi.")}).content == b"HI."
 
 
@@ -271,7 +271,7 @@ def test_a_client_that_disconnects_while_its_document_is_read_stops_its_process(
     with served_in_thread(app) as url:
         with pytest.raises(httpx.TimeoutException):
             httpx.post(url + "/translate_document", files={"file": ("a.spin", str(path).encode())}, timeout=1.0)
-        assert ended(pid_in(path), seconds=3)
+        assert ended(pid_in(path), seconds=5)
 
 
 @pytest.mark.parametrize("processes", [True, False])
