@@ -89,9 +89,9 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
                         help="an office file whose parts, pictures included, unpack to more is refused before "
                              "parsing (each is held in memory, about twice; default: %(default)s)")
     parser.add_argument("--max-document-memory-bytes", type=int, default=2_000_000_000,
-                        help="the address space a document's process may take to read and write it; a document "
-                             "that needs more is refused (400). A 12 MB XML part takes about 1 GB. 0: no cap "
-                             "(default: %(default)s)")
+                        help="the address space a document's process may take, past what it starts with, to read "
+                             "and write it; a document that needs more is refused (400). A 12 MB XML part takes "
+                             "about 1 GB. 0: no cap (default: %(default)s)")
     parser.add_argument("--documents-in-threads", action="store_true",
                         help="read and write documents in the service's own threads, not each in a process of "
                              "its own killed at --file-timeout-s (the default where the platform has a forkserver)")

@@ -1,17 +1,20 @@
 """Readers that misbehave, for the documents' processes (`pipeline.documents.sandbox`): each writes its process id
 to the path a file holds (so a test can see that process end), then spins, eats memory, or crashes. A module of
 their own, so that the process can import them by name, as it would a registered format's."""
+import builtins
 import os
 import signal
 
 from pipeline.documents.formats import Format
 
 
-def _started(data: bytes) -> None:
-    path = data.decode("utf-8").strip()
+def _started(data: bytes) -> str:
+    """Write this process's id where the file's first line says; the file's second line, or ""."""
+    path, _, rest = data.decode("utf-8").strip().partition("\n")
     with open(path + ".tmp", "w") as out:
         out.write(str(os.getpid()))
     os.replace(path + ".tmp", path)
+    return rest
 
 
 class SpinningDocument:
@@ -48,11 +51,12 @@ FORMATS = [Format("spin", (".spin",), "text/plain; charset=utf-8", False, Spinni
 
 
 class BuggyDocument:
-    """Fails as a reader's bug would on a file nobody foresaw: not a ValueError."""
+    """Fails as a reader's bug would on a file nobody foresaw: not a ValueError (a KeyError, or the built-in
+    exception the file's second line names)."""
 
     def __init__(self, data: bytes, name: str = "document"):
-        _started(data)
-        raise KeyError("w:val")
+        error = getattr(builtins, _started(data) or "KeyError")
+        raise error("w:val")
 
 
 def _connection():
@@ -63,12 +67,12 @@ def _connection():
 
 
 class ForgingDocument:
-    """A reader a crafted file took over, asking its caller to translate before the document is open, and what is
-    not a list of texts."""
+    """A reader a crafted file took over, saying to its caller what the file's second line holds (`\\n` for a new
+    line): by default, asking to translate before the document is open, and what is not a list of texts."""
 
     def __init__(self, data: bytes, name: str = "document"):
-        _started(data)
-        _connection().send_bytes(b"translate\n[1, 2]")
+        said = _started(data) or "translate\\n[1, 2]"
+        _connection().send_bytes(said.replace("\\n", "\n").encode("utf-8"))
         self.segments = []
 
 

@@ -5,6 +5,7 @@ or crashes is stopped at `--file-timeout-s`, at `--max-document-memory-bytes`, o
 Readers that misbehave on purpose: `hostile_readers` (a stand-in engine, no model)."""
 import io
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -145,19 +146,26 @@ def test_a_reader_over_the_memory_cap_is_refused(hostile, tmp_path):
     assert ended(pid_in(path))
 
 
-def test_a_reader_s_bug_is_refused_with_its_last_line_and_logged_whole(hostile, tmp_path, caplog):
+@pytest.mark.parametrize("error", ["KeyError", "EOFError"])
+def test_a_reader_s_bug_is_refused_with_its_last_line_and_logged_whole(hostile, tmp_path, caplog, error):
+    """EOFError too: a reader's (a truncated stream), not the channel's."""
     path = tmp_path / "pid"
-    with pytest.raises(Refused, match=r"^a\.buggy: could not be read \(KeyError: 'w:val'\)$"):
-        translate_in_sandbox(str(path).encode(), "buggy", "a.buggy", choose_upper, deadline_s=30)
+    with pytest.raises(Refused, match=rf"^a\.buggy: could not be read \({error}: '?w:val'?\)$"):
+        translate_in_sandbox(f"{path}\n{error}".encode(), "buggy", "a.buggy", choose_upper, deadline_s=30)
     assert "Traceback" in caplog.text and "hostile_readers.py" in caplog.text
     assert ended(pid_in(path))
 
 
-def test_a_process_that_says_what_it_should_not_is_refused(hostile, tmp_path):
-    """Texts to translate before the document is open, and numbers for texts: a reader a crafted file took over."""
+@pytest.mark.parametrize("said, refusal", [
+    ("", r"its process said what it should not \('translate'\)"),       # before the document is open, numbers
+    ('opened\\n7', r"its process said what it should not \('opened'\)"),
+    ('bogus\\n"x"', r"its process said what it should not \('bogus'\)"),
+    ('failed\\n"  "', r"a\.forging: could not be read \(a reader's error\)")])
+def test_a_process_that_says_what_it_should_not_is_refused(hostile, tmp_path, said, refusal):
+    """What a reader a crafted file took over could say: refused, never a 5xx, never unpickled."""
     path = tmp_path / "pid"
-    with pytest.raises(Refused, match="its process said what it should not \\('translate'\\)"):
-        translate_in_sandbox(str(path).encode(), "forging", "a.forging", choose_upper, deadline_s=30)
+    with pytest.raises(Refused, match=refusal):
+        translate_in_sandbox(f"{path}\n{said}".encode(), "forging", "a.forging", choose_upper, deadline_s=30)
     assert ended(pid_in(path))
 
 
@@ -262,16 +270,21 @@ def test_a_reader_over_the_memory_cap_that_crashes_or_fails_is_a_json_400(hostil
 
 
 def test_a_client_that_disconnects_while_its_document_is_read_stops_its_process(hostile, tmp_path):
-    httpx = pytest.importorskip("httpx")
+    """The client hangs up once its document's process has started (600 s to read): the process is gone soon."""
     pytest.importorskip("uvicorn")
     from serving import served_in_thread
 
     path = tmp_path / "pid"
-    app = create_app(Echo(), ServiceSettings(beam=1, files_dir=str(tmp_path / "files")))     # 600 s to read
+    body = (b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.spin"\r\n\r\n' + str(path).encode()
+            + b"\r\n--b--\r\n")
+    app = create_app(Echo(), ServiceSettings(beam=1, files_dir=str(tmp_path / "files")))
     with served_in_thread(app) as url:
-        with pytest.raises(httpx.TimeoutException):
-            httpx.post(url + "/translate_document", files={"file": ("a.spin", str(path).encode())}, timeout=1.0)
-        assert ended(pid_in(path), seconds=5)
+        host, port = url.rsplit("/", 1)[1].split(":")
+        with socket.create_connection((host, int(port))) as client:
+            client.sendall(b"POST /translate_document HTTP/1.1\r\nHost: test\r\nContent-Type: multipart/form-data; "
+                           b"boundary=b\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            pid = pid_in(path)
+        assert ended(pid, seconds=5)
 
 
 @pytest.mark.parametrize("processes", [True, False])

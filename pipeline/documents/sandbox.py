@@ -39,7 +39,8 @@ Choose = Callable[[str], "tuple[Translate, Direction]"]
 OPENING_CHARS = 2000          # what `choose` gets: the first characters of the document's segments
 POLL_S = 0.1                  # how often `check` runs while the process reads or writes
 JOIN_S = 5.0                  # how long a killed process may take to be reported gone
-MAX_MESSAGE_BYTES = 2**31 - 1  # the most a process may say at once, without a memory cap (with one: the cap)
+# the most a process may say at once: the document's texts as JSON (6 bytes a character at worst), or its bytes
+MIN_MESSAGE_BYTES, MESSAGE_FACTOR = 64_000_000, 16
 # what the readers import on first use, imported once by the forkserver
 READERS = ("lxml.etree", "zipfile", "html.parser", "markdown_it", "polib", "yaml", "ahocorasick", "regex")
 
@@ -154,6 +155,7 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
         raise ValueError(f"format {format!r}: its reader cannot be sent to another process (see `sandboxed`)")
     options = {"overwrite": overwrite, "direction": direction, "max_xml_bytes": max_xml_bytes,
                "max_unpacked_bytes": max_unpacked_bytes}
+    start()                             # the forkserver with the readers imported, if this is the first document
     ours, theirs = _context().Pipe()
     process = _Process(target=_serve, args=(theirs, data, spec, name, options, memory_bytes, deadline_s),
                        daemon=True, name=f"document {name}"[:64])
@@ -173,7 +175,7 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
             try:
                 if not _channel(ours.poll, min(left, POLL_S)):
                     continue
-                message = _channel(ours.recv_bytes, memory_bytes or MAX_MESSAGE_BYTES)
+                message = _channel(ours.recv_bytes, max(MIN_MESSAGE_BYTES, MESSAGE_FACTOR * len(data)))
                 kind, value = _decoded(message, translate is not None)
                 if kind == "opened":
                     translate, chosen = choose(value)
@@ -186,7 +188,8 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
                     raise Refused(value)
                 else:                   # a reader's bug: the traceback for the log, its last line for the client
                     logger.warning("%s: its reader failed in its process:\n%s", name, value)
-                    raise Refused(f"{name}: could not be read ({value.strip().splitlines()[-1][:200]})")
+                    last = (value.strip().splitlines() or ["a reader's error"])[-1]
+                    raise Refused(f"{name}: could not be read ({last[:200]})")
             except _Lost:               # the process died, or was killed (the deadline's timer), mid-message
                 if time.monotonic() >= deadline:
                     raise TimeoutError(f"{name}: not translated within {deadline_s:g} s") from None
@@ -195,6 +198,8 @@ def translate_in_sandbox(data: bytes, format: str | None, name: str, choose: Cho
                     from None
     finally:
         watchdog.cancel()
+        if watchdog.ident is not None:
+            watchdog.join()             # a kill it began ends before the process is closed
         ours.close()
         if process.pid is not None:
             _kill(process)
@@ -260,37 +265,60 @@ def _ended(code: int | None) -> str:
     return f"exit status {code}"
 
 
+class _CallerGone(Exception):
+    """The caller closed the channel: it gave up on this document."""
+
+
 def _serve(connection: Any, data: bytes, spec: Any, name: str, options: dict[str, Any], memory_bytes: int | None,
            deadline_s: float) -> None:
     """The process: read the document, say its opening text, translate it through `connection`, send the bytes. Its
-    CPU time is capped a little past the deadline too: should its caller die, the kernel ends it."""
+    address space may grow by `memory_bytes` past what it was forked with (the forkserver's imports: about 170 MB,
+    more where OpenBLAS started a thread per core), and its CPU time is capped a little past the deadline too:
+    should its caller die, the kernel ends it."""
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_CPU, math.ceil(deadline_s) + 5)      # an orphan (its caller killed) spins no longer
     if memory_bytes is not None:
-        _limit(resource.RLIMIT_AS, memory_bytes)
+        _limit(resource.RLIMIT_AS, _mapped_bytes() + memory_bytes)
     if spec is not None:
         FORMATS[spec.name] = spec       # this process's own registry: the caller's format, as it registered it
 
-    def translate(texts: list[str]) -> list[str]:
-        _said(connection, "translate", list(texts))
-        return connection.recv()
+    def ask(kind: str, value: Any) -> Any:
+        try:
+            _said(connection, kind, value)
+            return connection.recv()
+        except (EOFError, OSError):
+            raise _CallerGone() from None
 
+    document: Any = None
     try:
         document = open_document(data, None if spec is None else spec.name, name, **options)
         del data
-        _said(connection, "opened", opening_text(document))
-        direction = connection.recv()
-        _said(connection, "done", translate_document(None, document, name=name, translate=translate,
-                                                      direction=direction))
-    except MemoryError:
-        _said(connection, "refused", f"{name}: needs more than the {memory_bytes or 0:,} bytes of memory a document "
-                                     "may take to read and write")
+        direction = ask("opened", opening_text(document))
+        said = ("done", translate_document(None, document, name=name, translate=lambda texts: ask(
+            "translate", list(texts)), direction=direction))
+    except _CallerGone:
+        return
+    except MemoryError:                 # said below, once the reader's frames and what they hold are let go
+        said = ("refused", f"{name}: needs more than the {memory_bytes or 0:,} bytes of memory a document may take "
+                           "to read and write")
     except ValueError as exc:
-        _said(connection, "refused", str(exc))
-    except (EOFError, BrokenPipeError):             # the caller gave up on it
-        pass
+        said = ("refused", str(exc))
     except Exception:                               # noqa: BLE001 - a reader's bug: the caller says so, with this
-        _said(connection, "failed", traceback.format_exc(limit=20))
+        said = ("failed", traceback.format_exc(limit=20))
+    document = None
+    try:
+        _said(connection, *said)
+    except OSError:                     # the caller gave up on it
+        pass
+
+
+def _mapped_bytes() -> int:
+    """This process's address space now (Linux's /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _limit(which: int, value: int) -> None:

@@ -32,7 +32,7 @@ class ServiceSettings:
     max_header_bytes: int = 32_768    # most bytes in a request's headers, `name: value\r\n` each (431 past it)
     max_document_xml_bytes: int = 12_000_000  # an office file whose XML parts unpack to more: 400 before parsing
     max_document_unpacked_bytes: int = 100_000_000  # an office file whose parts, pictures too, unpack to more: 400
-    max_document_memory_bytes: int = 2_000_000_000  # a document's process may map this much (0: no cap); more: 400
+    max_document_memory_bytes: int = 2_000_000_000  # a document's process may map this much more (0: no cap)
     document_processes: bool = True   # each document read and written in a process of its own (False: a thread)
     max_files_bytes: int = 500_000_000  # translated files waiting for download, in all; past it the oldest go
     max_documents: int = 2            # documents read, translated and written at once; more wait for a turn
