@@ -191,7 +191,8 @@ def test_uploads_are_read_and_stored_off_the_event_loop(tiny_engine, tmp_path, m
 
     for name in ("glossary_from_file", "checked_glossary"):
         monkeypatch.setattr(glossaries, name, watched(getattr(glossary_store, name)))
-    for name in ("add", "get", "list", "delete"):
+    monkeypatch.setattr(glossary_store, "checked_glossary", watched(glossary_store.checked_glossary))
+    for name in ("add", "get", "list", "delete", "glossary"):
         monkeypatch.setattr(glossary_store.GlossaryStore, name, watched(getattr(glossary_store.GlossaryStore, name)))
     with service(tiny_engine, tmp_path / "g.db") as client:
         made = client.post("/glossaries", files={"file": ("t.tbx", TBX.encode())}, data=LT)
@@ -200,7 +201,14 @@ def test_uploads_are_read_and_stored_off_the_event_loop(tiny_engine, tmp_path, m
         assert client.post("/glossaries", json={"name": "j", "entries": {"bank": "banca"}}).status_code == 201
         assert client.get(f"/glossaries/{glossary_id}").status_code == 200
         assert client.get("/glossaries").status_code == 200
+    with service(tiny_engine, tmp_path / "g.db") as client:        # a restart: the stored glossary built on first use
+        for answer in (client.post("/translate", json={"text": "My account.", "glossary_id": glossary_id}),
+                       client.post("/translate", json={"text": "My bank.", "glossary": {"bank": "banca"}}),
+                       client.post("/translate", data={"q": "My account.", **LT, "glossary_id": glossary_id}),
+                       client.post("/translate_document", files={"file": ("a.txt", b"My account.")},
+                                   data={"glossary_id": glossary_id})):
+            assert answer.status_code == 200, answer.text
         assert client.delete(f"/glossaries/{glossary_id}").status_code == 200
-    assert sorted({name for name, _ in where}) == ["add", "checked_glossary", "delete", "get", "glossary_from_file",
-                                                    "list"]
+    assert sorted({name for name, _ in where}) == ["add", "checked_glossary", "delete", "get", "glossary",
+                                                    "glossary_from_file", "list"]
     assert not [name for name, looped in where if looped], where

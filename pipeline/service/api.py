@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from pipeline.options import OPTIONS
 from pipeline.service.auth import UNAUTHORIZED_RESPONSE
 from pipeline.service.errors import error_responses
-from pipeline.service.glossary_store import resolve
+from pipeline.service.glossary_store import resolved
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.settings import MAX_BEAM
 from pipeline.service.state import ServiceState, service_state
@@ -76,7 +76,7 @@ async def translate(body: TranslateRequest, request: Request,
     started = time.perf_counter()
     run = state.pick(body.source, body.target)
     sentences = state.admit([body.text] if isinstance(body.text, str) else body.text)
-    glossary = resolve(state.glossaries, body.glossary_id, body.glossary, run.direction)
+    glossary = await resolved(state.glossaries, body.glossary_id, body.glossary, run.direction)
     beam = body.beam or run.default_beam
     translations = await run.translate(sentences, beam, glossary=glossary, request=request)
     return TranslateResponse(translations=translations, beam=beam,

@@ -259,10 +259,10 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
         if fields["source"] == "auto":
             async def route(text: str) -> tuple[ServedRun, Any]:
                 [(run, _, _)] = await state.auto([text], fields["target"])
-                return run, requested_glossary(state, fields, False, run.direction)
+                return run, await requested_glossary(state, fields, False, run.direction)
         else:
             run = state.pick(fields["source"], fields["target"])
-            route = fixed(run, requested_glossary(state, fields, False, run.direction))
+            route = fixed(run, await requested_glossary(state, fields, False, run.direction))
         data = await upload.read()
         translated = await translate_upload(state, data, filename, route, format, request=request,
                                             direction=None if fields["source"] == "auto" else run.direction)
@@ -310,7 +310,7 @@ def native_router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] =
     async def translate_document(request: Request, state: ServiceState = Depends(service_state)) -> Response:
         """Translate a document (multipart `file`) with the run of its pair (`source`, `target`: optional where one
         pair is served); the answer is the file in its format, named `<name>.<target>.<ext>`."""
-        from pipeline.service.glossary_store import resolve
+        from pipeline.service.glossary_store import resolved
 
         fields, upload = await read_upload(request, state.settings.max_file_bytes)
         run = state.pick(*pair_fields(fields))
@@ -318,7 +318,7 @@ def native_router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] =
         overwrite = str(fields.get("overwrite", "false")).lower()
         if overwrite not in ("true", "false", "1", "0", ""):
             raise ServiceError(400, "Invalid request: overwrite must be true or false")
-        glossary = resolve(state.glossaries, fields.get("glossary_id") or None, None, run.direction)
+        glossary = await resolved(state.glossaries, fields.get("glossary_id") or None, None, run.direction)
         translated = await translate_upload(state, await upload.read(), filename, fixed(run, glossary), format,
                                             overwrite=overwrite in ("true", "1"), request=request,
                                             direction=run.direction)

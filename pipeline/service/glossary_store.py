@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from starlette.concurrency import run_in_threadpool
+
 from pipeline.service.errors import ServiceError
 from pipeline.extras import MissingExtra
 from pipeline.glossary import Glossary, GlossaryError
@@ -226,6 +228,15 @@ def summary(row: Iterable[Any]) -> dict[str, Any]:
     glossary_id, name, case_sensitive, entries, created, _, source, target = row
     return {"id": glossary_id, "name": name, "case_sensitive": bool(case_sensitive), "entries": entries,
             "created": created, "source": source, "target": target}
+
+
+async def resolved(store: GlossaryStore, glossary_id: Any = None, inline: Any = None,
+                   direction: Direction = Direction()) -> Glossary | None:
+    """`resolve`, in a worker thread where a glossary is named: building one (a stored one's first use, or inline
+    terms, up to 20,000) is work the event loop must not wait on."""
+    if glossary_id is None and inline is None:
+        return None
+    return await run_in_threadpool(resolve, store, glossary_id, inline, direction)
 
 
 def resolve(store: GlossaryStore, glossary_id: Any = None, inline: Any = None,

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pipeline.documents import open_document, suffixes, translate_documents
 from pipeline.service.auth import key_matches
 from pipeline.service.errors import ServiceError, error_responses
-from pipeline.service.glossary_store import resolve
+from pipeline.service.glossary_store import resolved
 from pipeline.service.ratelimit import rate_limited
 from pipeline.service.state import ServedRun, ServiceState, service_state
 from pipeline.text import gate_text
@@ -309,8 +309,8 @@ def check_languages(state: ServiceState, fields: dict[str, Any]) -> str:
 
 
 # -- translating ---------------------------------------------------------------------------------------------
-def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: bool,
-                       direction: Direction = Direction()) -> Glossary | None:
+async def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: bool,
+                             direction: Direction = Direction()) -> Glossary | None:
     """Our extension fields, which plain clients never send: `glossary_id` (a stored glossary of `direction`) or
     `glossary` (the terms inline: a JSON object {source term: target term}, in a form as JSON text). A bad one, or a
     stored one of another pair, is a 400, an unknown id a 404."""
@@ -321,7 +321,7 @@ def requested_glossary(state: ServiceState, fields: dict[str, Any], is_json: boo
         except (ValueError, RecursionError):
             raise invalid("Invalid request: glossary must be a JSON object {source term: target term}") from None
     try:
-        return resolve(state.glossaries, glossary_id, inline, direction)
+        return await resolved(state.glossaries, glossary_id, inline, direction)
     except ServiceError as exc:
         if exc.status == 404:
             raise
@@ -390,7 +390,7 @@ def translate_router(state: ServiceState) -> APIRouter:
         for direction, indices in groups.items():          # every check before any work
             run = state.runs[direction]
             check_alternatives(run, alternatives)
-            work.append((run, indices, requested_glossary(state, fields, is_json, direction)))
+            work.append((run, indices, await requested_glossary(state, fields, is_json, direction)))
         translated: list[str] = [""] * len(texts)
         others: list[list[str]] = [[] for _ in texts]
         for run, indices, glossary in work:
