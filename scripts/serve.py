@@ -84,7 +84,8 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
                              "default: %(default)s)")
     parser.add_argument("--max-document-xml-bytes", type=int, default=12_000_000,
                         help="an office file whose XML parts unpack to more is refused before parsing (about 20 "
-                             "bytes of memory per byte of XML; default: %(default)s, about 250 MB)")
+                             "bytes of memory per byte of XML of empty paragraphs, up to 80 of short paragraphs of "
+                             "text; default: %(default)s, 250 MB to 1 GB)")
     parser.add_argument("--max-document-unpacked-bytes", type=int, default=100_000_000,
                         help="an office file whose parts, pictures included, unpack to more is refused before "
                              "parsing (each is held in memory, about twice; default: %(default)s)")
@@ -93,8 +94,9 @@ def add_file_flags(parser: argparse.ArgumentParser) -> None:
                              "and write it; a document that needs more is refused (400). A 12 MB XML part takes "
                              "about 1 GB. 0: no cap (default: %(default)s)")
     parser.add_argument("--documents-in-threads", action="store_true",
-                        help="read and write documents in the service's own threads, not each in a process of "
-                             "its own killed at --file-timeout-s (the default where the platform has a forkserver)")
+                        help="read and write documents in the service's own threads, as before; by default, where "
+                             "the platform has a forkserver, each is read in a process of its own, killed at "
+                             "--file-timeout-s, when its client disconnects or when the server stops")
     parser.add_argument("--max-documents", type=int, default=2,
                         help="documents read, translated and written at once; more wait for a turn, in order "
                              "(default: %(default)s)")

@@ -1,6 +1,7 @@
 """A document read, translated and written in a process of its own, within a deadline and a memory cap: how the
 service treats an upload, so that a file which costs a reader minutes or gigabytes (a crafted one, or one that no
-test foresaw) is stopped at its limit, and never holds the service's interpreter, heap or threads.
+test foresaw) is stopped at its limit, and never holds the service's interpreter or heap (one of its threads waits
+on the process).
 
 The process is forked from multiprocessing's forkserver, a clean interpreter started once that has imported the
 readers (`start`, at the service's startup): never from the service itself, whose model and threads a fork would

@@ -1,16 +1,16 @@
 """Documents over HTTP: LibreTranslate's `POST /translate_file` and `GET /download_file/{name}`, and the service's own
 `POST /translate_document`, all over `pipeline.documents` and the shared batcher.
 
-Each document is read and written in a process of its own (`pipeline.documents.sandbox`), killed at
-`file_timeout_s`, once its client disconnects or when the server stops, with its memory capped at
-`max_document_memory_bytes`; the model stays here. A document's pieces (its segments cut into the engine's
-sentences) go to the batcher as bulk work in jobs of `max_batch` sentences, one after the other; the batcher serves
-every string request before the next bulk job, so a string request waits behind at most one job whatever the
-documents in flight. A client that disconnects stops its document's remaining jobs. Translated files wait in a
-private directory (mode 0700) under random names (128 bits), found only by their exact name (no path is ever built
-from a client's text but the extension), and are deleted after `file_ttl_s`. Uploads are limited to `max_file_bytes`
-and to the extensions of the format registry (`pipeline.documents.formats`). Refusals are 4xx JSON errors:
-LibreTranslate's wording on its routes.
+Each document is read and written in a process of its own (`pipeline.documents.sandbox`; where `document_processes`,
+the platform and the format allow, else in a worker thread), killed at `file_timeout_s`, once its client disconnects
+or when the server stops, with its memory capped at `max_document_memory_bytes`; the model stays here. A document's
+pieces (its segments cut into the engine's sentences) go to the batcher as bulk work in jobs of `max_batch`
+sentences, one after the other; the batcher serves every string request before the next bulk job, so a string
+request waits behind at most one job whatever the documents in flight. A client that disconnects stops its
+document's remaining jobs. Translated files wait in a private directory (mode 0700) under random names (128 bits),
+found only by their exact name (no path is ever built from a client's text but the extension), and are deleted after
+`file_ttl_s`. Uploads are limited to `max_file_bytes` and to the extensions of the format registry
+(`pipeline.documents.formats`). Refusals are 4xx JSON errors: LibreTranslate's wording on its routes.
 
 A document goes to the run of its pair (`source`, `target`): required on `/translate_file` as in LibreTranslate,
 where `auto` detects the language of the document's text once it is read; optional on `/translate_document` where
