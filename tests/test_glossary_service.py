@@ -201,7 +201,6 @@ def test_uploads_are_read_and_stored_off_the_event_loop(tiny_engine, tmp_path, m
         assert client.post("/glossaries", json={"name": "j", "entries": {"bank": "banca"}}).status_code == 201
         assert client.get(f"/glossaries/{glossary_id}").status_code == 200
         assert client.get("/glossaries").status_code == 200
-    with service(tiny_engine, tmp_path / "g.db") as client:        # a restart: the stored glossary built on first use
         for answer in (client.post("/translate", json={"text": "My account.", "glossary_id": glossary_id}),
                        client.post("/translate", json={"text": "My bank.", "glossary": {"bank": "banca"}}),
                        client.post("/translate", data={"q": "My account.", **LT, "glossary_id": glossary_id}),
