@@ -58,7 +58,9 @@ def _context() -> Any:
 try:
     from multiprocessing import forkserver, popen_forkserver, spawn
     from multiprocessing.context import ForkServerProcess, reduction, set_spawning_popen
-except ImportError:                     # Windows: no forkserver
+    if not all(hasattr(forkserver, name) for name in ("connect_to_new_process", "read_signed")):
+        raise ImportError("multiprocessing.forkserver is not the one `_Popen` was written against")
+except ImportError:                     # Windows: no forkserver; a Python whose internals differ
     popen_forkserver = None
 else:
     class _Popen(popen_forkserver.Popen):
