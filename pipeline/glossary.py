@@ -279,8 +279,10 @@ def near_miss(text: str, term: str) -> tuple[int, int] | None:
             if end <= start:
                 continue
             matcher.set_seq1(fold(text[start:end]))     # difflib's cheap upper bounds first: most runs end there
-            if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best and matcher.ratio() > best:
-                best, span = matcher.ratio(), (start, end)
+            if matcher.real_quick_ratio() > best and matcher.quick_ratio() > best:
+                ratio = matcher.ratio()
+                if ratio > best:
+                    best, span = ratio, (start, end)
     return span
 
 

@@ -39,7 +39,7 @@ import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
-from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
 from pipeline.language import Direction, FollowsDirection
@@ -223,7 +223,7 @@ class InlineSegment(Segment):
             text = "".join(" " if child.type == "softbreak" else child.content for child in run)
             after = index > 0 and self.kept_between[index - 1][-1].type in EMPHASIS
             before = index < len(self.kept_between) and self.kept_between[index][0].type in EMPHASIS
-            cut = _cut_at(text, protected_spans(text, STRIKETHROUGH))
+            cut = cut_at(text, protected_spans(text, STRIKETHROUGH))
             self._spans.update(cut[1::2])
             prefix = cut[0][:_edge_length(cut[0])] if after else ""
             cut[0] = cut[0][len(prefix):]
@@ -245,7 +245,7 @@ class InlineSegment(Segment):
         if _signature(children) != self._wanted:
             return False
         text = "".join(child.content if child.type == "text" else "\n" for child in children)
-        return all(text.count(span) >= count for span, count in self._spans.items())
+        return keeps_spans(text, self._spans)
 
     def pieces(self) -> list[str]:
         return list(self._pieces)
@@ -296,15 +296,6 @@ def _edge_length(text: str, from_end: bool = False) -> int:
             break
         count += 1
     return count
-
-
-def _cut_at(text: str, spans: list[str]) -> list[str]:
-    """`text` as [text, span, text, ..., span, text], cut at `spans` (in order)."""
-    out, rest = [], text
-    for span in spans:
-        before, _, rest = rest.partition(span)
-        out += [before, span]
-    return out + [rest]
 
 
 def _kept_inline(state: Any, silent: bool) -> bool:

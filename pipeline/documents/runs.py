@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import regex
 
-from pipeline.documents.segments import Segment, protected_spans, span_counts
+from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.translate.splitting import needs_translation, with_spacing
 
 
@@ -151,13 +151,11 @@ class RunLayout:
             self.kinds.append(kind)
 
         def stretch(text: str) -> None:
-            position = 0                                    # (not the rest copied at each span: its square)
-            for verbatim in protected_spans(text, kept):
-                found = text.index(verbatim, position)
-                cut[-1] += text[position:found]
-                span(verbatim, None)
-                position = found + len(verbatim)
-            cut[-1] += text[position:]
+            pieces = cut_at(text, protected_spans(text, kept))
+            for index in range(0, len(pieces) - 1, 2):
+                cut[-1] += pieces[index]
+                span(pieces[index + 1], None)
+            cut[-1] += pieces[-1]
 
         pending_text, index = "", 0
         while index < len(texts):
@@ -212,9 +210,7 @@ class RunLayout:
 
     def _accept(self, translation: str) -> bool:
         verbatim = Counter(span for span, kind in zip(self.segment.protected, self.kinds) if kind is None)
-        found = span_counts(translation, verbatim)
-        return all(found[span] >= count for span, count in verbatim.items()) and \
-            self.spread(translation)[1]
+        return keeps_spans(translation, verbatim) and self.spread(translation)[1]
 
     def placed(self) -> list[tuple[str, int | None]]:
         """The chunk's translation as (text, owner) pieces, in order, neighbours of one owner joined."""

@@ -118,8 +118,8 @@ def start() -> bool:
 
 def sandboxed(format: str | None) -> bool:
     """Whether a document of `format` (a registered name; None: detected from the content) can be read in a
-    process of its own: a forkserver exists and the format's reader can be sent there (`pickle`)."""
-    if not available():
+    process of its own: the forkserver runs (`start`) and the format's reader can be sent there (`pickle`)."""
+    if not start():
         return False
     return format is None or _spec(format) is not None
 

@@ -47,14 +47,7 @@ class Segment:
 
     def pieces(self) -> list[str]:
         """`text` cut at its protected spans: text, span, text, span, ..., text (even indices are text)."""
-        out, position = [], 0
-        for span in self.protected:
-            found = self.text.find(span, position)
-            if found < 0:
-                raise ValueError(f"protected span {span!r} is not in the segment's text (in order)")
-            out += [self.text[position:found], span]
-            position = found + len(span)
-        return out + [self.text[position:]]
+        return cut_at(self.text, self.protected)
 
     def stand_ins(self) -> list[str] | None:
         """One number per protected span, none of which occurs in `text`, when `numbered` and no span touches a
@@ -93,9 +86,26 @@ class Segment:
     def kept(self, translation: str) -> bool:
         if self.accept is not None:
             return self.accept(translation)
-        wanted = Counter(self.protected)
-        found = span_counts(translation, wanted)
-        return all(found[span] >= count for span, count in wanted.items())
+        return keeps_spans(translation, Counter(self.protected))
+
+
+def cut_at(text: str, spans: Sequence[str]) -> list[str]:
+    """`text` cut at `spans`, found in order, each after the one before: [text, span, text, ..., span, text] (even
+    indices are text), in one pass by position (not the rest copied at each span: its square)."""
+    out, position = [], 0
+    for span in spans:
+        found = text.find(span, position)
+        if found < 0:
+            raise ValueError(f"protected span {span!r} is not in the segment's text (in order)")
+        out += [text[position:found], span]
+        position = found + len(span)
+    return out + [text[position:]]
+
+
+def keeps_spans(text: str, wanted: Counter) -> bool:
+    """Whether `text` holds each of `wanted`'s spans at least as often as it counts them (`span_counts`)."""
+    found = span_counts(text, wanted)
+    return all(found[span] >= count for span, count in wanted.items())
 
 
 def span_counts(text: str, spans: Iterable[str]) -> Counter:

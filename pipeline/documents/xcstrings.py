@@ -20,11 +20,11 @@ from typing import Any, Iterator
 import regex
 
 from pipeline.documents.encoding import Encoded
+from pipeline.documents.json_catalog import MAX_DEPTH
 from pipeline.documents.messages import CatalogMessage, is_message
 from pipeline.documents.segments import Segment
 from pipeline.language import Direction
 
-MAX_DEPTH = 64              # objects and lists within one another: Xcode's catalogs nest a few
 EMPTY = regex.compile(r'^( *)((?:"(?:[^"\\\n]|\\.)*" : )?)\{\}(?=,?$)', regex.M)   # an empty object: Xcode's 3 lines
 
 

@@ -99,7 +99,7 @@ async def translate_upload(state: ServiceState, data: bytes, filename: str, rout
     (`pipeline.documents.sandbox`), killed at its deadline or once its client has gone, where the platform and
     its format allow (`document_processes`); else in a thread of the service."""
     async with state.document_turn(request):
-        if state.settings.document_processes and sandbox.sandboxed(format) and sandbox.start():
+        if state.settings.document_processes and sandbox.sandboxed(format):
             return await _in_process(state, data, filename, route, format, overwrite, request, direction)
         return await _in_thread(state, data, filename, route, format, overwrite, request, direction)
 
