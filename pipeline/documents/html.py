@@ -339,43 +339,44 @@ def _is_text(bs4, node) -> bool:
     return type(node) is bs4.NavigableString                     # not a comment, doctype or CDATA section
 
 
-def _chain(bs4, tag, dead_ends: set[int] | None = None) -> list | None:
-    """An inline element a sentence goes on through, as its chain of nodes down to its one text (`<a>docs</a>`,
-    `<b><i>this</i></b>`, `<code>make</code>`): `INLINE` elements of one child each, and a text with something in
-    it; else None. `dead_ends`: the elements known to have none, to which those of a chain found to have none are
-    added (thousands of nested `<b>` around a space are then walked once, not once for each)."""
-    chain, node = [], tag
-    while not _is_text(bs4, node):
-        if not isinstance(node, bs4.Tag) or node.name not in INLINE or len(node.contents) != 1 or \
-                dead_ends is not None and id(node) in dead_ends:
-            break
-        chain.append(node)
-        node = node.contents[0]
-    else:
-        if node.strip():
-            return chain + [node]
-    if dead_ends is not None:
-        dead_ends.update(id(link) for link in chain)
-    return None
+class _Inline:
+    """What each element is to the sentence around it, found for all of a page's elements in one pass from the
+    leaves up (an element's from its children's; thousands of nested `<b>` are each looked at once):
+    - `chain(tag)`: an inline element a sentence goes on through, as its chain of nodes down to its one text
+      (`<a>docs</a>`, `<b><i>this</i></b>`, `<code>make</code>`): `INLINE` elements of one child each, and a text
+      with something in it; else None;
+    - `whole`: the inline elements read within their sentence as they are and never translated: `INLINE` elements
+      all through, some text, and every text in them hidden (code, `translate="no"`) or without a letter
+      (`<code><span>os</span><span>.path</span></code>`, `<sup>[1]</sup>`)."""
 
+    def __init__(self, bs4, tags: list, hidden: set[int]):
+        self._ends: dict[int, Any] = {}                     # element -> the text its chain ends at
+        found: dict[int, tuple[bool, bool, bool]] = {}      # inline all through, some text, every text kept
+        for tag in reversed(tags):                          # (an element's descendants come after it)
+            inline, some, kept = tag.name in INLINE, False, True
+            for child in tag.contents:
+                if isinstance(child, bs4.Tag):
+                    child_inline, child_some, child_kept = found[id(child)]
+                    inline, some, kept = inline and child_inline, some or child_some, kept and child_kept
+                elif _is_text(bs4, child):
+                    some = some or bool(child.strip())
+                    kept = kept and (id(child) in hidden or not any(character.isalpha() for character in child))
+            found[id(tag)] = (inline, some, kept)
+            if tag.name in INLINE and len(tag.contents) == 1:
+                child = tag.contents[0]
+                end = (child if child.strip() else None) if _is_text(bs4, child) else self._ends.get(id(child))
+                if end is not None:
+                    self._ends[id(tag)] = end
+        self.whole = {identity for identity, flags in found.items() if all(flags)}
 
-def _kept_whole(bs4, soup, hidden: set[int]) -> set[int]:
-    """The inline elements read within their sentence as they are and never translated: `INLINE` elements all
-    through, some text, and every text in them hidden (code, `translate="no"`) or without a letter
-    (`<code><span>os</span><span>.path</span></code>`, `<sup>[1]</sup>`); found for all elements in one pass, each
-    from its children's."""
-    found: dict[int, tuple[bool, bool, bool]] = {}       # inline all through, some text, every text kept
-    for tag in reversed(soup.find_all(True)):            # (an element's descendants come after it)
-        inline, some, kept = tag.name in INLINE, False, True
-        for child in tag.contents:
-            if isinstance(child, bs4.Tag):
-                child_inline, child_some, child_kept = found[id(child)]
-                inline, some, kept = inline and child_inline, some or child_some, kept and child_kept
-            elif _is_text(bs4, child):
-                some = some or bool(child.strip())
-                kept = kept and (id(child) in hidden or not any(character.isalpha() for character in child))
-        found[id(tag)] = (inline, some, kept)
-    return {identity for identity, flags in found.items() if all(flags)}
+    def chain(self, node) -> list | None:
+        end = self._ends.get(id(node))
+        if end is None:
+            return None
+        chain = [node]
+        while chain[-1] is not end:
+            chain.append(chain[-1].contents[0])
+        return chain
 
 
 def _collapsed(text: str) -> str:
@@ -389,7 +390,7 @@ class _Chunk:
     a word (`said<sup>1</sup>`, `H<sub>2</sub>O`) is read apart from it (`said 1`), which a model keeps, and glued
     again where it lands."""
 
-    def __init__(self, bs4, items: list, hidden: set[int]):
+    def __init__(self, bs4, items: list, hidden: set[int], inline: _Inline):
         self.items = items
         first, last = items[0], items[-1]
         self.lead = first[:len(first) - len(first.lstrip())] if _is_text(bs4, first) else ""
@@ -397,8 +398,8 @@ class _Chunk:
         self.texts: list = []                        # each item's text node (an element's: the end of its chain)
         texts, keys, code = [], [], []
         for at, item in enumerate(items):
-            chain = [item] if _is_text(bs4, item) else (_chain(bs4, item) or [item, None])
-            node = chain[-1]                           # None: an element kept whole (`_kept_whole`)
+            chain = [item] if _is_text(bs4, item) else (inline.chain(item) or [item, None])
+            node = chain[-1]                           # None: an element kept whole (`_Inline.whole`)
             text = item.get_text() if node is None else str(node)
             if at == 0 and self.lead:
                 text = text[len(self.lead):]
@@ -424,7 +425,7 @@ class _Chunk:
         self.layout = RunLayout(texts, keys, code, main="")
 
     def render(self, bs4, places: dict[int, int]) -> None:
-        """The chunk's items replaced by its translation's nodes, in place (`places`: `_index`'s hints)."""
+        """The chunk's items replaced by its translation's nodes, in place (`places`: `_replace`'s hints)."""
         if self.layout.segment.translation is None:
             return
         pieces = spaces_outside(self.layout.placed(), set(range(len(self.layout.groups))))
@@ -448,19 +449,20 @@ class _Chunk:
             written.append(self.items[at])
         if self.trail:
             written.append(bs4.NavigableString(self.trail))
-        parent = self.items[0].parent                  # (its items are consecutive children of one parent)
-        at = _index(parent, self.items[0], places)
-        for item in self.items:
-            item.extract(_self_index=at)
-        for offset, node in enumerate(written):
-            parent.insert(at + offset, node)
-        places[id(parent)] = at + len(written)
+        _replace(self.items, written, places)
 
 
-def _index(parent, node, places: dict[int, int]) -> int:
-    """Where `node` is among `parent`'s children (`runs.child_index`; bs4's `replace_with` looks each up from the
-    start: 10,000 `word<br>` took 8 s)."""
-    return child_index(parent.contents, node, places, id(parent))
+def _replace(nodes: list, written: list, places: dict[int, int]) -> None:
+    """Consecutive children `nodes` of one parent replaced by `written`, in place: as bs4's `replace_with`, but
+    found from where the last replacement under that parent ended (`runs.child_index`, `places` its hints), not
+    from the start each (10,000 `word<br>` took 8 s)."""
+    parent = nodes[0].parent
+    at = child_index(parent.contents, nodes[0], places, id(parent))
+    for node in nodes:
+        node.extract(_self_index=at)
+    for offset, node in enumerate(written):
+        parent.insert(at + offset, node)
+    places[id(parent)] = at + len(written)
 
 
 class HtmlText:
@@ -498,23 +500,24 @@ class HtmlText:
         self._chunks: list[_Chunk] = []
         self.segments: list[Segment] = []
         absorbed: set[int] = set()                          # inline elements read with their parent's text
-        whole, dead_ends = _kept_whole(bs4, self._soup, hidden), set()
-        for parent in [self._soup, *self._soup.find_all(True)]:
+        tags = self._soup.find_all(True)
+        inline = _Inline(bs4, tags, hidden)
+        for parent in [self._soup, *tags]:
             if id(parent) in absorbed:
                 continue
             run: list = []
             for child in [*parent.contents, None]:
-                chain = _chain(bs4, child, dead_ends) if isinstance(child, bs4.Tag) else None
-                if chain is None and id(child) in whole:
+                chain = inline.chain(child) if isinstance(child, bs4.Tag) else None
+                if chain is None and id(child) in inline.whole:
                     chain = [child, None]                    # moved whole, its text as it is
                     absorbed.update(id(tag) for tag in child.find_all(True))
                 if child is not None and (_is_text(bs4, child) or chain is not None):
                     run.append(child)
                     absorbed.update(id(link) for link in (chain or ())[:-1])
                     continue
-                self._read(bs4, run, hidden)
+                self._read(bs4, run, hidden, inline)
                 run = []
-        self._attributes = [(tag, name, spans) for tag in self._soup.find_all(True) if id(tag) not in hidden
+        self._attributes = [(tag, name, spans) for tag in tags if id(tag) not in hidden
                             for name, listed in translated_attributes(tag)
                             for spans in [_spans(tag[name], listed)] if spans]
         self.segments += [Segment(text, protected=protected_spans(text))
@@ -525,11 +528,11 @@ class HtmlText:
         """What the model reads: each segment's text (text nodes and chunks in document order, then attributes)."""
         return [segment.text for segment in self.segments]
 
-    def _read(self, bs4, run: list, hidden: set[int]) -> None:
-        """One parent's consecutive texts and inline elements (`_chain`): one chunk (`_Chunk`) where the parent's
+    def _read(self, bs4, run: list, hidden: set[int], inline: _Inline) -> None:
+        """One parent's consecutive texts and inline elements (`_Inline`): one chunk (`_Chunk`) where the parent's
         own text has a letter and an inline element has text to place in it (at most `MAX_GROUPS` of them); else
         each text node with a letter, alone."""
-        ends = [item if _is_text(bs4, item) else (_chain(bs4, item) or [None])[-1] for item in run]
+        ends = [item if _is_text(bs4, item) else (inline.chain(item) or [None])[-1] for item in run]
         shown = [node for node in ends if node is not None and id(node) not in hidden
                  and any(character.isalpha() for character in node)]
         if not shown:
@@ -537,7 +540,7 @@ class HtmlText:
         own = [item for item in run if _is_text(bs4, item)]
         if (len(own) < len(run) <= len(own) + MAX_GROUPS and all(id(item) not in hidden for item in own)
                 and any(character.isalpha() for character in "".join(own))):   # a letter of its own (`3) <a>` none)
-            chunk = _Chunk(bs4, run, hidden)
+            chunk = _Chunk(bs4, run, hidden, inline)
             self._chunks.append(chunk)
             self.segments += [*chunk.layout.alone, chunk.layout.segment]
             return
@@ -559,10 +562,7 @@ class HtmlText:
         for node, segment in self._nodes:
             if segment.translation is not None and segment.translation != segment.text:
                 leading, trailing = node[:len(node) - len(node.lstrip())], node[len(node.rstrip()):]
-                parent = node.parent
-                at = _index(parent, node, places)                 # (as `replace_with`, without its look-up)
-                node.extract(_self_index=at)
-                parent.insert(at, leading + segment.translation + trailing)
+                _replace([node], [self._bs4.NavigableString(leading + segment.translation + trailing)], places)
         for chunk in self._chunks:
             chunk.render(self._bs4, places)
         rest = iter(self.segments[len(self.segments) - sum(len(spans) for _, _, spans in self._attributes):])

@@ -54,7 +54,7 @@ from typing import Any, Iterable
 
 import regex
 
-from pipeline.documents.runs import MAX_GROUPS, RunLayout, child_index, spaces_outside, windowed
+from pipeline.documents.runs import MAX_GROUPS, RunLayout, child_index, once_per_node, spaces_outside, windowed
 from pipeline.documents.segments import Segment, protected_spans
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
@@ -466,8 +466,6 @@ class _OoxmlParagraphs:
         self._open_fields: list[list[Any]] = []             # each complex field open: [its instruction, past separate]
         self._code_styles = code_styles or {}
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
-        self._simple: dict[Any, bool] = {}                  # hyperlink -> whether it is read so (`_inline_link`)
-        self._lettered: dict[Any, bool] = {}                # hyperlink -> whether its text has a letter
         self._paragraph_code: dict[Any, int] = {}           # paragraph -> its style's code kind (`_code`)
         self._held: list[tuple[Any, Any, Any, Any]] = []    # comment ranges and bookmarks (`hold_ranges`)
         found = []                                          # (chunk, its texts, each holder's code kind)
@@ -507,23 +505,21 @@ class _OoxmlParagraphs:
     def _link_text(self, link: Any) -> str:
         return "".join(t.text or "" for t in link.iter(self._ns + "t"))
 
+    @once_per_node
     def _letters(self, link: Any) -> bool:
         """Whether a hyperlink's text has a letter: read once for the link, not once for each of its runs (10,000
         runs: 10 s)."""
-        if link not in self._lettered:
-            self._lettered[link] = any(character.isalpha() for character in self._link_text(link))
-        return self._lettered[link]
+        return any(character.isalpha() for character in self._link_text(link))
 
+    @once_per_node
     def _inline_link(self, link: Any) -> bool:
         """Whether a Word hyperlink (`w:hyperlink`: `r:id` or `w:anchor`) is read as part of its sentence, its text
         a formatted group: one with a word or a mark (not blank) and with no break, tab, field or nested paragraph
         or hyperlink inside (such a link cuts the paragraph, as before)."""
-        if link not in self._simple:
-            stops = self._boundaries | self._fields | {W + name for name in ("fldChar", "instrText", "hyperlink",
-                                                                             "drawing", "pict", "p", "delText")}
-            self._simple[link] = bool(self._link_text(link).strip()) and not any(
-                isinstance(child.tag, str) and child.tag in stops for child in link.iterdescendants())
-        return self._simple[link]
+        stops = self._boundaries | self._fields | {W + name for name in ("fldChar", "instrText", "hyperlink",
+                                                                         "drawing", "pict", "p", "delText")}
+        return bool(self._link_text(link).strip()) and not any(
+            isinstance(child.tag, str) and child.tag in stops for child in link.iterdescendants())
 
     def _walk(self, element: Any, hidden: bool = False):
         """(descendant, inside a field) in document order, not entering nested paragraphs."""
@@ -969,7 +965,6 @@ class _OdfDocument(FollowsDirection):
                                  *self.extra_paragraphs}
         self._chunks: list[tuple[list[Any], Any, RunLayout, list[Any]]] = []   # ... and each holder's link
         self._places: dict[int, int] = {}             # per parent, where `_place` last found a child
-        self._lettered: dict[int, bool] = {}          # per link (`text:a`), whether its text has a letter
         styles = self._code_style_names()
         kind = lambda name: styles.get(name, NAMED if code_style(name) else PROSE)     # noqa: E731
         found = []                                  # (chunk, its container, texts, keys, each holder's code kind)
@@ -1121,12 +1116,11 @@ class _OdfDocument(FollowsDirection):
                 return False
         return bool(self._text_of(link).strip())
 
+    @once_per_node
     def _letters(self, link: Any) -> bool:
         """Whether a link's text has a letter: read once for the link, not once for each of its spans (4,000
         spans: 13 s)."""
-        if id(link) not in self._lettered:
-            self._lettered[id(link)] = any(character.isalpha() for character in self._text_of(link))
-        return self._lettered[id(link)]
+        return any(character.isalpha() for character in self._text_of(link))
 
     def _text_of(self, node: Any) -> str:
         return "".join(self._value(item) for item in self._walk(node)

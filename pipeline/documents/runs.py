@@ -14,7 +14,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import regex
 
@@ -231,6 +231,21 @@ class RunLayout:
             elif piece:
                 joined.append((piece, owner))
         return joined
+
+
+def once_per_node(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """`method(self, node)` computed once for each node of a tree and each `self` (a link asked about for each of
+    its runs). Keyed by identity, the node kept with its value so that its id is not reused: lxml's elements are
+    proxies made as they are asked for, and odfpy's do not hash."""
+    name = f"_once_{method.__name__}"
+
+    @functools.wraps(method)
+    def once(self: Any, node: Any) -> Any:
+        memo = self.__dict__.setdefault(name, {})
+        if id(node) not in memo:
+            memo[id(node)] = (node, method(self, node))
+        return memo[id(node)][1]
+    return once
 
 
 def child_index(children: Sequence[Any], node: Any, hints: dict[int, int], parent: int) -> int:
