@@ -80,27 +80,44 @@ def test_a_string_request_waits_behind_at_most_one_job_of_a_one_line_document(tm
     assert max(engine.calls) <= 32                          # the one line went in bounded jobs
 
 
-def test_a_string_request_waits_behind_at_most_one_job_of_a_request_of_long_paragraphs(tmp_path):
+LONG_REQUESTS = {                # 64 texts of 60 sentences each: as our API's texts, and as LibreTranslate's HTML
+    "texts": lambda paragraphs: {"text": paragraphs},
+    "libretranslate html": lambda paragraphs: {"q": [f"<p>{p}<b>Bye.</b></p>" for p in paragraphs],
+                                               "source": "en", "target": "it", "format": "html"},
+}
+
+
+def translated(response) -> list[str]:
+    body = response.json()
+    return body["translations"] if "translations" in body else body["translatedText"]
+
+
+@pytest.mark.parametrize("kind", LONG_REQUESTS)
+def test_a_string_request_waits_behind_at_most_one_job_of_a_request_of_long_paragraphs(tmp_path, kind):
     engine = SlowEngine()
-    paragraphs = [f"Hello world {i}. " * 60 for i in range(64)]     # 64 texts, 3,840 sentences: about 4 s
+    paragraphs = [f"Hello world {i}. " * 60 for i in range(64)]     # 3,840 sentences: about 4 s
+    sent = LONG_REQUESTS[kind](paragraphs)
     settings = ServiceSettings(beam=1, max_batch=32, max_wait_ms=10, files_dir=str(tmp_path / "files"))
     with TestClient(create_app(engine, settings)) as client:
         heavy, latencies, done_during = small_requests_during(client, lambda c: c.post(
-            "/translate", json={"text": paragraphs}, timeout=60))
+            "/translate", json=sent, timeout=60))
     assert heavy.status_code == 200
-    assert heavy.json()["translations"] == [p.upper().strip() for p in paragraphs]
+    expected = [p.upper().strip() for p in paragraphs] if kind == "texts" else \
+        [f"<p>{p.upper()}<b>BYE.</b></p>" for p in paragraphs]
+    assert translated(heavy) == expected
     assert done_during < 3840                              # the small requests were served while it ran
     assert sorted(latencies)[18] < 0.5, latencies           # p95: behind one 32-sentence job, not 3,840 sentences
     assert max(engine.calls) <= 32                          # the request went in bounded jobs
 
 
-def test_a_client_that_disconnects_stops_its_request_of_long_paragraphs(tmp_path):
+@pytest.mark.parametrize("kind", LONG_REQUESTS)
+def test_a_client_that_disconnects_stops_its_request_of_long_paragraphs(tmp_path, kind):
     engine = SlowEngine(0.002)
     app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
     with served_in_thread(app) as url:
         paragraphs = ["Good night. " * 80] * 64                  # 5,120 sentences: about 10 s
         with pytest.raises(httpx.TimeoutException):
-            httpx.post(url + "/translate", json={"text": paragraphs}, timeout=0.5)
+            httpx.post(url + "/translate", json=LONG_REQUESTS[kind](paragraphs), timeout=0.5)
         time.sleep(0.5)                                           # the server notices within one job
         started = time.perf_counter()
         assert httpx.post(url + "/translate", json={"text": "Hello."}, timeout=30).json()["translations"] == ["HELLO."]
@@ -195,6 +212,23 @@ def test_a_document_in_flight_when_the_server_stops_gets_a_json_503(tmp_path):
         assert response is not None
         assert response.status_code == 503 and response.json() == {"error": "the service is shutting down"}
         assert engine.sentences < 1000
+
+
+def test_a_string_request_in_flight_when_the_server_stops_is_finished(tmp_path):
+    engine = SlowEngine(0.002)
+    app = create_app(engine, ServiceSettings(beam=1, max_batch=16, files_dir=str(tmp_path / "files")))
+    paragraphs = ["Good night. " * 20] * 40                       # 800 sentences in 50 jobs: about 2 s
+    with served_in_thread(app) as url:
+        answer = {}
+        client = threading.Thread(target=lambda: answer.update(response=httpx.post(
+            url + "/translate", json={"text": paragraphs}, timeout=30)))
+        client.start()
+        wait_until(lambda: engine.sentences >= 32)
+        app.state.service.shutting_down.set()                    # what the server's signal handler sets
+        client.join(30)
+        response = answer.get("response")
+        assert response is not None and response.status_code == 200, response and response.text
+        assert response.json()["translations"] == [p.upper().strip() for p in paragraphs]
 
 
 def test_the_server_tells_the_service_when_it_begins_to_stop():

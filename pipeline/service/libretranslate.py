@@ -341,15 +341,19 @@ async def translate_texts(run: ServedRun, texts: list[str], alternatives: int,
     return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
 
 
-async def translate_html(run: ServedRun, documents: list[str], glossary: Glossary | None = None) -> list[str]:
-    """Each document with its text nodes translated (the documents' door, format html), all nodes of all
-    documents in one batcher job."""
+async def translate_html(run: ServedRun, documents: list[str], glossary: Glossary | None = None,
+                         request: Request | None = None) -> list[str]:
+    """Each document with its text nodes translated (the documents' door, format html): their pieces go to the
+    batcher as a string request's do, in jobs of at most `max_batch` (so 64 pages of 1,000 characters hold the
+    model for one batch at a time, every other request served between two jobs), no further job once `request`'s
+    client has gone or the request's time is up."""
     try:                                  # parsing is CPU work: off the event loop
         parsed = await run_in_threadpool(lambda: [open_document(document.encode("utf-8"), "html", "html",
                                                                 direction=run.direction) for document in documents])
     except ValueError as exc:
         raise invalid(f"Invalid request: {exc}") from None
-    translate = run.blocking_translator(asyncio.get_running_loop(), glossary)
+    translate = run.blocking_translator(asyncio.get_running_loop(), glossary, job_size=run.settings.max_batch,
+                                        request=request)
     translated = await run_in_threadpool(lambda: translate_documents(translate, parsed, direction=run.direction))
     return [document.decode("utf-8") for document in translated]
 
@@ -396,7 +400,7 @@ def translate_router(state: ServiceState) -> APIRouter:
         for run, indices, glossary in work:
             part = [texts[index] for index in indices]
             if text_format == "html":
-                outputs, alternates = await translate_html(run, part, glossary), [[] for _ in part]
+                outputs, alternates = await translate_html(run, part, glossary, request), [[] for _ in part]
             else:
                 outputs, alternates = await translate_texts(run, part, alternatives, glossary, request)
             for index, output, alternate in zip(indices, outputs, alternates):

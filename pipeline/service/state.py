@@ -158,7 +158,7 @@ class ServedRun:
 
     async def _job(self, sentences: list[str], beam: int, n_best: int, glossary: Any, remaining_s: float,
                    timeout_s: float, request: Request | None, bulk: bool) -> list[Any]:
-        if self.shutting_down.is_set():
+        if bulk and self.shutting_down.is_set():   # a document stops between two jobs; a string request finishes
             raise stopping()
         try:
             future = self.batcher.submit(sentences, beam, n_best, glossary, bulk=bulk)
