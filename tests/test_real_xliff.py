@@ -69,7 +69,7 @@ def test_an_xliff_1_2_file_gets_targets_marked_for_review_and_keeps_what_is_not_
     model, seen = recording(suffixed)
     out = translate_document(None, ANGULAR.encode(), name="messages.it.xlf", translate=model)
     assert seen == ["Hello i18n!", 'Click <g id="1" ctype="x-b">Save</g> to keep <x id="INTERPOLATION" '
-                    'equiv-text="{{count}}"/> changes &amp; settings.',
+                    'equiv-text="{{count}}"/> changes & settings.',          # text as text, not markup
                     'Press <bpt id="1">&lt;kbd&gt;</bpt>Enter<ept id="1">&lt;/kbd&gt;</ept> to go on.']
     found = targets(out, V1)
     assert inner(found["save"]).replace(f' xmlns="{V1}"', "") == (
@@ -83,6 +83,17 @@ def test_an_xliff_1_2_file_gets_targets_marked_for_review_and_keeps_what_is_not_
     root = etree.fromstring(out)
     assert root.find(f"{{{V1}}}file").get("target-language") == "it"
     assert b'        <source>Hello i18n!</source>\n        <target xml:lang="it"' in out     # on a line of its own
+
+
+def test_an_ampersand_or_a_less_than_sign_the_model_writes_is_text_in_the_target():
+    def writes_marks(texts):           # what a model may write: `&` and `<` as text, around the codes it kept
+        return [text.replace("Save", "Salva & chiudi").replace("Hello", "Ciao <3") for text in texts]
+    out = translate_document(None, ANGULAR.encode(), name="messages.it.xlf", translate=writes_marks)
+    found = targets(out, V1)
+    assert inner(found["save"]).replace(f' xmlns="{V1}"', "") == (
+        'Click <g id="1" ctype="x-b">Salva &amp; chiudi</g> to keep <x id="INTERPOLATION" equiv-text="{{count}}"/> '
+        'changes &amp; settings.')
+    assert found["introductionHeader"].text == "Ciao <3 i18n!"          # not the source copied in
 
 
 def test_an_xliff_2_file_keeps_every_inline_code_once_even_where_the_model_drops_one():

@@ -29,6 +29,7 @@ from xml.sax.saxutils import escape, quoteattr
 import regex
 
 from pipeline.documents.messages import CatalogMessage
+from pipeline.documents.segments import literal_pattern
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
@@ -60,8 +61,9 @@ def _primary(tag: str | None) -> str:
 
 
 class _Unit:
-    """One unit's source as the model reads it (`segments`: its inline codes protected tags; one per text of an ICU
-    or Symfony choice, `CatalogMessage`), and the target written from its translation."""
+    """One unit's source as the model reads it (`segments`: its text as text, `Tom & Jerry`, not as markup, and its
+    inline codes as protected tags; one per text of an ICU or Symfony choice, `CatalogMessage`), and the target
+    written from its translation: its codes as they came, the text around them escaped (`markup`)."""
 
     def __init__(self, source: Any, namespace: str):
         self.source, self.namespace = source, namespace
@@ -69,6 +71,9 @@ class _Unit:
         parts: list[tuple[str, bool]] = []                 # (text, is a code) in order
         self._read(source, parts)
         self.text = "".join(part for part, _ in parts)
+        self._source_markup = "".join(part if code else escape(part) for part, code in parts)
+        self._codes = literal_pattern({part for part, code in parts if code}) if any(code for _, code in parts) \
+            else None
         codes, offset = [], 0                              # (where, code)
         for part, code in parts:
             if code:
@@ -109,11 +114,11 @@ class _Unit:
 
     def _read(self, element: Any, parts: list[tuple[str, bool]]) -> None:
         if element.text:
-            parts.append((escape(element.text), False))
+            parts.append((element.text, False))
         for child in element:
             if not isinstance(child.tag, str):                  # a comment or processing instruction: left out,
                 if child.tail and parts and not parts[-1][1] and parts[-1][0][-1:].isspace():
-                    parts.append((escape(child.tail.lstrip()), False))          # with one space where it stood
+                    parts.append((child.tail.lstrip(), False))          # with one space where it stood
                     continue
             else:
                 local = child.tag.rpartition("}")[2]
@@ -125,10 +130,24 @@ class _Unit:
                 else:
                     parts.append((self._whole(child), True))
             if child.tail:
-                parts.append((escape(child.tail), False))
+                parts.append((child.tail, False))
+
+    def markup(self, translation: str) -> str:
+        """A translation as XML content: the unit's codes in it as written, the text around them escaped (a `&` or
+        `<` the model wrote is text)."""
+        if self._codes is None:
+            return escape(translation)
+        out, done = [], 0
+        for match in self._codes.finditer(translation):
+            out += [escape(translation[done:match.start()]), match.group()]
+            done = match.end()
+        return "".join(out) + escape(translation[done:])
 
     def wrapped(self, translation: str) -> Any | None:
-        """The translation as a target element (in the source's namespaces), or None where it is not well formed."""
+        """The translation as a target element (in the source's namespaces), or None where its codes do not nest."""
+        return self._parsed(self.markup(translation))
+
+    def _parsed(self, markup: str) -> Any | None:
         etree = require("lxml.etree", "documents")
         if self._declarations is None:                       # (once: a unit's thousands of parts each ask)
             names = {prefix: uri for element in self.source.iter() if isinstance(element.tag, str)
@@ -136,17 +155,19 @@ class _Unit:
             self._declarations = "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else
                                          f" xmlns={quoteattr(uri)}" for prefix, uri in names.items())
         try:
-            return etree.fromstring(f"<target{self._declarations}>{translation}</target>",
+            return etree.fromstring(f"<target{self._declarations}>{markup}</target>",
                                     safe_xml_parser("documents"))
         except etree.XMLSyntaxError:
             return None
 
     def fill(self, element: Any) -> Any:
         """`element` (a new target, a target's segment) holding the translation, its content before dropped (the
-        source's content where the translation does not parse)."""
-        wrapped = self.wrapped(self.message.translation() or self.text)
+        source's content where its codes do not nest: never met, as a translation that misnests them is redone
+        between them)."""
+        translation = self.message.translation()
+        wrapped = self.wrapped(translation) if translation else None
         if wrapped is None:
-            wrapped = self.wrapped(self.text)
+            wrapped = self._parsed(self._source_markup)
         for child in list(element):
             element.remove(child)
         element.text = wrapped.text
