@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping, Union
 
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction, language_name
@@ -130,6 +130,10 @@ class Glossary:
             raise GlossaryError(f"glossary {path}: unknown extension {path.suffix!r}; expected .tsv, .csv or .tbx")
         glossary = cls.__new__(cls)
         glossary._fill(rows, case_sensitive, str(path), direction)
+        if not glossary.terms:                   # a file that asks nothing is a mistake (a TBX of other languages)
+            pair = " and ".join(language_name(code) for code in direction)
+            raise GlossaryError(f"glossary {path}: no entries" + (f" with terms in both {pair}" if suffix == ".tbx"
+                                                                  else ""))
         return glossary
 
     @classmethod
@@ -401,10 +405,32 @@ def read_delimited(path: Path, delimiter: str, direction: Direction = Direction(
 # term of that language. TBX 2008 (`<martif>`), TBX v3 / ISO 30042:2019 (`<tbx>`) and TBX-Min (`<TBX>`).
 TBX_LAYOUTS = {"martif": ("termEntry", "langSet"), "tbx": ("conceptEntry", "langSec"), "TBX": ("entry", "langGroup")}
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+# A term's status, as each TBX dialect writes it beside the term: TBX-Basic's and TBX v3's `termNote
+# type="administrativeStatus"` (`preferredTerm-admn`), the older `normativeAuthorization`, TBX v3's DCT element
+# `administrativeStatus`, TBX-Min's `termStatus` (`preferred`, `notRecommended`)
+TBX_STATUS_NOTES = {"administrativeStatus", "normativeAuthorization"}
+TBX_STATUS_ELEMENTS = {"administrativeStatus", "termStatus"}
+PREFERRED_TERMS = {"preferred", "preferredterm", "standardizedterm", "legalterm", "regulatedterm"}
+AVOIDED_TERMS = {"deprecated", "deprecatedterm", "supersededterm", "notrecommended", "obsolete"}
+
+
+def _tbx_rank(term: Any) -> int:
+    """0 for a term its TBX file prefers (`preferredTerm-admn`, TBX-Min's `preferred`), 2 for one it says to avoid
+    (deprecated, superseded, not recommended, obsolete), 1 for any other (admitted, or no status)."""
+    for sibling in term.itersiblings(preceding=False):
+        if not isinstance(sibling.tag, str):
+            continue
+        local = sibling.tag.rpartition("}")[2]
+        if (local == "termNote" and sibling.get("type") in TBX_STATUS_NOTES) or local in TBX_STATUS_ELEMENTS:
+            status = "".join(sibling.itertext()).strip().lower().removesuffix("-admn")
+            return 0 if status in PREFERRED_TERMS else 2 if status in AVOIDED_TERMS else 1
+    return 1
 
 
 def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, str, str]]:
-    """(where, source, target) of each source-language term of each TBX entry that has a target-language term.
+    """(where, source, target) of each source-language term of each TBX entry that has a target-language term it
+    does not say to avoid: its preferred one (`_tbx_rank`), else the first. Every source-language term is read, a
+    deprecated one too (a text that uses it still gets the preferred translation).
 
     Parsed with lxml from the file's bytes, so the XML declaration's encoding holds (UTF-16 with a byte-order mark,
     ISO-8859-1); nothing is loaded (no DTD, no network), entities are refused, and lxml's depth limit (256) holds."""
@@ -425,19 +451,21 @@ def read_tbx(path: Path, direction: Direction = Direction()) -> list[tuple[str, 
                             f"root, got <{name}>")
     entry_name, group_name = TBX_LAYOUTS[name]
     entries = list(root.iter(f"{{*}}{entry_name}"))
-    found: dict[int, dict[str, list[str]]] = {id(entry): {direction.source: [], direction.target: []}
-                                              for entry in entries}
+    found: dict[int, dict[str, list[tuple[int, str]]]] = {id(entry): {direction.source: [], direction.target: []}
+                                                          for entry in entries}
     for group in root.iter(f"{{*}}{group_name}"):      # each language's terms, in the entry nearest them only (an
         entry = next(group.iterancestors(f"{{*}}{entry_name}"), None)    # entry inside entries: its terms once)
         code = (group.get(XML_LANG) or group.get("lang") or "").lower().split("-")[0].split("_")[0]
         if entry is not None and code in found[id(entry)]:
-            found[id(entry)][code] += ["".join(term.itertext()) for term in group.iter("{*}term")]
+            found[id(entry)][code] += [(_tbx_rank(term), "".join(term.itertext())) for term in group.iter("{*}term")]
     rows = []
     for number, entry in enumerate(entries, 1):
         terms = found[id(entry)]
         where = f"glossary {path} entry {number}" + (f" ({entry.get('id')})" if entry.get("id") else "")
-        if not terms[direction.source] or not terms[direction.target]:
+        targets = sorted(((rank, term) for rank, term in terms[direction.target] if rank < 2),
+                         key=lambda ranked: ranked[0])            # (stable: the first of a rank)
+        if not terms[direction.source] or not targets:
             continue                                   # an entry without both languages says nothing to us
-        for source in terms[direction.source]:
-            rows.append((where, source, terms[direction.target][0]))
+        for _, source in terms[direction.source]:
+            rows.append((where, source, targets[0][1]))
     return rows

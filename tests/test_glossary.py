@@ -87,6 +87,44 @@ def test_tbx_v3_tbx_min_and_the_declared_encoding_are_read(tmp_path, content):
         assert "Wagen" not in terms
 
 
+STATUSES = {            # each dialect's way to say a term's status, around a deprecated term listed first
+    "TBX-Basic": ('<martif type="TBX-Basic"><text><body><termEntry>'
+                  '<langSet xml:lang="en-US"><tig><term>e-mail</term><termNote type="administrativeStatus">'
+                  'deprecatedTerm-admn</termNote></tig><tig><term>email</term></tig></langSet>'
+                  '<langSet xml:lang="it-IT"><tig><term>e-mail</term><termNote type="administrativeStatus">'
+                  'deprecatedTerm-admn</termNote></tig><ntig><termGrp><term>mail</term></termGrp></ntig>'
+                  '<ntig><termGrp><term>posta elettronica</term><termNote type="administrativeStatus">'
+                  'preferredTerm-admn</termNote></termGrp></ntig></langSet></termEntry></body></text></martif>'),
+    "TBX v3 DCT": ('<tbx style="dct" xmlns="urn:iso:std:iso:30042:ed-2" xmlns:basic="http://www.tbxinfo.net/ns/basic">'
+                   '<text><body><conceptEntry><langSec xml:lang="en"><termSec><term>e-mail</term>'
+                   '<basic:administrativeStatus>supersededTerm-admn</basic:administrativeStatus></termSec>'
+                   '<termSec><term>email</term></termSec></langSec><langSec xml:lang="it"><termSec><term>e-mail'
+                   '</term><basic:administrativeStatus>supersededTerm-admn</basic:administrativeStatus></termSec>'
+                   '<termSec><term>posta elettronica</term><basic:administrativeStatus>preferredTerm-admn'
+                   '</basic:administrativeStatus></termSec></langSec></conceptEntry></body></text></tbx>'),
+    "TBX-Min": ('<TBX dialect="TBX-Min"><body><entry><langGroup xml:lang="en"><termGroup><term>e-mail</term>'
+                '<termStatus>notRecommended</termStatus></termGroup><termGroup><term>email</term></termGroup>'
+                '</langGroup><langGroup xml:lang="it"><termGroup><term>e-mail</term><termStatus>notRecommended'
+                '</termStatus></termGroup><termGroup><term>posta elettronica</term><termStatus>preferred'
+                '</termStatus></termGroup></langGroup></entry></body></TBX>'),
+}
+
+
+@pytest.mark.parametrize("dialect", STATUSES)
+def test_a_tbx_term_marked_preferred_is_the_target_and_one_to_avoid_never_is(tmp_path, dialect):
+    path = tmp_path / "terms.tbx"
+    path.write_text(STATUSES[dialect], encoding="utf-8")
+    terms = {t.source: t.target for t in Glossary.load(path).terms.values()}
+    assert terms == {"e-mail": "posta elettronica", "email": "posta elettronica"}   # a deprecated source term too
+    avoided_only = STATUSES[dialect].replace("posta elettronica", "e-mail").replace(
+        "<ntig><termGrp><term>mail</term></termGrp></ntig>", "")                    # (a term of no status)
+    avoided_only = avoided_only.replace("preferredTerm-admn", "deprecatedTerm-admn").replace(
+        ">preferred<", ">obsolete<")
+    path.write_text(avoided_only, encoding="utf-8")
+    with pytest.raises(GlossaryError, match="no entries"):            # nothing left to ask a translation for
+        Glossary.load(path)
+
+
 @pytest.mark.parametrize("content,fragment", [
     ('<?xml version="1.0"?>\n<foo><termEntry/></foo>', "line 2: not TBX: expected a <martif>, <tbx> or <TBX> root, "
                                                       "got <foo>"),

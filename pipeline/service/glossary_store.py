@@ -110,8 +110,6 @@ def glossary_from_file(filename: str, data: bytes, case_sensitive: bool,
         except MissingExtra as exc:                  # TBX without translate-toolkit: say what the server lacks
             raise ServiceError(415, f"glossary file {filename!r}: this service cannot read {suffix} files ({exc}); "
                                     "send a .tsv or .csv") from None
-    if not len(glossary):
-        raise ServiceError(422, f"glossary file {filename!r}: no entries")
     check_size(len(glossary))
     return glossary
 
