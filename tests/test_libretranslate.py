@@ -76,7 +76,7 @@ def test_html_text_nodes_are_replaced_and_markup_kept():
     # a sentence and the inline element in it: the element's text alone, then the sentence; then alt and title
     assert document.texts == ["Hi", "Tom & Mary\u00a0sing. Hi", "A cat"]
     assert document.render(["Ciao", "T <&> M Ciao", "Un gatto"]) == (
-        '<!DOCTYPE html>\n<p class="a" id="b">T &lt;&amp;&gt; M <b>Ciao</b> <br> <!-- a note -->'
+        '<!DOCTYPE html><p class="a" id="b">T &lt;&amp;&gt; M <b>Ciao</b> <br> <!-- a note -->'
         '<code>x = y</code><pre>keep me</pre><script>var s = "no";</script><style>p {}</style>'
         '<img src="c.png" alt="Un gatto"></p>\n<p>\u00a9 2024</p>')
     with pytest.raises(ValueError, match="3 texts, got 1 translations"):

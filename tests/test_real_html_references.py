@@ -65,3 +65,11 @@ def test_a_tag_with_a_less_than_sign_in_an_attribute_is_still_read_as_a_tag():
         assert expected in html5_references(markup)                 # was ?q=1&reg;ion=us: a broken link
     script = '<script data-x="a<b">x = "?a=1&region=us"</script>'
     assert html5_references(script) == script                     # a script's text stays as written
+
+
+def test_a_doctype_comes_back_as_written_with_no_line_end_added():
+    for page in (b"<!DOCTYPE html>\n<html>\n<body><p>Hello.</p></body>\n</html>\n",       # HTML5, a line after it
+                 b"<!DOCTYPE html><html><body><p>Hello.</p></body></html>",               # none
+                 b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN">\r\n<html><p>Hello.</p></html>'):
+        out, _ = translated(page, model=lambda texts: texts)
+        assert out == page                                # was a blank line after each doctype, or a line end added

@@ -190,12 +190,19 @@ def html5_references(markup: str) -> str:
 
 
 @functools.cache
-def _keeping_spaces(bs4) -> type:
+def _soup_as_written(bs4) -> type:
     """BeautifulSoup keeping the spaces between elements as written: it makes each run of them one space or one
-    line end (an indented page came back flush left, and a block of HTML in Markdown differed from its source)."""
-    class KeepingSpaces(bs4.BeautifulSoup):
+    line end (an indented page came back flush left, and a block of HTML in Markdown differed from its source);
+    and a doctype as written, where it writes a line end after one (a blank line after `<!DOCTYPE html>`)."""
+    class Doctype(bs4.Doctype):
+        SUFFIX = ">"
+
+    class AsWritten(bs4.BeautifulSoup):
         ASCII_SPACES = ""                     # what `endData` takes a string of only spaces to be made of
-    return KeepingSpaces
+
+        def __init__(self, markup: str | bytes, features: str):
+            super().__init__(markup, features, element_classes={bs4.Doctype: Doctype})
+    return AsWritten
 
 
 def _read_as_html5(markup: str | bytes) -> str | bytes:
@@ -477,7 +484,7 @@ class HtmlText:
             with warnings.catch_warnings():   # a client's text that looks like a URL or XML is not our warning
                 warnings.simplefilter("ignore", bs4.MarkupResemblesLocatorWarning)
                 warnings.simplefilter("ignore", bs4.XMLParsedAsHTMLWarning)
-                self._soup = _keeping_spaces(bs4)(_read_as_html5(markup), "html.parser")
+                self._soup = _soup_as_written(bs4)(_read_as_html5(markup), "html.parser")
         except bs4.ParserRejectedMarkup as exc:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None
@@ -574,7 +581,7 @@ class HtmlText:
                 done = end
             tag[name] = "".join(parts) + value[done:]
         if self.xml:
-            self._as_written(self._bs4, self._source)
+            self._written_case(self._source)
         return self._soup.decode(formatter=self._formatter, eventual_encoding=None if self.xml else encoding)
 
     def relabel(self, direction: Direction) -> None:
@@ -596,22 +603,15 @@ class HtmlText:
             elif {_attribute_value(meta, key) for key in META_KEYS} & META_LOCALES:
                 meta["content"] = f"{direction.target}_{REGIONS[direction.target]}"
 
-    def _as_written(self, bs4, source: str) -> None:
+    def _written_case(self, source: str) -> None:
         """An XML page's names in their written case (once what is translated is found by their lower-case
-        names), and no blank line the parser's doctype would add."""
+        names)."""
         case = _written_case(source)
         if case:
             for tag in self._soup.find_all(True):
                 tag.name = case.get(tag.name, tag.name)
                 if any(name in case for name in tag.attrs):
                     tag.attrs = {case.get(name, name): value for name, value in tag.attrs.items()}
-        for doctype in [node for node in self._soup.contents if isinstance(node, bs4.Doctype)]:
-            after = doctype.next_sibling
-            if type(after) is bs4.NavigableString and after.startswith("\n"):   # the doctype writes its own
-                if len(after) > 1:
-                    after.replace_with(after[1:])
-                else:
-                    after.extract()
 
 
 def check_not_binary(data: bytes, name: str) -> None:
