@@ -169,3 +169,11 @@ def test_a_url_in_a_cue_survives_a_model_that_drops_it():
 
     [cue] = srt.parse(translated(source.encode(), "x.srt", dropping).decode())
     assert " ".join(cue.content.split()) == f"<i>See-it {url} for-it the-it times-it.</i>"
+
+
+@pytest.mark.parametrize("end", ["", "\n", "\n\n", "\r\n\r\n"])
+def test_a_srt_file_ends_as_it_was_written(end):
+    line = "\r\n" if "\r" in end else "\n"
+    source = line.join(["1", "00:00:01,000 --> 00:00:02,000", "Hello.", "", "2", "00:00:04,000 --> 00:00:05,000",
+                        "Good night."]) + end
+    assert translated(source.encode(), "talk.srt", lambda texts: texts).decode() == source   # a blank line was lost

@@ -271,6 +271,7 @@ class SrtDocument:
         srt = require("srt", "documents")
         self._encoded = Encoded(data, name, detect=True)
         text = as_lf(self._encoded.text)
+        self._end = text[len(text.rstrip("\n")):]             # the file's last line ends, as written (a blank line)
         self._heads = srt_heads(text, name)
         try:
             subtitles = list(srt.parse(text))
@@ -291,7 +292,7 @@ class SrtDocument:
 
     def render(self) -> bytes:
         blocks = [head.text + "\n" + cue.render() for head, cue in zip(self._heads, self._cues)]
-        text = "\n\n".join(blocks) + "\n"
+        text = "\n\n".join(blocks) + self._end
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))
         return self._encoded.encode(text)
