@@ -115,7 +115,13 @@ def test_a_text_download_says_the_charset_its_bytes_are_in(service):
     cases = (("a.txt", "Hello world.\n".encode("utf-16"), "text/plain; charset=utf-16"),
              ("a.md", "# Hello world\n".encode("utf-8"), "text/markdown; charset=utf-8"),
              ("a.vtt", "WEBVTT\n\n00:00.000 --> 00:01.000\nCaf\xe9 time.\n".encode("cp1252"),
-              "text/vtt; charset=windows-1252"))
+              "text/vtt; charset=windows-1252"),
+             ("a.html", '<html><head><meta charset="iso-8859-15"></head><p>Caf\xe9 time, 5\u20ac.</p></html>'.encode(
+                 "iso-8859-15"), "text/html; charset=iso-8859-15"),          # its own (the header wins over it)
+             ("a.htm", "<p>Hello world.</p>".encode(), "text/html; charset=utf-8"),
+             ("a.xhtml", '<?xml version="1.0" encoding="ISO-8859-1"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+                         '<body><p>Caf\xe9 time.</p></body></html>'.encode("latin-1"),
+              "application/xhtml+xml; charset=iso-8859-1"))
     for name, data, expected in cases:
         native = client.post("/translate_document", files={"file": (name, data)})
         assert native.status_code == 200 and native.headers["content-type"] == expected, (name, native.headers)

@@ -103,7 +103,7 @@ register(Format("txt", (".txt", ".text"), "text/plain; charset=utf-8", False, Te
 register(Format("md", (".md", ".markdown"), "text/markdown; charset=utf-8", False, MarkdownDocument,
                 options=("direction",)))
 register(Format("mdx", (".mdx",), "text/markdown; charset=utf-8", False, MdxDocument, options=("direction",)))
-register(Format("html", (".html", ".htm", ".xhtml"), "text/html", False, HtmlDocument, looks_like_html,
+register(Format("html", (".html", ".htm", ".xhtml"), "text/html; charset=utf-8", False, HtmlDocument, looks_like_html,
                 options=("direction",)))
 register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, looks_like_srt))
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt,

@@ -48,6 +48,7 @@ references are read as HTML5 reads them (`html5_references`): a URL's bare `&` (
 """
 from __future__ import annotations
 
+import codecs
 import functools
 import html
 import html.entities
@@ -612,6 +613,18 @@ class HtmlText:
                 tag.name = case.get(tag.name, tag.name)
                 if any(name in case for name in tag.attrs):
                     tag.attrs = {case.get(name, name): value for name, value in tag.attrs.items()}
+
+
+def declared_encoding(page: bytes) -> str | None:
+    """The encoding a page's bytes say they are in (its `<meta charset>`, `http-equiv` content type or XML
+    declaration, where a browser looks: BeautifulSoup's reading of the HTML standard's prescan), a Python codec's
+    name; None where it names none, or one Python does not know."""
+    detector = require("bs4.dammit", "documents").EncodingDetector
+    declared = detector.find_declared_encoding(page, is_html=True)
+    try:
+        return codecs.lookup(declared).name if declared else None
+    except LookupError:
+        return None
 
 
 def check_not_binary(data: bytes, name: str) -> None:

@@ -36,6 +36,8 @@ from starlette.datastructures import UploadFile
 from pipeline.documents import FORMATS, by_extension, open_document, sandbox, suffixes, translate_document
 from pipeline.documents.sandbox import opening_text
 from pipeline.documents.encoding import guessed_encoding
+from pipeline.documents.formats import Format
+from pipeline.documents.html import declared_encoding
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
 from pipeline.service.ratelimit import rate_limited
@@ -45,6 +47,8 @@ from pipeline.language import Direction
 
 Route = Callable[[str], Awaitable[tuple[ServedRun, Any]]]    # the opening text -> (its run, its glossary or None)
 FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
+XHTML_TYPE = "application/xhtml+xml; charset=utf-8"          # an `.xhtml` page's, where `.html` is `text/html`
+MARKUP_TYPES = {"text/html", "application/xhtml+xml"}       # pages that say their own encoding (`<meta charset>`)
 
 ERRORS = error_responses([
     (400, "no file, an extension not in the list, a file its format's reader rejects, or a pair this service does "
@@ -62,15 +66,26 @@ def fixed(run: ServedRun, glossary: Any = None) -> Route:
     return route
 
 
+def download_type(format: Format, name: str, data: bytes) -> str:
+    """A translated file's Content-Type: its format's media type (an `.xhtml` page's own, `application/xhtml+xml`),
+    a text format's `charset` saying what `data` is (`labelled`)."""
+    media_type = XHTML_TYPE if format.name == "html" and name.lower().endswith(".xhtml") else format.media_type
+    return labelled(media_type, data)
+
+
 def labelled(media_type: str, data: bytes) -> str:
     """`media_type` with its `charset` parameter (a text format's) saying what `data` is, where every download was
-    labelled UTF-8: `utf-16` after a UTF-16 byte-order mark, `utf-8` where it decodes so, else the code page a
-    subtitle file came in and went back in (`guessed_encoding`: windows-1252 mostly)."""
+    labelled UTF-8: `utf-16` after a UTF-16 byte-order mark; a page's own (`html.declared_encoding`: its `<meta
+    charset>`, which the page was written in; a browser takes the header's over it); `utf-8` where it decodes so,
+    else the code page a subtitle file came in and went back in (`guessed_encoding`: windows-1252 mostly)."""
     kind, mark, _ = media_type.partition(";")
     if not mark or "charset=" not in media_type:
         return media_type
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return f"{kind}; charset=utf-16"
+    declared = declared_encoding(data) if kind in MARKUP_TYPES else None
+    if declared is not None:
+        return f"{kind}; charset={charset_label(declared)}"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -282,7 +297,7 @@ def libretranslate_router(prefix: str = "", sources: tuple[str, ...] = ("en",),
         format = by_extension(os.path.splitext(download)[1]) or FORMATS["txt"]
         media_type = format.media_type
         if "charset=" in media_type:                  # a text format: say what the file's bytes are
-            media_type = await run_in_threadpool(lambda: labelled(media_type, Path(path).read_bytes()))
+            media_type = await run_in_threadpool(lambda: download_type(format, download, Path(path).read_bytes()))
         return FileResponse(path, media_type=media_type, filename=download)
 
     return router
@@ -323,7 +338,7 @@ def native_router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] =
                                             overwrite=overwrite in ("true", "1"), request=request,
                                             direction=run.direction)
         name = translated_name(filename, run.direction.target)
-        return Response(translated, media_type=labelled(FORMATS[format].media_type, translated), headers={
+        return Response(translated, media_type=download_type(FORMATS[format], name, translated), headers={
             "Content-Disposition": f'attachment; filename="{name}"'})
 
     return router
