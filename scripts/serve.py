@@ -60,6 +60,10 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--body-timeout-s", type=float, default=60.0,
                         help="a request body with no new byte for this long has its connection closed "
                              "(default: %(default)s)")
+    parser.add_argument("--min-body-bytes-per-s", type=int, default=500,
+                        help="a request body must arrive whole within --body-timeout-s plus a second for each this "
+                             "many bytes it has sent, or its connection is closed (0: any rate; default: "
+                             "%(default)s)")
     parser.add_argument("--max-connections", type=int, default=1000,
                         help="open connections at once; past it a new one gets a 503 (default: %(default)s)")
     parser.add_argument("--max-client-connections", type=int, default=64, metavar="N",
@@ -134,6 +138,7 @@ def main() -> int:
                                max_files_bytes=args.max_files_bytes, max_documents=args.max_documents,
                                max_waiting_documents=args.max_waiting_documents,
                                head_timeout_s=args.head_timeout_s, body_timeout_s=args.body_timeout_s,
+                               min_body_bytes_per_s=args.min_body_bytes_per_s,
                                max_connections=args.max_connections,
                                max_client_connections=args.max_client_connections,
                                forwarded_allow_ips=tuple(ip.strip() for ip in args.forwarded_allow_ips.split(",")

@@ -80,6 +80,34 @@ def test_a_stalled_body_is_cut_off_and_the_server_goes_on():
         still_serving(running)
 
 
+def test_a_body_that_trickles_in_is_cut_off_and_one_that_keeps_the_rate_is_served():
+    with Server(settings(body_timeout_s=1.0, min_body_bytes_per_s=100)) as running:
+        body = json.dumps({"text": "Hello there. " * 20}).encode()                 # 277 bytes
+        head = (b"POST /translate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body))
+        started = time.time()
+        with connect(running) as connection:
+            connection.sendall(head)
+            for byte in body:                       # 10 bytes a second: never idle for the 1 s timeout, never done
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    break
+                time.sleep(0.1)
+                if time.time() - started > 8:
+                    break
+            assert read_all(connection) == b""                   # closed, as a stalled body is
+        assert 1.0 < time.time() - started < 4                   # at 1 s + 1 s per 100 bytes come: about 1.2 s
+        with connect(running) as connection:                     # 300 bytes a second: within the rate, served
+            connection.sendall(head)
+            for at in range(0, len(body), 30):
+                connection.sendall(body[at:at + 30])
+                time.sleep(0.1)
+            status, _, _ = answer_of(connection.recv(65536))
+        assert status == 200
+        still_serving(running)
+
+
 def test_one_client_address_cannot_take_every_connection():
     with Server(settings(max_client_connections=3)) as running:
         held = [connect(running) for _ in range(3)]

@@ -7,7 +7,9 @@
   of its first byte), however slowly its bytes trickle in: past it, a connection that sent part of a head gets a
   JSON 408 and is closed; a new one that sent nothing is closed (a kept-alive one, after uvicorn's keep-alive).
 - A request body must not stall: `body_timeout_s` with no byte of it (while the server is ready to read) closes
-  the connection, and the route sees the client gone.
+  the connection, and the route sees the client gone. Nor may it trickle: it must arrive whole within
+  `body_timeout_s`, plus a second for each `min_body_bytes_per_s` bytes it has sent (Apache's mod_reqtimeout rule,
+  `body=60,MinRate=500`), or the connection is closed too: a byte a second would hold a connection for days.
 - At most `max_connections` connections at once, and `max_client_connections` from one client address (0: no
   limit per address, for a service behind a proxy): past either, a new connection gets a JSON 503 with
   `Retry-After` and is closed at once. Idle connections then cannot use up the process's file descriptors.
@@ -84,7 +86,8 @@ def guarded_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
     """uvicorn's h11 protocol with this module's limits (see its docstring), for `uvicorn.Config(http=...)`;
     `buffer_bytes`: the most of an unfinished head that h11 holds (`headlimit.head_buffer_bytes`)."""
     key = (settings.max_url_bytes, settings.max_header_bytes, buffer_bytes, settings.head_timeout_s,
-           settings.body_timeout_s, settings.max_connections, settings.max_client_connections)
+           settings.body_timeout_s, settings.min_body_bytes_per_s, settings.max_connections,
+           settings.max_client_connections)
     if key not in _protocols:
         _protocols[key] = _make_protocol(settings, buffer_bytes)
     return _protocols[key]
@@ -98,6 +101,7 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
 
     max_url_bytes, head_timeout_s, body_timeout_s = settings.max_url_bytes, settings.head_timeout_s, \
         settings.body_timeout_s
+    min_rate = settings.min_body_bytes_per_s
     max_connections, max_client_connections = settings.max_connections, settings.max_client_connections
 
     class GuardedH11Protocol(H11Protocol):
@@ -105,6 +109,9 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
         answered = False
         head_timer: asyncio.TimerHandle | None = None
         body_timer: asyncio.TimerHandle | None = None
+        rate_timer: asyncio.TimerHandle | None = None
+        body_started: float | None = None         # when the body of the request being read began
+        body_bytes = 0                            # what has come since
 
         # -- connections -----------------------------------------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -135,6 +142,8 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
         # -- reading ---------------------------------------------------------------------------------------------
         def data_received(self, data: bytes) -> None:
             if not self.refused:              # after a refusal, the rest of what the client sends is dropped
+                if self.body_started is not None:
+                    self.body_bytes += len(data)
                 super().data_received(data)
                 self._watch()
 
@@ -160,6 +169,11 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
             self._cancel_body_timer()
             if state is h11.SEND_BODY:
                 self.body_timer = self.loop.call_later(body_timeout_s, self._body_stalled)
+                if self.body_started is None and min_rate:
+                    self.body_started, self.body_bytes = self.loop.time(), 0
+                    self.rate_timer = self.loop.call_later(body_timeout_s, self._body_slow)
+            else:
+                self._cancel_rate_timer()
 
         def _head_late(self) -> None:
             self.head_timer = None
@@ -184,6 +198,30 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
                      "%s:%d" % tuple(self.client[:2]) if self.client else "a client", body_timeout_s)
             self.transport.close()
 
+        def _body_slow(self) -> None:
+            """The body's deadline, `body_timeout_s` from its start plus a second per `min_rate` bytes since: later
+            where more came meanwhile, or where we stopped reading (the app is behind); else the end."""
+            self.rate_timer = None
+            if self.transport.is_closing() or self.conn.their_state is not h11.SEND_BODY:
+                return
+            deadline = self.body_started + body_timeout_s + self.body_bytes / min_rate
+            if self.flow.read_paused:
+                self.body_started += self.loop.time() + body_timeout_s - deadline   # paused time is not theirs
+                deadline = self.loop.time() + body_timeout_s
+            if deadline > self.loop.time():
+                self.rate_timer = self.loop.call_at(deadline, self._body_slow)
+                return
+            log.info("%s: the request body came at under %d bytes/s (%d bytes in %.0f s): connection closed",
+                     "%s:%d" % tuple(self.client[:2]) if self.client else "a client", min_rate, self.body_bytes,
+                     self.loop.time() - self.body_started)
+            self.transport.close()
+
+        def _cancel_rate_timer(self) -> None:
+            self.body_started = None
+            if self.rate_timer is not None:
+                self.rate_timer.cancel()
+                self.rate_timer = None
+
         def _cancel_head_timer(self) -> None:
             if self.head_timer is not None:
                 self.head_timer.cancel()
@@ -197,6 +235,7 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
         def _cancel_timers(self) -> None:
             self._cancel_head_timer()
             self._cancel_body_timer()
+            self._cancel_rate_timer()
 
         def _unsupported_upgrade_warning(self) -> None:
             """An `Upgrade` the service does not speak is served as plain HTTP, without a warning per request."""

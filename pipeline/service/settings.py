@@ -39,6 +39,7 @@ class ServiceSettings:
     max_waiting_documents: int = 16   # documents waiting for a turn; past it, a 503
     head_timeout_s: float = 20.0      # a request head (line and headers) must arrive whole within this; else a 408
     body_timeout_s: float = 60.0      # a request body with no new byte for this long: the connection is closed
+    min_body_bytes_per_s: int = 500   # a body must come whole within body_timeout_s + 1 s per this many bytes (0: any)
     max_connections: int = 1000       # open connections at once; past it a new one gets a 503
     max_client_connections: int = 64  # open connections from one client address (0: no limit, behind a proxy)
     forwarded_allow_ips: tuple[str, ...] = ()  # proxies whose X-Forwarded-For names the client (empty: none)
@@ -57,7 +58,8 @@ class ServiceSettings:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         OPTIONS["beam"].check(self.beam, MAX_BEAM)
-        for name in ("max_waiting_documents", "max_client_connections", "max_document_memory_bytes"):
+        for name in ("max_waiting_documents", "max_client_connections", "max_document_memory_bytes",
+                     "min_body_bytes_per_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.req_limit < 0:
