@@ -24,6 +24,10 @@ def service_parser() -> argparse.ArgumentParser:
                         help="address to bind (default: %(default)s, this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
     parser.add_argument("--beam", type=int, help="default beam size, 1-8 (default: the run's decode.beam_size)")
+    parser.add_argument("--warm-up", choices=("default", "all"), default="default",
+                        help="what the Keras engine compiles before it listens: greedy and the default beam "
+                             "(default), or every beam 1-8 and every LibreTranslate alternatives count up to "
+                             "--alternatives-limit (all: no request waits for a compile; longer to start)")
     parser.add_argument("--max-batch", type=int, default=64,
                         help="most sentences decoded together (default: %(default)s)")
     parser.add_argument("--max-wait-ms", type=float, default=10.0,
@@ -144,7 +148,7 @@ def main() -> int:
                                forwarded_allow_ips=tuple(ip.strip() for ip in args.forwarded_allow_ips.split(",")
                                                          if ip.strip()), public_url=args.public_url)
     serve(args.run, settings, which=args.model, engine=args.engine, host=args.host, port=args.port,
-          api_key_env=args.api_key_env, log_level=args.log_level)
+          api_key_env=args.api_key_env, log_level=args.log_level, warm=args.warm_up)
     return 0
 
 

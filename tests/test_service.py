@@ -350,3 +350,16 @@ def test_sigterm_finishes_requests_in_flight_then_exits(trained_tiny, tiny_engin
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_warming_up_every_option_leaves_nothing_to_compile_for_a_request(tiny_engine):
+    from pipeline.service.server import warm_up, warmed
+
+    assert warmed(4, 3, "default") == ([1, 4], [])
+    assert warmed(4, 3, "all") == (list(range(1, 9)), [(4, 2), (4, 3), (4, 4)])   # LibreTranslate's alternatives
+    assert warmed(6, 7, "all")[1][0] == (6, 2) and warmed(6, 7, "all")[1][-1] == (8, 8)
+    warm_up(tiny_engine, [], [(3, 2)])                   # one n-best list (a few seconds), every input length
+    traces = tiny_engine.decoder.traces
+    for text in ("Hi.", "Tom is my friend and he lives in Rome.", " ".join(["word"] * 40)):
+        tiny_engine.n_best([text], 2, beam=3)
+    assert tiny_engine.decoder.traces == traces          # the first request at a new option compiled (2 s, all waiting)

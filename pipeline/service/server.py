@@ -17,6 +17,7 @@ from urllib.parse import unquote_plus
 
 from pipeline.extras import require
 from pipeline.rundir import run_name
+from pipeline.service.settings import MAX_BEAM
 from pipeline.text import shortened
 
 if TYPE_CHECKING:
@@ -48,16 +49,31 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def warm_up(translator: Engine, beams: Iterable[int]) -> float:
-    """Translate inputs of every length once per beam, so that the decoder compiles the shapes it needs
-    (seconds each) now and not in the first requests; the seconds taken."""
+def warm_up(translator: Engine, beams: Iterable[int], n_best: Iterable[tuple[int, int]] = ()) -> float:
+    """Translate inputs of every length once per beam, and ask for each (beam, n) n-best list of `n_best`, so
+    that the decoder compiles the shapes it needs (seconds each) now and not in the first requests; the seconds
+    taken."""
     started = time.perf_counter()
+    inputs = [" ".join(["a"] * length) for length in range(1, translator.max_input_length + 1)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                       # word pieces past the length limit
         for beam in beams:
-            for length in range(1, translator.max_input_length + 1):
-                translator.translate([" ".join(["a"] * length)], beam=beam)
+            for text in inputs:
+                translator.translate([text], beam=beam)
+        for beam, n in n_best:
+            for text in inputs:
+                translator.n_best([text], n, beam=beam)
     return time.perf_counter() - started
+
+
+def warmed(default_beam: int, max_alternatives: int, which: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """(beams, (beam, n) n-best lists) a served run compiles before it listens: greedy's and the default beam's
+    (`which` "default"), or every beam a request may ask for and the n-best list of every LibreTranslate
+    `alternatives` count the service allows ("all"), as `libretranslate.translate_texts` asks for them."""
+    if which == "default":
+        return sorted({1, default_beam}), []
+    return list(range(1, MAX_BEAM + 1)), [(max(default_beam, count + 1), count + 1)
+                                          for count in range(1, max_alternatives + 1)]
 
 
 def masked_query(path: str) -> str:
@@ -155,13 +171,14 @@ def open_runs(run_dirs: Sequence[str | Path], which: str = "best", engine: str =
 
 def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings | None = None, *,
           which: str = "best", engine: str = "keras", host: str = "127.0.0.1", port: int = 8000,
-          api_key_env: str | None = None, log_level: str = "info") -> None:
+          api_key_env: str | None = None, log_level: str = "info", warm: str = "default") -> None:
     """Serve `run_dir` (one run directory, or several: one per direction) on host:port, each with
     `open_translator(run_dir, which, engine)` and its own batcher; requests pick theirs by source and target.
+    The Keras engine compiles its decoder first, for `warm` (`warmed`).
 
     SIGTERM stops taking connections, finishes the requests in flight, then exits.
     """
-    uvicorn = require("uvicorn", "serve")
+    require("uvicorn", "serve")
     require("fastapi", "serve")
     from pipeline.service.app import create_app
     from pipeline.service.settings import ServiceSettings
@@ -185,10 +202,11 @@ def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings 
     app.state.service.glossaries.check()           # a database that cannot be opened stops here, not per request
     for run in app.state.service.runs.values():
         if engine == "keras":                  # CTranslate2 compiles nothing per shape: nothing to warm up
-            beams = sorted({1, run.default_beam})
-            print(f"{run.direction.code}: compiling the decoder for beam {' and '.join(map(str, beams))} ...",
+            beams, n_best = warmed(run.default_beam, settings.max_alternatives if run.has_n_best else 0, warm)
+            lists = f" and {len(n_best)} n-best lists" if n_best else ""
+            print(f"{run.direction.code}: compiling the decoder for beam {', '.join(map(str, beams))}{lists} ...",
                   file=sys.stderr, flush=True)
-            print(f"compiled in {warm_up(run.translator, beams):.1f} s", file=sys.stderr, flush=True)
+            print(f"compiled in {warm_up(run.translator, beams, n_best):.1f} s", file=sys.stderr, flush=True)
     # what is loaded by now (the models, the libraries) lives as long as the process: leave it out of the garbage
     # collector's full passes, so that the one after each document (`files.release_memory`) walks only what came
     # after (with the tiny run loaded, 440,000 objects: 215 ms holding the interpreter, every request waiting)
