@@ -377,6 +377,17 @@ def test_a_sphinx_catalog_keeps_its_markup_as_written(tmp_path, located):
     msgfmt_check(tmp_path, out)
 
 
+def test_a_titled_link_or_role_keeps_its_target_after_its_title_whatever_order_the_model_writes():
+    reversed_words = lambda texts: [" ".join(reversed(text.split(" "))) for text in texts]    # noqa: E731
+    found = translations(catalog_of(("../../source/install.rst:14", "See the `Python website <https://python.org/>`_ "
+                                                                   "or :ref:`the setup guide <install>` first.")),
+                         reversed_words)
+    msgstr = next(iter(found.values()))
+    link = re.search(r"`[^`<]+ <https://python\.org/>`_", msgstr)      # was: "... <https://python.org/>`_ website `Python"
+    role = re.search(r":ref:`[^`<]+ <install>`", msgstr)
+    assert link and role and msgstr.count("`") == 4, msgstr
+
+
 def catalog_of(*entries: tuple) -> bytes:
     """A catalog of (reference or None, msgid) entries."""
     head = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'

@@ -47,7 +47,8 @@ from typing import Iterable
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, RST_SIGNAL, CatalogMessage
+from pipeline.documents.messages import (MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, RST_SIGNAL, CatalogMessage,
+                                         rst_pairs_kept)
 from pipeline.documents.segments import VERBATIM, Segment
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
@@ -229,7 +230,8 @@ class Message:
 
     def __init__(self, text: str, markup: regex.Pattern | None = None):
         codes = [(match.start(), match.group(0)) for match in markup.finditer(text)] if markup is not None else []
-        message = CatalogMessage(text, codes)
+        message = CatalogMessage(text, codes, rst_pairs_kept([code for _, code in codes]) if markup is RST_MARKUP
+                                 else None)
         self._marker = self._letter = None
         if not message.choice and markup is None:
             bare, self._marker, self._letter = take_accelerator(text)

@@ -73,6 +73,31 @@ RST_MARKUP = regex.compile(rf"{RST_LITERAL}|{RST_ROLE}(?={RST_TITLED})|{RST_ROLE
                            r"|(?<![\w`])`[^\s`<](?:[^`<\n]*?[^\s`<])?`(?:__?)?(?![\w`])"
                            r"|(?<![\w|])\|[^\s|](?:[^|\n]*?[^\s|])?\|(?:__?)?(?![\w|])"
                            r"|\[(?:[0-9]+|#[\w-]*|\*|[A-Za-z][\w.-]*)\]_(?!\w)")
+RST_OPENING = regex.compile(rf"`|{RST_ROLE}")           # a titled link's or role's opening, before its title
+RST_CLOSING = regex.compile(r"[ \t]+<[^<>`\n]+>`(?:__?)?")  # and its closing: the target, after the title
+
+
+def rst_pairs_kept(codes: Sequence[str]) -> Callable[[str], bool] | None:
+    """A message's `well_formed` for its reStructuredText `codes` (`RST_MARKUP`'s) where they hold a titled link or
+    role: whether a text has each opening (`` ` ``, `` :ref:` ``) before its closing (`` <https://python.org>`_ ``),
+    in pairs, as the source has them. A translation that moved a target before its title is no link, though it kept
+    every code. None where there is no such pair."""
+    ends = {code: 1 if RST_OPENING.fullmatch(code) else -1 for code in codes
+            if RST_OPENING.fullmatch(code) or RST_CLOSING.fullmatch(code)}
+    if not ends:
+        return None
+    pattern = literal_pattern(codes)
+
+    def paired(text: str) -> bool:
+        depth = 0
+        for match in pattern.finditer(text):
+            depth += ends.get(match.group(0), 0)
+            if depth not in (0, 1):
+                return False
+        return depth == 0
+    return paired
+
+
 RST_SIGNAL = regex.compile(rf"{RST_LITERAL}|{RST_ROLE}[^`\n]+`(?!`)")     # a whole literal or role: Sphinx's
 MARKDOWN_MARKUP = regex.compile(r"(?:\{[\w:-]+\})?(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)"
                                 r"|\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"\n]*\")?\)")
