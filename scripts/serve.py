@@ -37,6 +37,7 @@ def service_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-chars", type=int, default=1000,
                         help="most characters per text, a sentence or a paragraph (default: %(default)s)")
     add_limit_flags(parser)
+    add_connection_flags(parser)
     add_file_flags(parser)
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     return parser
@@ -54,6 +55,14 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cors-origins", default="", metavar="ORIGINS",
                         help="comma-separated origins whose web pages may call the API, or '*' for any "
                              "(default: none, no CORS headers)")
+    parser.add_argument("--alternatives-limit", type=int, default=3,
+                        help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
+    parser.add_argument("--glossary-db", metavar="FILE",
+                        help="SQLite file of the glossaries clients upload (POST /glossaries), created at the first start "
+                             "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
+
+
+def add_connection_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-url-bytes", type=int, default=32_768,
                         help="most bytes in a request's path and query string; past it a 414 (default: %(default)s)")
     parser.add_argument("--max-header-bytes", type=int, default=32_768,
@@ -79,11 +88,6 @@ def add_limit_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--public-url", metavar="URL",
                         help="the address clients reach the service at (https://mt.example.org), where "
                              "/translate_file's download links point (default: the Host the request names)")
-    parser.add_argument("--alternatives-limit", type=int, default=3,
-                        help="most LibreTranslate 'alternatives' per text, 0-7 (default: %(default)s)")
-    parser.add_argument("--glossary-db", metavar="FILE",
-                        help="SQLite file of the glossaries clients upload (POST /glossaries), created at the first start "
-                             "(default: $XDG_DATA_HOME or ~/.local/share, then nmt-pipeline/glossaries.sqlite3)")
 
 
 def add_file_flags(parser: argparse.ArgumentParser) -> None:

@@ -362,3 +362,14 @@ def test_a_symfony_choice_mixing_intervals_and_labels():
     assert inner(targets(out, V1)["0"]) == ("{0} There-it are-it no apples-it|one: There-it is one-it apple-it|"
                                             "more: There-it are-it %count% apples-it")        # was: bars lost
     assert "There is one apple" in seen
+
+
+def test_what_lies_around_the_root_is_kept_and_a_target_names_the_file_s_regional_language():
+    source = ('<?xml version="1.0" encoding="UTF-8"?>\n<!-- exported by a tool -->\n'
+              f'<xliff version="1.2" xmlns="{V1}">\n  <file source-language="en-US" target-language="it-IT" '
+              'datatype="plaintext" original="x">\n    <body>\n      <trans-unit id="a">\n'
+              '        <source>Hello world.</source>\n      </trans-unit>\n    </body>\n  </file>\n</xliff>\n')
+    out = translate_document(None, source.encode(), name="m.xlf", translate=suffixed)
+    assert out.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<!-- exported by a tool -->\n<xliff ')
+    assert out.endswith(b"</xliff>\n")                         # was: the declaration rewritten, the line end gone
+    assert targets(out, V1)["a"].get("{http://www.w3.org/XML/1998/namespace}lang") == "it-IT"   # was: it

@@ -30,6 +30,7 @@ import regex
 
 from pipeline.documents.messages import CatalogMessage
 from pipeline.documents.segments import literal_pattern
+from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
 
@@ -40,7 +41,6 @@ XML_NS = "http://www.w3.org/XML/1998/namespace"
 WHOLE = {XLIFF_1: {"x", "bx", "ex", "ph", "bpt", "ept", "it"}, XLIFF_2: {"ph", "sc", "ec", "sm", "em", "cp"}}
 # Inline elements around translatable text, read as tags about their words
 PAIRED = {XLIFF_1: {"g", "mrk"}, XLIFF_2: {"pc", "mrk"}}
-DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
 LOOKS_LIKE = regex.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:\w+:)?xliff\b", regex.S)
 
 
@@ -186,23 +186,13 @@ class XliffDocument:
     (`direct`); a file whose languages are not the run's is a ValueError (one line)."""
 
     def __init__(self, data: bytes, name: str = "document", direction: Direction | None = None):
-        etree = require("lxml.etree", "documents")
-        try:
-            self._tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents")))
-        except etree.XMLSyntaxError as exc:
-            if DOCTYPE.search(data):                        # its entities, which this parser does not load
-                raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare "
-                                 "entities)") from None
-            raise ValueError(f"{name}: not well-formed XML: {exc}") from None
-        if self._tree.docinfo.doctype:
-            raise ValueError(f"{name}: an XLIFF file with a DOCTYPE, which XLIFF has none of (it may declare entities)")
-        root = self._tree.getroot()
+        self._file = XmlFile(data, name, None, "an XLIFF file")
+        root = self._file.root
         namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
         if root.tag.rpartition("}")[2] != "xliff" or namespace not in (XLIFF_1, XLIFF_2):
             raise ValueError(f"{name}: not an XLIFF 1.2 or 2.x file (its root is {root.tag!r}; expected xliff in "
                              f"{XLIFF_1} or {XLIFF_2})")
         self._name, self._namespace, self._root = name, namespace, root
-        self._encoding = self._tree.docinfo.encoding or "UTF-8"
         self._units = [(unit, _Unit(source, namespace)) for unit, source in self._todo()]
         self.segments = [segment for _, unit in self._units for segment in unit.segments]
         self.direction: Direction | None = None
@@ -290,7 +280,6 @@ class XliffDocument:
         self.direction = direction
 
     def render(self) -> bytes:
-        etree = require("lxml.etree", "documents")
         direction = self.direction or Direction()
         for element, _, target_attribute in self._languages():
             if not element.get(target_attribute):
@@ -300,8 +289,10 @@ class XliffDocument:
             if unit.message.translation() is None:
                 continue
             if self._namespace == XLIFF_1:
-                attributes = {f"{{{XML_NS}}}lang": direction.target, "state": "needs-review-translation",
-                              "state-qualifier": "mt-suggestion"}
+                file = next(container.iterancestors(self._ns("file")), None)
+                named = file.get("target-language", "") if file is not None else ""     # `it-IT`: its region too
+                attributes = {f"{{{XML_NS}}}lang": named if _primary(named) == direction.target else direction.target,
+                              "state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
             else:                                    # a machine's: translated, whatever state the empty one had
                 attributes = {}
                 container.set("state", "translated")
@@ -332,4 +323,4 @@ class XliffDocument:
             after.addnext(target)
             if indent is not None and not indent.strip():
                 after.tail = indent
-        return etree.tostring(self._tree, xml_declaration=True, encoding=self._encoding)
+        return self._file.render()

@@ -1,5 +1,6 @@
 """An XML resource file read with lxml's safe parser and written back with what lies around its root as it came (the
-declaration, comments, blank lines: lxml would rewrite or drop them): Android's `strings.xml`, .NET's `.resx`."""
+declaration, comments, blank lines: lxml would rewrite or drop them): Android's `strings.xml`, .NET's `.resx`,
+XLIFF."""
 from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
@@ -8,6 +9,7 @@ import regex
 
 from pipeline.extras import require, safe_xml_parser
 
+DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
 # What lies before a file's root (a byte-order mark, the declaration, comments, processing instructions, spaces) and
 # after it (comments, processing instructions, spaces): kept as written
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
@@ -32,27 +34,30 @@ def _epilog(data: bytes) -> int:
 
 
 class XmlFile:
-    """`data` parsed (`root`, an lxml element named `root_tag`), and `render()` its bytes again. A file that is not
-    well formed, declares a DOCTYPE (whose entities it would expand) or has another root is a one-line ValueError
-    naming `name` and `what` the file should be."""
+    """`data` parsed (`root`, an lxml element named `root_tag`; None: any, which the caller checks), and `render()`
+    its bytes again. A file that is not well formed, declares a DOCTYPE (whose entities it would expand) or has
+    another root is a one-line ValueError naming `name` and `what` the file should be."""
 
-    def __init__(self, data: bytes, name: str, root_tag: str, what: str):
+    def __init__(self, data: bytes, name: str, root_tag: str | None, what: str):
         etree = require("lxml.etree", "documents")
+        doctype = f"{name}: {what} with a DOCTYPE, which such files have none of (it may declare entities)"
         try:
             tree = etree.ElementTree(etree.fromstring(data, safe_xml_parser("documents", strip_cdata=False)))
         except etree.XMLSyntaxError as exc:
+            if DOCTYPE.search(data):                     # its entities, which this parser does not load
+                raise ValueError(doctype) from None
             raise ValueError(f"{name}: not well-formed XML: {exc}") from None
         if tree.docinfo.doctype:
-            raise ValueError(f"{name}: {what} with a DOCTYPE, which such files have none of (it may declare "
-                             "entities)")
+            raise ValueError(doctype)
         self.root = tree.getroot()
-        if self.root.tag != root_tag:
+        if root_tag is not None and self.root.tag != root_tag:
             raise ValueError(f"{name}: not {what}: its root is <{self.root.tag}>, not <{root_tag}>")
         self._tree, self._encoding = tree, tree.docinfo.encoding or "utf-8"
         self._crlf = b"\r\n" in data                   # the parser reads CR LF as LF: written back so
         before = PROLOG.match(data).end()                # the root opens after the declaration and comments
         after = _epilog(data)                            # and closes before the comments after it
-        tag = root_tag.encode()
+        local = etree.QName(self.root).localname
+        tag = (f"{self.root.prefix}:{local}" if self.root.prefix else local).encode()     # as written
         self._around = None                      # (the bytes before the root, after it); None: not found (UTF-16)
         if data[before:before + len(tag) + 1] == b"<" + tag and regex.search(
                 rb"(?:</" + regex.escape(tag) + rb"\s*>|/>)\Z", data[before:after]):
