@@ -138,3 +138,12 @@ def test_third_review_cases():
             b'<?pi a<?b?>\n')
     assert translate_document(None, data, name="strings.xml", translate=suffixed) == data.replace(
         b"Hello world", b"Hello-it world-it")
+
+
+def test_a_letter_written_as_its_escape_is_read_as_the_letter_and_written_so_again():
+    data = (b'<?xml version="1.0" encoding="utf-8"?>\n<resources>\n'
+            b'    <string name="open">Caf\\u00e9 is open\\u2026 \\u0041\\u00a0here.</string>\n</resources>\n')
+    model, seen = recording(lambda texts: [text.replace("Café is open…", "Il café è aperto…") for text in texts])
+    out = translate_document(None, data, name="strings.xml", translate=model)
+    assert seen == ["Café is open… \\u0041\\u00a0here."]          # was: Caf\u00e9, a code inside a word
+    assert b"Il caf\\u00e9 \xc3\xa8 aperto\\u2026 \\u0041\\u00a0here." in out   # an ASCII or unprintable one: a code

@@ -5,8 +5,9 @@ A text is read as Android reads it: its escapes (`\\'`, `\\"`, `\\@`, `\\?`, `\\
 and a text wrapped in double quotes (`"It's here"`) is read inside them. What a translation keeps as written, as
 a catalog message's codes (`messages.CatalogMessage`): inline tags (`<b>`, `<i>`, `<u>`, `<font>`, `<a href>`,
 `<annotation>`), an `<xliff:g>` element whole (its content is not for translation: `<xliff:g id="name">%1$s
-</xliff:g>`), `\\n`, `\\t` and `\\uXXXX`, placeholders (`%1$s`, `%d`, `{name}`) and references (`@string/app_name`,
-which is data, never translated). The translation is written back escaped as `aapt` wants (an apostrophe or a
+</xliff:g>`), `\\n`, `\\t` and a `\\uXXXX` of an ASCII or unprintable character (one of a letter, `Caf\\u00e9`,
+is read as the letter, and the translation writes that letter so too), placeholders (`%1$s`, `%d`, `{name}`) and
+references (`@string/app_name`, which is data, never translated). The translation is written back escaped as `aapt` wants (an apostrophe or a
 double quote escaped, inside double quotes where the source was), and kept only where it is well formed with the
 source's tags (else translated between them).
 
@@ -31,7 +32,7 @@ TOOLS = "http://schemas.android.com/tools"
 # that stands for a character, `\n` or `\u00e8`, an unescaped double quote inside, which aapt reads as a toggle),
 # or an escaped character (`\'` is `'`, `\\` is `\`)
 TOKEN = regex.compile(r"(?P<code><xliff:g\b[^<>]*/>|<xliff:g\b[^<>]*>.*?</xliff:g>|<!--.*?-->|<[^<>]+>"
-                      r"|\\u[0-9A-Fa-f]{4}|\\[nt]|\")|\\(?P<escaped>.)", regex.S)
+                      r"|\\u(?P<hex>[0-9A-Fa-f]{4})|\\[nt]|\")|\\(?P<escaped>.)", regex.S)
 DECLARATION = regex.compile(r' xmlns(?::\w+)?="[^"]*"')       # the root's, which lxml writes on each child
 WHITESPACE = regex.compile(r"[ \t\r\n]+")         # a run aapt reads as one space, outside double quotes
 # Java's format specifiers (`%1$s`, `%,d`, `%S`, `%tY`; `%%`, which only a format string escapes), but for a `%`
@@ -73,6 +74,7 @@ class _Resource:
         body = inner[1:-1]                           # `"It's here"`: read inside its quotes, none else in it
         self.quoted = len(inner) >= 2 and inner[0] == inner[-1] == '"' and not regex.search(r'(?<!\\)"', body)
         text, codes = "", []                         # the text as Android reads it, and where its codes are
+        self._letters: dict[str, str] = {}           # a character written as its escape -> that escape
         done, source = 0, body if self.quoted else inner
         inside = False                               # between aapt's quote toggles: spaces kept
         for match in TOKEN.finditer(source):
@@ -80,7 +82,11 @@ class _Resource:
             text += piece if self.quoted or inside else WHITESPACE.sub(" ", piece)
             if match.group("code") == '"':
                 inside = not inside
-            if match.group("code") is not None:
+            letter = chr(int(match.group("hex"), 16)) if match.group("hex") else ""
+            if letter and not letter.isascii() and letter.isprintable() and not 0xD800 <= ord(letter) < 0xE000:
+                text += letter                       # `Caf\u00e9`: the model reads a word
+                self._letters[letter] = match.group("code")
+            elif match.group("code") is not None:
                 codes.append((len(text), match.group("code")))
                 text += match.group("code")
             else:
@@ -102,6 +108,8 @@ class _Resource:
                 out.append(piece)
                 continue
             piece = piece.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+            for letter, written in self._letters.items():         # as the source wrote it: `\u00e9`
+                piece = piece.replace(letter, written)
             if not self.quoted:
                 piece = piece.replace("'", "\\'")
             if self._printf is not None:             # a `%` of its own would break getString(id, args): `%%`
