@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 CACHE_ENV = "NMT_COMPILATION_CACHE"
 _OFF = ("", "0", "off", "none", "false")
-MAX_CACHE_BYTES = 4 << 30           # each of JAX's cache and the program store; the least recently used go first
+MAX_CACHE_BYTES = 4 << 30           # each of JAX's and TensorFlow's cache and the program store, least recently used out
 _state: dict[str, Any] = {"enabled": None}
 
 
@@ -80,6 +80,8 @@ def enable_persistent_cache(backend: str | None = None) -> Path | None:
         set_tensorflow_cache_flag()
         if "tf_xla_persistent_cache_directory" not in os.environ.get("TF_XLA_FLAGS", ""):
             folder = None
+        else:                                  # TensorFlow bounds its cache not at all: here, at each start
+            prune_least_recent(folder.glob("xla_compile_cache__*"), MAX_CACHE_BYTES)
     _state["enabled"] = folder or False
     return folder
 

@@ -71,6 +71,23 @@ def test_the_program_store_prunes_the_least_recently_used(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.program")) == ["p3.program", "p4.program"]
 
 
+def test_tensorflow_s_cache_is_pruned_when_it_is_turned_on(monkeypatch, tmp_path):
+    from pipeline import compilation
+
+    folder = tmp_path / "tensorflow"
+    folder.mkdir()
+    for n in range(5):
+        path = folder / f"xla_compile_cache__{n}__XLA_CPU_JIT.pb"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (1000 + n, 1000 + n))
+    monkeypatch.setenv("NMT_COMPILATION_CACHE", str(tmp_path))
+    monkeypatch.setenv("TF_XLA_FLAGS", f"--tf_xla_persistent_cache_directory={folder}")   # as _bootstrap sets it
+    monkeypatch.setattr(compilation, "_state", {"enabled": None})
+    monkeypatch.setattr(compilation, "MAX_CACHE_BYTES", 250)
+    assert compilation.enable_persistent_cache("tensorflow") == folder
+    assert sorted(path.name.split("__")[1] for path in folder.iterdir()) == ["3", "4"]   # it bounds itself not at all
+
+
 def test_stored_programs_of_one_attention_kernel_are_not_loaded_for_the_other(monkeypatch, tiny_config_path):
     """`NMT_ATTENTION=xla` (the way round a cuDNN that refuses a shape) must not load the cuDNN programs that a
     run without it stored: the kernel is part of the programs' key."""
