@@ -215,3 +215,11 @@ def test_download_links_point_at_the_public_url_where_one_is_set_not_at_the_host
     for wrong in ("mt.example.org", "ftp://mt.example.org", "https://mt.example.org/?a=1", "https://"):
         with pytest.raises(ValueError, match="public_url must be an http"):
             ServiceSettings(public_url=wrong)
+
+
+def test_two_files_in_one_upload_are_a_400_not_a_guess(service):
+    client, _, _ = service
+    parts = [("file", ("a.txt", b"Hello.")), ("file", ("b.txt", b"Good night."))]
+    for path in ("/translate_file", "/translate_document"):
+        response = client.post(path, files=parts, data={"source": "en", "target": "it"})
+        assert response.status_code == 400 and "more than one file" in response.json()["error"], path

@@ -101,6 +101,8 @@ def test_requests_with_and_without_glossaries_share_a_batch_and_keep_their_own(t
     ({"files": {"file": ("t.tsv", "car\tautomòbile\n".encode("latin-1"))}}, 422, "'t.tsv' line 1: not valid UTF-8"),
     ({"files": {"file": ("t.tbx", b"<martif><unclosed>")}}, 422, "not a TBX file"),
     ({"files": {"other": ("t.tsv", b"car\tauto\n")}}, 422, "missing 'file'"),
+    ({"files": [("file", ("a.tsv", b"car\tauto\n")), ("file", ("b.tsv", b"bus\tautobus\n"))]}, 400,
+     "more than one 'file'"),                                                  # was: the last one, silently
     ({"json": {"name": "x", "entries": {f"t{i}": "x" for i in range(MAX_ENTRIES + 1)}}}, 413, "at most 20,000"),
 ])
 def test_bad_uploads_are_4xx_with_the_reason(tiny_engine, tmp_path, request_kwargs, status, fragment):

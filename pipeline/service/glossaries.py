@@ -105,6 +105,8 @@ def router(sources: tuple[str, ...] = ("en",), targets: tuple[str, ...] = ("it",
                 form = await request.form()
             except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
                 raise ServiceError(400, f"cannot read the form ({exc})") from None
+            if len(form.getlist("file")) > 1:       # which one was meant: not ours to guess
+                raise ServiceError(400, "more than one 'file': send one glossary per request")
             upload_file = form.get("file")
             if not isinstance(upload_file, UploadFile):
                 raise ServiceError(422, "missing 'file': a .tsv, .csv or .tbx glossary")
