@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 CACHE_ENV = "NMT_COMPILATION_CACHE"
 _OFF = ("", "0", "off", "none", "false")
-MAX_CACHE_BYTES = 4 << 30           # each of JAX's and TensorFlow's cache and the program store, least recently used out
+MAX_CACHE_BYTES = 4 << 30           # JAX's cache, TensorFlow's and the program store each; least recently used out
 _state: dict[str, Any] = {"enabled": None}
 
 

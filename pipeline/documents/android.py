@@ -7,9 +7,9 @@ a catalog message's codes (`messages.CatalogMessage`): inline tags (`<b>`, `<i>`
 `<annotation>`), an `<xliff:g>` element whole (its content is not for translation: `<xliff:g id="name">%1$s
 </xliff:g>`), `\\n`, `\\t` and a `\\uXXXX` of an ASCII or unprintable character (one of a letter, `Caf\\u00e9`,
 is read as the letter, and the translation writes that letter so too), placeholders (`%1$s`, `%d`, `{name}`) and
-references (`@string/app_name`, which is data, never translated). The translation is written back escaped as `aapt` wants (an apostrophe or a
-double quote escaped, inside double quotes where the source was), and kept only where it is well formed with the
-source's tags (else translated between them).
+references (`@string/app_name`, which is data, never translated). The translation is written back escaped as
+`aapt` wants (an apostrophe or a double quote escaped, inside double quotes where the source was), and kept only
+where it is well formed with the source's tags (else translated between them).
 
 Not translated: a resource marked `translatable="false"` (or in an array so marked), one whose text is data
 (`messages.is_message`), and every other element (dimensions, colours, styles, `tools:` attributes). Comments,

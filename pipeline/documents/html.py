@@ -582,7 +582,7 @@ class HtmlText:
                 done = end
             tag[name] = "".join(parts) + value[done:]
         if self.xml:
-            self._written_case(self._source)
+            self._names_as_written(self._source)
         return self._soup.decode(formatter=self._formatter, eventual_encoding=None if self.xml else encoding)
 
     def relabel(self, direction: Direction) -> None:
@@ -604,7 +604,7 @@ class HtmlText:
             elif {_attribute_value(meta, key) for key in META_KEYS} & META_LOCALES:
                 meta["content"] = f"{direction.target}_{REGIONS[direction.target]}"
 
-    def _written_case(self, source: str) -> None:
+    def _names_as_written(self, source: str) -> None:
         """An XML page's names in their written case (once what is translated is found by their lower-case
         names)."""
         case = _written_case(source)
