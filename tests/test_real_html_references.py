@@ -73,3 +73,11 @@ def test_a_doctype_comes_back_as_written_with_no_line_end_added():
                  b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN">\r\n<html><p>Hello.</p></html>'):
         out, _ = translated(page, model=lambda texts: texts)
         assert out == page                                # was a blank line after each doctype, or a line end added
+
+
+def test_a_comment_ends_where_a_browser_ends_it_so_no_element_is_made_out_of_one():
+    comment = b"<!-- x -- > <img src=x onerror=alert(1)> --\n> <svg onload=alert(2)> -->"
+    out, seen = translated(b"<p>Hello.</p>" + comment + b"<p>Bye.</p>", model=lambda texts: texts)
+    assert seen == ["Hello.", "Bye."] and out == b"<p>Hello.</p>" + comment + b"<p>Bye.</p>"   # was: a live <img>
+    out, seen = translated(b"<p>A</p><!-- note --!><p>B</p>", model=lambda texts: texts)
+    assert seen == ["A", "B"] and out == b"<p>A</p><!-- note --><p>B</p>"     # `--!>` ends it too (it ran on)

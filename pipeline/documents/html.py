@@ -68,6 +68,7 @@ UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "templat
 INLINE = frozenset({"a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
                     "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike",
                     "strong", "sub", "sup", "time", "tt", "u", "var"})
+HTML5_COMMENT_END = regex.compile(r"--!?>")           # where a comment ends, as HTML5 reads it (`_html5_builder`)
 INTERNAL_SUBSET = regex.compile(r"<!DOCTYPE[^>\[]*\[", regex.I)     # `<!DOCTYPE html [<!ENTITY a "b">]>`
 DOCTYPE_WINDOW = 8192
 COLLAPSIBLE = regex.compile(r"[ \t\f\r]*\n\s*")      # a line end and the spaces around it: one space, as HTML shows it
@@ -194,16 +195,46 @@ def html5_references(markup: str) -> str:
 def _soup_as_written(bs4) -> type:
     """BeautifulSoup keeping the spaces between elements as written: it makes each run of them one space or one
     line end (an indented page came back flush left, and a block of HTML in Markdown differed from its source);
-    and a doctype as written, where it writes a line end after one (a blank line after `<!DOCTYPE html>`)."""
+    a doctype as written, where it writes a line end after one (a blank line after `<!DOCTYPE html>`); and its
+    comments where a browser reads them (`_html5_builder`)."""
     class Doctype(bs4.Doctype):
         SUFFIX = ">"
 
     class AsWritten(bs4.BeautifulSoup):
         ASCII_SPACES = ""                     # what `endData` takes a string of only spaces to be made of
 
-        def __init__(self, markup: str | bytes, features: str):
-            super().__init__(markup, features, element_classes={bs4.Doctype: Doctype})
+        def __init__(self, markup: str | bytes):
+            super().__init__(markup, builder=_html5_builder(bs4)(), element_classes={bs4.Doctype: Doctype})
     return AsWritten
+
+
+@functools.cache
+def _html5_builder(bs4) -> type:
+    """BeautifulSoup's tree builder on Python's `html.parser`, its comments ending where HTML5's tokenizer (every
+    browser) ends them: `<!-->` and `<!--->` at once, else at the first `-->` or `--!>`. Python's parser (before
+    3.13.4) ended one at `--` and spaces before `>`: `<!-- x -- > <img src=x onerror=alert(1)> -->`, one comment to
+    a browser, came back as a comment and a live element (a script a translation made out of a comment), and one
+    ending `--!>` ran on over the page."""
+    from bs4.builder._htmlparser import BeautifulSoupHTMLParser
+
+    class Html5Comments(BeautifulSoupHTMLParser):
+        def parse_comment(self, i: int, report: int = 1) -> int:
+            for abrupt in ("<!-->", "<!--->"):
+                if self.rawdata.startswith(abrupt, i):
+                    if report:
+                        self.handle_comment("")
+                    return i + len(abrupt)
+            end = HTML5_COMMENT_END.search(self.rawdata, i + 4)
+            if end is None:
+                return -1                         # (at the end of the page, its text: escaped, never markup)
+            if report:
+                self.handle_comment(self.rawdata[i + 4:end.start()])
+            return end.end()
+
+    class Builder(bs4.builder.HTMLParserTreeBuilder):
+        def feed(self, markup: str, _parser_class: type = Html5Comments) -> None:
+            super().feed(markup, _parser_class=Html5Comments)
+    return Builder
 
 
 def _read_as_html5(markup: str | bytes) -> str | bytes:
@@ -485,7 +516,7 @@ class HtmlText:
             with warnings.catch_warnings():   # a client's text that looks like a URL or XML is not our warning
                 warnings.simplefilter("ignore", bs4.MarkupResemblesLocatorWarning)
                 warnings.simplefilter("ignore", bs4.XMLParsedAsHTMLWarning)
-                self._soup = _soup_as_written(bs4)(_read_as_html5(markup), "html.parser")
+                self._soup = _soup_as_written(bs4)(_read_as_html5(markup))
         except bs4.ParserRejectedMarkup as exc:
             raise ValueError(f"cannot parse the HTML: {exc}") from None
         self.encoding = self._soup.original_encoding if isinstance(markup, bytes) else None
