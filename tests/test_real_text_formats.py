@@ -445,3 +445,16 @@ def test_symfony_placeholders_against_letters_and_printf_ones():
                          lambda texts: [text.upper() for text in texts])
     assert found["Image size: %width%x%height% pixels"] == "IMAGE SIZE: %width%X%height% PIXELS"   # was %WIDTH%
     assert found["Remaining time: %days%d %hours%h left"] == "REMAINING TIME: %days%D %hours%H LEFT"
+
+
+def test_spans_side_by_side_reach_the_model_as_one_number_and_the_sentence_whole():
+    catalog = catalog_of((None, "Click <b>%s</b> to open the settings page."),
+                         (None, "Welcome <strong>{name}</strong>, you have %d new messages."))
+    from stand_ins import recording
+
+    model, seen = recording(lambda texts: [text.replace("Click", "Clicca") for text in texts])
+    found = translations(catalog, model)
+    assert seen == ["Click 70 to open the settings page.", "Welcome 70, you have 71 new messages."]   # was 707172
+    assert found["Click <b>%s</b> to open the settings page."] == "Clicca <b>%s</b> to open the settings page."
+    assert found["Welcome <strong>{name}</strong>, you have %d new messages."] == \
+        "Welcome <strong>{name}</strong>, you have %d new messages."

@@ -50,8 +50,10 @@ class Segment:
         return cut_at(self.text, self.protected)
 
     def stand_ins(self) -> list[str] | None:
-        """One number per protected span, none of which occurs in `text`, when `numbered` and no span touches a
-        letter or digit (`70%%` would read as one number); else None."""
+        """One number per run of protected spans (`<b>%s</b>`: three spans side by side, one number, as numbers
+        side by side would read as one: `707172`), none of which occurs in `text`, given to the run's first span
+        ("" to the others), when `numbered` and no span touches a letter or digit (`70%%` would read as one
+        number); else None."""
         if not (self.numbered and self.protected):
             return None
         pieces = self.pieces()
@@ -60,7 +62,7 @@ class Segment:
             if before.isalnum() or after.isalnum():
                 return None
         free = free_numbers(self.text)
-        return [next(free) for _ in self.protected]
+        return ["" if index > 1 and not pieces[index - 1] else next(free) for index in range(1, len(pieces), 2)]
 
     def first_text(self) -> str:
         """What the model reads first: `text`, with numbers for its spans where `stand_ins` gives them."""
@@ -77,8 +79,12 @@ class Segment:
         numbers = self.stand_ins()
         if numbers is None:
             return output
-        spans = dict(zip(numbers, self.protected))          # (each digit run read once: linear in the spans)
-        found = Counter(run for run in DIGITS.findall(output) if run in spans)
+        spans: dict[str, str] = {}                          # each number -> its run of spans
+        last = ""
+        for number, span in zip(numbers, self.protected):
+            last = number or last
+            spans[last] = spans.get(last, "") + span
+        found = Counter(run for run in DIGITS.findall(output) if run in spans)   # (each digit run read once)
         if len(found) != len(spans) or any(count != 1 for count in found.values()):
             return None
         return DIGITS.sub(lambda run: spans.get(run.group(0), run.group(0)), output)
