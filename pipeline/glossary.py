@@ -247,11 +247,18 @@ def unmask(translation: str, masked: "Masked") -> str:
                     translation[found.start():found.end()] == term.target[:1].upper() + term.target[1:]:
                 continue
             translation = translation[:found.start()] + term.target + translation[found.end():]
-    else:
+    else:                  # every stand-in found in the model's output first, then all put in at once (a term's
+        spans = []         # Italian that is a number, `71`, would read as a later stand-in: terms swapped)
         for stand_in, term in masked.slots:
             found = find_words(stand_in, translation)
             if found:
-                translation = translation[:found.start()] + term.target + translation[found.end():]
+                spans.append((found.start(), found.end(), term.target))
+        out, last = [], 0
+        for start, end, target in sorted(spans):
+            if start >= last:                  # (a `target` stand-in twice: its one occurrence, once)
+                out += [translation[last:start], target]
+                last = end
+        translation = "".join(out) + translation[last:]
     repairs = 0
     for stand_in, term in masked.slots:
         if term.keep and term.target not in translation and repairs < MAX_NEAR_MISSES:

@@ -252,6 +252,9 @@ def test_a_placeholder_is_a_number_the_sentence_does_not_hold_and_only_it_is_res
     masked = Glossary({"car": "automobile"}).mask("Room 70, car 7.", "placeholder")
     assert masked.text == "Room 70, 71 7."
     assert unmask("Stanza 70, 71 7.", masked) == "Stanza 70, automobile 7."
+    masked = Glossary({"station": "71", "car": "X"}).mask("Where is the station and the car?", "placeholder")
+    assert masked.text == "Where is the 70 and the 71?"
+    assert unmask("Dov'è il 70 e il 71?", masked) == "Dov'è il 71 e il X?"    # was "il X e il 71": swapped
 
 
 def test_a_run_trained_with_annotations_reads_them_and_others_read_placeholders(echo):
