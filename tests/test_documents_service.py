@@ -121,7 +121,10 @@ def test_a_text_download_says_the_charset_its_bytes_are_in(service):
              ("a.htm", "<p>Hello world.</p>".encode(), "text/html; charset=utf-8"),
              ("a.xhtml", '<?xml version="1.0" encoding="ISO-8859-1"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
                          '<body><p>Caf\xe9 time.</p></body></html>'.encode("latin-1"),
-              "application/xhtml+xml; charset=iso-8859-1"))
+              "application/xhtml+xml; charset=iso-8859-1"),
+             ("a.po", 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\nmsgid "Caf\xe9 time."\n'
+                      'msgstr ""\n'.encode("latin-1"), "text/x-gettext-translation; charset=iso-8859-1"),
+             ("a.properties", b"greeting=Hello world.\n", "text/x-java-properties; charset=utf-8"))
     for name, data, expected in cases:
         native = client.post("/translate_document", files={"file": (name, data)})
         assert native.status_code == 200 and native.headers["content-type"] == expected, (name, native.headers)

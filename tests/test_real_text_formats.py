@@ -458,3 +458,14 @@ def test_spans_side_by_side_reach_the_model_as_one_number_and_the_sentence_whole
     assert found["Click <b>%s</b> to open the settings page."] == "Clicca <b>%s</b> to open the settings page."
     assert found["Welcome <strong>{name}</strong>, you have %d new messages."] == \
         "Welcome <strong>{name}</strong>, you have %d new messages."
+
+
+@pytest.mark.parametrize("declared", ["UTF-16", "UTF-7", "base64", "rot13", "idna"])
+def test_a_catalog_written_as_utf8_says_utf8_whatever_charset_it_declared(declared):
+    import polib
+
+    head = f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset={declared}\\n"\n\nmsgid "Hello world."\nmsgstr ""\n'
+    data = head.encode("utf-16") if declared == "UTF-16" else head.encode()
+    out = translate_document(None, data, name="x.po", translate=lambda texts: [t + " (it)" for t in texts])
+    assert b"charset=UTF-8" in out and polib.pofile(out.decode("utf-8")).find("Hello world.").msgstr    # was: its
+    #     UTF-8 bytes under a UTF-16 header (a broken catalog), or a traceback (`base64` is no text encoding)

@@ -109,12 +109,12 @@ register(Format("srt", (".srt",), "application/x-subrip", False, SrtDocument, lo
 register(Format("vtt", (".vtt",), "text/vtt; charset=utf-8", False, VttDocument, looks_like_vtt,
                 options=("direction",)))
 register(Format("ass", (".ass", ".ssa"), "text/x-ssa; charset=utf-8", False, AssDocument, looks_like_ass))
-register(Format("po", (".po", ".pot"), "text/x-gettext-translation", False, PoDocument, looks_like_po,
+register(Format("po", (".po", ".pot"), "text/x-gettext-translation; charset=utf-8", False, PoDocument, looks_like_po,
                 options=("overwrite", "direction")))
 register(Format("xliff", (".xlf", ".xliff", ".sdlxliff", ".mqxliff"), "application/xliff+xml", False, XliffDocument,
                 looks_like_xliff, options=("direction",)))
 register(Format("json", (".json", ".arb"), "application/json", False, JsonCatalog, options=("direction",)))
-register(Format("properties", (".properties",), "text/x-java-properties", False, PropertiesDocument))
+register(Format("properties", (".properties",), "text/x-java-properties; charset=utf-8", False, PropertiesDocument))
 register(Format("android", (".xml",), "application/xml", False, AndroidStrings, looks_like_android))
 register(Format("strings", (".strings",), "text/plain; charset=utf-8", False, AppleStrings))
 register(Format("resx", (".resx",), "application/xml", False, ResxDocument))

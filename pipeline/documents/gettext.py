@@ -163,22 +163,35 @@ PO_LINE = regex.compile(r'\s*(?:(?:msgctxt|msgid|msgid_plural|msgstr|msgstr\[[0-
                         r'(?:"(?:[^"\\]|\\[ntbrfva\\"0-7]|\\x[0-9A-Fa-f])*"\s*)+|\s*(?:#.*)?')
 CHARSET = regex.compile(r"charset\s*=\s*[^\s;]*", regex.I)
 MAX_RUN = 10_000            # comment or continuation lines in a row (`check_syntax`)
+NOT_CHARSETS = {"idna", "punycode", "raw-unicode-escape", "unicode-escape", "undefined", "mbcs", "oem"}
 HEADER_CHARSET = regex.compile(rb'^"Content-Type:[^"\n]*charset\s*=\s*([A-Za-z0-9_.:-]+)', regex.M | regex.I)
 
 
 def declared_charset(data: bytes) -> str | None:
-    """The charset a catalog's header declares (`Content-Type: text/plain; charset=ISO-8859-1`) where it is one
-    Python knows and not a Unicode one (those, and a byte-order mark, go through `Encoded`), else None."""
+    """The charset a catalog's header declares (`Content-Type: text/plain; charset=ISO-8859-1`) where it is a
+    character set Python knows and not a Unicode one (those, and a byte-order mark, go through `Encoded`), else
+    None: not a codec of another kind either (`base64`, `rot13`, `idna`, `unicode_escape`), which is no charset."""
     if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         return None
     match = HEADER_CHARSET.search(data[:65536])
     if match is None:
         return None
     try:
-        codec = codecs.lookup(match.group(1).decode("ascii")).name
+        info = codecs.lookup(match.group(1).decode("ascii"))
     except LookupError:
         return None
-    return None if codec.startswith("utf") else codec
+    if not getattr(info, "_is_text_encoding", True) or info.name in NOT_CHARSETS or info.name.startswith("utf"):
+        return None
+    return info.name
+
+
+def _names_utf8(content_type: str) -> bool:
+    """Whether a header's `Content-Type` names UTF-8 (`charset=utf8`, `charset=UTF-8`)."""
+    found = CHARSET.search(content_type)
+    try:
+        return found is not None and codecs.lookup(found.group(0).partition("=")[2].strip()).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def check_syntax(text: str, name: str) -> None:
@@ -356,6 +369,8 @@ class PoDocument:
             metadata["Plural-Forms"] = PLURAL_FORMS[target]
         if "charset=CHARSET" in metadata.get("Content-Type", "charset=CHARSET"):
             metadata["Content-Type"] = "text/plain; charset=UTF-8"
+        elif self._charset is None and not _names_utf8(metadata["Content-Type"]):   # written as UTF-8, whatever
+            metadata["Content-Type"] = CHARSET.sub("charset=UTF-8", metadata["Content-Type"])   # else it said
         self._catalog.encoding = "utf-8"
         for entry, messages in self._todo:
             if entry.msgid_plural:

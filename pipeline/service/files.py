@@ -37,6 +37,7 @@ from pipeline.documents import FORMATS, by_extension, open_document, sandbox, su
 from pipeline.documents.sandbox import opening_text
 from pipeline.documents.encoding import guessed_encoding
 from pipeline.documents.formats import Format
+from pipeline.documents.gettext import declared_charset
 from pipeline.documents.html import declared_encoding
 from pipeline.service.errors import ServiceError, error_responses
 from pipeline.service.file_store import translated_name
@@ -48,7 +49,9 @@ from pipeline.language import Direction
 Route = Callable[[str], Awaitable[tuple[ServedRun, Any]]]    # the opening text -> (its run, its glossary or None)
 FILE_ROUTES = ("/translate_file", "/libretranslate/translate_file", "/translate_document")
 XHTML_TYPE = "application/xhtml+xml; charset=utf-8"          # an `.xhtml` page's, where `.html` is `text/html`
-MARKUP_TYPES = {"text/html", "application/xhtml+xml"}       # pages that say their own encoding (`<meta charset>`)
+# Files that say their own encoding: a page's `<meta charset>`, a catalog header's `charset=`
+DECLARED_ENCODING = {"text/html": declared_encoding, "application/xhtml+xml": declared_encoding,
+                     "text/x-gettext-translation": declared_charset}
 
 ERRORS = error_responses([
     (400, "no file, an extension not in the list, a file its format's reader rejects, or a pair this service does "
@@ -75,15 +78,16 @@ def download_type(format: Format, name: str, data: bytes) -> str:
 
 def labelled(media_type: str, data: bytes) -> str:
     """`media_type` with its `charset` parameter (a text format's) saying what `data` is, where every download was
-    labelled UTF-8: `utf-16` after a UTF-16 byte-order mark; a page's own (`html.declared_encoding`: its `<meta
-    charset>`, which the page was written in; a browser takes the header's over it); `utf-8` where it decodes so,
-    else the code page a subtitle file came in and went back in (`guessed_encoding`: windows-1252 mostly)."""
+    labelled UTF-8: `utf-16` after a UTF-16 byte-order mark; the one the file declares, which it was written in
+    (`DECLARED_ENCODING`: a page's `<meta charset>`, which a browser would overrule with the header's; a catalog's
+    header); `utf-8` where it decodes so, else the code page a subtitle file came in and went back in
+    (`guessed_encoding`: windows-1252 mostly)."""
     kind, mark, _ = media_type.partition(";")
     if not mark or "charset=" not in media_type:
         return media_type
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return f"{kind}; charset=utf-16"
-    declared = declared_encoding(data) if kind in MARKUP_TYPES else None
+    declared = DECLARED_ENCODING[kind](data) if kind in DECLARED_ENCODING else None
     if declared is not None:
         return f"{kind}; charset={charset_label(declared)}"
     try:
