@@ -20,7 +20,7 @@ from pipeline.documents import sandbox, suffixes
 from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import BearerAuthMiddleware, bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
-from pipeline.service.cors import JsonCORSMiddleware
+from pipeline.service.cors import CrossSiteGuard, JsonCORSMiddleware
 from pipeline.service.errors import HeadAsGet, JsonErrorBodies, install_error_handlers
 from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
@@ -108,8 +108,10 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
                        max_header_bytes=settings.max_header_bytes)
     if settings.cors_origins:
         app.add_middleware(JsonCORSMiddleware, allow_origins=list(settings.cors_origins),
-                           allow_methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type"],
+                           allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"],
                            max_age=86400)
+    app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_origins, allowed_hosts=settings.allowed_hosts,
+                       public_url=settings.public_url)
     auth = [Depends(bearer_auth(settings.api_key))] if settings.api_key else []      # and in the OpenAPI document
     app.include_router(page_router(state.directions))
     for router in keyed:

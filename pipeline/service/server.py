@@ -190,6 +190,9 @@ def serve(run_dir: str | Path | Sequence[str | Path], settings: ServiceSettings 
     key = api_key_from_env(api_key_env)
     if key is not None:
         settings = dataclasses.replace(settings, api_key=key)
+    if _is_loopback(host) and not settings.allowed_hosts:      # a rebinding DNS name is not this machine's name
+        from pipeline.service.cors import LOOPBACK_HOSTS
+        settings = dataclasses.replace(settings, allowed_hosts=LOOPBACK_HOSTS)
     if not _is_loopback(host) and settings.api_key is None:
         print(f"warning: serving on {host} without --api-key-env: anyone who can reach it can use it",
               file=sys.stderr)

@@ -7,6 +7,25 @@ from urllib.parse import urlsplit
 from pipeline.options import OPTIONS
 
 MAX_BEAM = 8
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalized_origin(value: str) -> str:
+    """`value` (an origin, or `*`) as a browser writes it: `scheme://host[:port]`, lower case, no default port, no
+    trailing slash. ValueError (one line) for anything else (a path, a query, another scheme)."""
+    if value == "*":
+        return value
+    parts = urlsplit(value.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/") or \
+            parts.query or parts.fragment or parts.username or port == -1:
+        raise ValueError(f"cors origin {value!r}: expected scheme://host[:port], like https://app.example.org")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    shown = "" if port in (None, DEFAULT_PORTS[parts.scheme.lower()]) else f":{port}"
+    return f"{parts.scheme.lower()}://{host}{shown}"
 
 
 @dataclass(frozen=True)
@@ -22,6 +41,7 @@ class ServiceSettings:
     max_body_bytes: int = 1_000_000   # 1 MB
     req_limit: int = 0                # most translation requests a minute from one client address (0: no limit)
     cors_origins: tuple[str, ...] = ()  # origins browsers may call from ("*": any; empty: no CORS headers)
+    allowed_hosts: tuple[str, ...] = ()  # host names a request must name (empty: any; serve sets them on loopback)
     max_alternatives: int = 3         # most LibreTranslate `alternatives` (LibreTranslate's default limit)
     glossary_db: str | None = None    # the SQLite file of stored glossaries (None: in memory, lost at exit)
     max_file_bytes: int = 10_000_000  # most bytes in one uploaded document (POST /translate_file, /translate_document)
@@ -71,5 +91,6 @@ class ServiceSettings:
             if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
                 raise ValueError(f"public_url must be an http(s) address with no query, like https://mt.example.org, "
                                  f"got {self.public_url!r}")
+        object.__setattr__(self, "cors_origins", tuple(normalized_origin(origin) for origin in self.cors_origins))
         if self.api_key is not None and not self.api_key:
             raise ValueError("api_key must not be empty")
