@@ -43,6 +43,9 @@ def test_cors_origins_are_read_as_browsers_write_them_and_wrong_ones_are_one_lin
         assert preflight.status_code == 200                                    # was a 400, and DELETE not allowed
         assert client.post("/glossaries", json=GLOSSARY, headers={"Origin": "https://a.example"}).status_code == 201
         assert client.post("/glossaries", json=GLOSSARY, headers={"Origin": "https://b.example"}).status_code == 403
+    with client_of(tmp_path, cors_origins=("chrome-extension://abcdefgh",)) as client:      # a translation extension
+        assert client.post("/translate", json={"text": "Hi."},
+                           headers={"Origin": "chrome-extension://abcdefgh"}).status_code == 200
     with client_of(tmp_path, cors_origins=("*",)) as client:
         assert client.post("/translate", json={"text": "Hi."}, headers={"Origin": "null"}).status_code == 200
 

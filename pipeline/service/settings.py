@@ -12,20 +12,22 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def normalized_origin(value: str) -> str:
     """`value` (an origin, or `*`) as a browser writes it: `scheme://host[:port]`, lower case, no default port, no
-    trailing slash. ValueError (one line) for anything else (a path, a query, another scheme)."""
+    trailing slash; http, https or a browser extension's (`chrome-extension://<id>`, `moz-extension://<id>`, as a
+    translation extension calls from). ValueError (one line) for anything else (a path, a query, another scheme)."""
     if value == "*":
         return value
     parts = urlsplit(value.strip())
+    scheme = parts.scheme.lower()
     try:
         port = parts.port
     except ValueError:
         port = -1
-    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/") or \
-            parts.query or parts.fragment or parts.username or port == -1:
+    if not (scheme in DEFAULT_PORTS or scheme.endswith("-extension")) or not parts.hostname or \
+            parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or port == -1:
         raise ValueError(f"cors origin {value!r}: expected scheme://host[:port], like https://app.example.org")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    shown = "" if port in (None, DEFAULT_PORTS[parts.scheme.lower()]) else f":{port}"
-    return f"{parts.scheme.lower()}://{host}{shown}"
+    shown = "" if port in (None, DEFAULT_PORTS.get(scheme)) else f":{port}"
+    return f"{scheme}://{host}{shown}"
 
 
 @dataclass(frozen=True)
