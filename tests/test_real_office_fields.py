@@ -6,6 +6,8 @@ import io
 import re
 import zipfile
 
+import pytest
+
 from pipeline.documents import translate_document
 from stand_ins import docx_with, recording, saved, suffixed
 
@@ -190,3 +192,23 @@ def test_more_ranges_in_a_sentence_than_groups_a_layout_holds_never_cut_it():
     seen, xml = translated(f'<w:p>{run("Start here ")}{words}{run("and stop.")}</w:p>')
     assert seen[0].startswith("Start here word0 word1") and seen[0].endswith("word69 and stop."), seen[:3]
     assert "hyperlink" not in xml and "x-nmt-pipeline" not in xml and xml.count("<w:bookmarkStart") == 70
+
+
+def test_a_package_whose_content_types_lie_is_one_line_naming_no_memory_address():
+    import docx
+
+    made = docx.Document()
+    made.add_paragraph("Hello world.")
+    buffer = io.BytesIO()
+    made.save(buffer)
+    lying, source = io.BytesIO(), zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    with zipfile.ZipFile(lying, "w") as out:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "[Content_Types].xml":             # says it holds a presentation
+                data = data.replace(b"wordprocessingml.document.main", b"presentationml.presentation.main")
+            out.writestr(item, data)
+    with pytest.raises(ValueError) as caught:
+        translate_document(None, lying.getvalue(), name="a.docx", translate=lambda texts: texts)
+    assert str(caught.value).startswith("a.docx: not a readable .docx file: the file is not a Word file")
+    assert "0x" not in str(caught.value)                          # was: '<_io.BytesIO object at 0x7ffa...>'

@@ -135,6 +135,8 @@ INLINE_FIELDS = {"HYPERLINK", "REF"}
 
 PROSE, IN_CODE_FONT, NAMED = 0, 1, 2      # how a run is code: not, by its font alone, by a style named so
 
+IN_MEMORY_FILE = regex.compile(r"(?:\bfile )?'?<_io\.BytesIO object at 0x[0-9a-fA-F]+>'?")     # (`_said`)
+
 
 def field_kind(instruction: str | None) -> str:
     """A Word field's kind, the first word of its instruction (` HYPERLINK "https://..." \\o "tip"` -> HYPERLINK)."""
@@ -743,6 +745,12 @@ class _OoxmlDocument(FollowsDirection):
         return out.getvalue()
 
 
+def _said(exc: Exception) -> str:
+    """What a library's error says, without the in-memory file it names (`'<_io.BytesIO object at 0x7f...>' is not
+    a Word file`: an address, no help to a client)."""
+    return IN_MEMORY_FILE.sub("the file", str(exc))
+
+
 def _parsed_parts(parts: Iterable[Any]) -> list[tuple[Any, Any]]:
     """(part, its tree) of each part the library keeps as bytes (`_parsed_part`; one that does not parse is left)."""
     parsed = [(part, _parsed_part(part.blob)) for part in parts]
@@ -762,7 +770,7 @@ class DocxDocument(_OoxmlDocument):
         try:
             self._package = docx.Document(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - python-docx raises many kinds for a broken package
-            raise ValueError(f"{name}: not a readable .docx file: {exc}") from None
+            raise ValueError(f"{name}: not a readable .docx file: {_said(exc)}") from None
         every = list(self._package.part.package.iter_parts())
         parts = [part for part in every if WORD_PARTS.match(str(part.partname))]
         drawings = _parsed_parts(part for part in every if WORD_DRAWING_PARTS.match(str(part.partname)))
@@ -834,7 +842,7 @@ class PptxDocument(_OoxmlDocument):
         try:
             self._package = pptx.Presentation(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001
-            raise ValueError(f"{name}: not a readable .pptx file: {exc}") from None
+            raise ValueError(f"{name}: not a readable .pptx file: {_said(exc)}") from None
         roots, charts, diagrams = [], {}, {}
         for slide in self._package.slides:
             roots.append(slide.element)
@@ -954,7 +962,7 @@ class _OdfDocument(FollowsDirection):
         try:
             self._document = opendocument.load(io.BytesIO(data))
         except Exception as exc:          # noqa: BLE001 - odfpy raises many kinds for a broken package
-            raise ValueError(f"{name}: not a readable {self.extension} file: {exc}") from None
+            raise ValueError(f"{name}: not a readable {self.extension} file: {_said(exc)}") from None
         media_type = str(self._document.mimetype).strip()       # a template's (`...text-template`) is one too
         if not media_type.startswith(ODF_KINDS_MEDIA[self.extension]):
             raise ValueError(f"{name}: not a {self.extension} file but an OpenDocument of another kind ({media_type})")
