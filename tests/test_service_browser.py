@@ -87,7 +87,7 @@ def test_page_shows_a_service_error(browser, server_url):
     browser.find_element(By.ID, "english").send_keys("x" * 1001)
     browser.find_element(By.ID, "translate").click()
     WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "error").text)
-    assert browser.find_element(By.ID, "error").text == "413: sentence 0 has 1001 characters; the limit is 1000"
+    assert browser.find_element(By.ID, "error").text == "413: text 0 has 1001 characters; the limit is 1000"
     assert httpx.get(server_url + "/health", timeout=5).status_code == 200
 
 

@@ -370,13 +370,13 @@ class ServiceState:
         return gate_texts(sentences)
 
     def check_limits(self, sentences: Sequence[str]) -> None:
-        """413 for too many sentences or one too long."""
+        """413 for too many texts or one too long (a text may be a paragraph: the limits count texts)."""
         limits = self.settings
         if len(sentences) > limits.max_sentences:
-            raise ServiceError(413, f"{len(sentences)} sentences in one request; the limit is {limits.max_sentences}")
+            raise ServiceError(413, f"{len(sentences)} texts in one request; the limit is {limits.max_sentences}")
         for index, sentence in enumerate(sentences):
             if len(sentence) > limits.max_chars:
-                raise ServiceError(413, f"sentence {index} has {len(sentence)} characters; "
+                raise ServiceError(413, f"text {index} has {len(sentence)} characters; "
                                         f"the limit is {limits.max_chars}")
 
     @contextlib.asynccontextmanager
