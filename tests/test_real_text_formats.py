@@ -270,6 +270,8 @@ def test_a_translated_template_downloads_as_a_po_file(tmp_path):
 
     assert translated_name("locale/django.pot") == "django.it.po" and translated_name("APP.POT") == "APP.it.po"
     assert translated_name("talk.srt") == "talk.it.srt" and translated_name("app.po") == "app.it.po"
+    assert translated_name("Über café.html") == "Uber_cafe.it.html"         # was mlaut-like: "ber_caf.it.html"
+    assert translated_name("文档.docx") == "document.it.docx"
 
     class Upper:
         def translate(self, sentences, beam=None, batch_size=None, glossary=None):

@@ -16,6 +16,7 @@ import stat
 import tempfile
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import regex
@@ -41,9 +42,11 @@ _live_lock = threading.Lock()
 
 def translated_name(filename: str, target: str = "it") -> str:
     """The download name of a translation into `target`: `talk.srt` -> `talk.it.srt` (a template, `app.pot`, ->
-    `app.it.po`), in safe characters only."""
+    `app.it.po`), in safe characters only: a letter with a mark as the letter (`Über_café` -> `Uber_cafe`), the
+    rest `_`."""
     path = Path(filename.replace("\\", "/")).name
     stem, suffix = os.path.splitext(path)
+    stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode() if not stem.isascii() else stem
     stem = UNSAFE.sub("_", stem).strip("._") or "document"
     suffix = UNSAFE.sub("", suffix.lower())[:20]
     if suffix == ".pot":                   # a template, translated, is a catalog
