@@ -386,3 +386,12 @@ def test_curl_uploads_a_file_and_downloads_its_translation(server, tiny_engine, 
     assert saved.read_bytes() == translate_document(tiny_engine, page, beam=beam)
     refused = json.loads(run("-F", f"file=@{page}", "-F", "source=en", "-F", "target=it", url + "/translate_file"))
     assert refused == {"error": "Please contact the server operator to get an API key"}
+
+
+def test_a_field_given_twice_is_read_as_libretranslate_reads_it_the_first_and_the_query_string_s(client, tiny_engine,
+                                                                                              beam):
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    twice = client.post("/translate", content=b"q=I+love+you.&q=Tom+is+my+friend.&source=en&target=it", headers=form)
+    assert twice.json() == {"translatedText": tiny_engine.translate(["I love you."], beam=beam)[0]}   # was the last
+    both = client.post("/translate?q=I+love+you.", content=b"q=Tom+is+my+friend.&source=en&target=it", headers=form)
+    assert both.json() == {"translatedText": tiny_engine.translate(["I love you."], beam=beam)[0]}

@@ -187,7 +187,8 @@ class Dispatch:
 
 # -- reading a request as LibreTranslate does ---------------------------------------------------------------
 async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
-    """(fields, is_json): a JSON object's fields, or the query string's and the form's (files ignored)."""
+    """(fields, is_json): a JSON object's fields, or the query string's and the form's (files ignored), the first
+    of a name's values, the query string's first, as LibreTranslate (Flask's `request.values`) reads them."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media == "application/json" or media.endswith("+json"):
         try:
@@ -197,13 +198,17 @@ async def read_fields(request: Request) -> tuple[dict[str, Any], bool]:
         if not isinstance(fields, dict):
             raise invalid("Invalid JSON format")
         return {name: gated(value) for name, value in fields.items()}, True
-    fields = dict(request.query_params)
+    fields: dict[str, Any] = {}
+    for name, value in request.query_params.multi_items():
+        fields.setdefault(name, value)
     if media in ("application/x-www-form-urlencoded", "multipart/form-data"):
         try:
             form = await request.form()
         except Exception as exc:          # noqa: BLE001 - a malformed form is the client's error
             raise invalid(f"Invalid request: cannot read the form ({exc})") from None
-        fields.update((name, value) for name, value in form.items() if not isinstance(value, UploadFile))
+        for name, value in form.multi_items():
+            if not isinstance(value, UploadFile):
+                fields.setdefault(name, value)
     return {name: gated(value) for name, value in fields.items()}, False
 
 
