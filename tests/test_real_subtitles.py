@@ -172,8 +172,9 @@ def test_a_url_in_a_cue_survives_a_model_that_drops_it():
 
 
 @pytest.mark.parametrize("end", ["", "\n", "\n\n", "\r\n\r\n"])
-def test_a_srt_file_ends_as_it_was_written(end):
+def test_a_srt_file_ends_as_it_was_written_and_an_empty_cue_stays_empty(end):
     line = "\r\n" if "\r" in end else "\n"
-    source = line.join(["1", "00:00:01,000 --> 00:00:02,000", "Hello.", "", "2", "00:00:04,000 --> 00:00:05,000",
-                        "Good night."]) + end
-    assert translated(source.encode(), "talk.srt", lambda texts: texts).decode() == source   # a blank line was lost
+    source = line.join(["1", "00:00:01,000 --> 00:00:02,000", "Hello.", "", "2", "00:00:03,000 --> 00:00:04,000",
+                        "", "3", "00:00:04,000 --> 00:00:05,000", "Good night."]) + end     # cue 2 empty
+    assert translated(source.encode(), "talk.srt", lambda texts: texts).decode() == source   # a blank line was
+    #                                                             lost at the end, and one added after cue 2

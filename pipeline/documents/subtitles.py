@@ -291,7 +291,8 @@ class SrtDocument:
         self._cues, self.segments = read_cues([subtitle.content for subtitle in subtitles])
 
     def render(self) -> bytes:
-        blocks = [head.text + "\n" + cue.render() for head, cue in zip(self._heads, self._cues)]
+        blocks = [head.text + "".join("\n" + text for text in [cue.render()] if text)      # an empty cue: no line
+                  for head, cue in zip(self._heads, self._cues)]
         text = "\n\n".join(blocks) + self._end
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))
