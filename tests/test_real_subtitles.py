@@ -178,3 +178,18 @@ def test_a_srt_file_ends_as_it_was_written_and_an_empty_cue_stays_empty(end):
                         "", "3", "00:00:04,000 --> 00:00:05,000", "Good night."]) + end     # cue 2 empty
     assert translated(source.encode(), "talk.srt", lambda texts: texts).decode() == source   # a blank line was
     #                                                             lost at the end, and one added after cue 2
+
+
+def test_a_cue_s_tags_nest_in_its_translation_whatever_order_the_model_writes_its_words():
+    from pipeline.documents.subtitles import tags_nest
+
+    reversed_words = lambda texts: [" ".join(reversed(text.split(" "))) for text in texts]     # noqa: E731
+    srt = ("1\n00:00:03,000 --> 00:00:04,000\n<i>Where are you going?</i>\n<b>To the station now.</b>\n\n"
+           "2\n00:00:05,000 --> 00:00:06,000\n<font color=\"red\">Red words</font> and plain words here.\n")
+    vtt = ("WEBVTT\n\n00:00:07.000 --> 00:00:09.000\n<v Mary>Hello there, my friend!</v> <c.yellow>How are you today?"
+           "</c>\n")
+    for data, name in ((srt, "talk.srt"), (vtt, "talk.vtt")):
+        out = translated(data.encode(), name, reversed_words).decode()
+        cues = [block.split("\n", 2)[-1] for block in out.strip().split("\n\n") if "-->" in block]
+        assert all(tags_nest(cue) for cue in cues), cues        # was: <i>now. station the <b>To going?</i> ...</b>
+        assert "<i>going? you are Where</i>" in out or name != "talk.srt"

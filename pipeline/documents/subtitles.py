@@ -35,6 +35,7 @@ several cues of a file is translated once, so it comes back the same in each.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -42,7 +43,7 @@ import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import SYMBOL as SYMBOL_PATTERN
-from pipeline.documents.segments import Segment, protected_spans, run_at_end, wrap_balanced
+from pipeline.documents.segments import Segment, keeps_spans, protected_spans, run_at_end, wrap_balanced
 from pipeline.extras import require
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
@@ -58,6 +59,7 @@ TRAILING_TAGS = regex.compile(rf"(?:\G|(?<!\s))(?:\s*+(?:{KEPT.pattern}))++\s*+"
 # `<c.colorE5E5E5>`) around the timed words
 WORD_TIMESTAMP = regex.compile(r"<(?:[0-9]{2,}:)?[0-5][0-9]:[0-5][0-9]\.[0-9]{3}>")
 CLASS_SPAN = regex.compile(r"</?c(?:\.[^\s<>.]+)*>")
+HTML_TAG = regex.compile(r"<(/?)([A-Za-z][\w-]*)[^<>\n]{0,200}?(?<!/)>")     # an opening or closing tag (`<c.x>`)
 # a speaker's line: a dash or a voice, after the tags that open the line (`<i>- Hey!</i>`, `{\an8}- Hey!`, `<i>-Hey`)
 DIALOGUE = regex.compile(rf"^(?:\s*(?:{TAG.pattern}))*?\s*(?:[-–—]|<v[ .][^<>\n]{{0,200}}>)\s*")
 SENTENCE_END = regex.compile(r"[.!?…:;♪)\]}\"'»”’-]\s*$")         # a cue that ends so ends its sentence
@@ -161,7 +163,9 @@ class Cue:
             body = unit[len(dash):]
             head = LEADING_TAGS.match(body).group(0)
             tail = _tail(TRAILING_TAGS, body, len(head))
-            self._units.append((dash, head, tail, body[len(head):len(body) - len(tail)]))
+            if not tags_nest(body[len(head):len(body) - len(tail)]):      # `<i>A</i> <b>B</b>`: no one pair around
+                head, tail = body[:len(body) - len(body.lstrip())], body[len(body.rstrip()):]   # it: kept inside,
+            self._units.append((dash, head, tail, body[len(head):len(body) - len(tail)]))   # where they must nest
         self.inners = [inner for _, _, _, inner in self._units]
         self.segments: list[Segment] = []            # one per unit, from `read_cues`
         self.share: tuple[Segment, int, list[int]] | None = None      # a sentence across cues: its part
@@ -191,6 +195,20 @@ class Cue:
                 wrapped = wrap_balanced(segment.translation, WIDTH)
                 lines.append(head + "\n".join(wrapped) + tail)
         return "\n".join(lines)
+
+
+def tags_nest(text: str) -> bool:
+    """Whether a text's tags nest (`<i>a <b>b</b></i>`): each closing tag closes the last one open; one left open
+    is closed by the cue's end, as players read it (`<v Mary>Hello`). Not `<i>a <b>b</i></b>`, which a translation
+    that moved words across tags makes."""
+    open_tags: list[str] = []
+    for match in HTML_TAG.finditer(text):
+        closing, name = match.group(1), match.group(2).lower()
+        if not closing:
+            open_tags.append(name)
+        elif not open_tags or open_tags.pop() != name:
+            return False
+    return True
 
 
 def runs_on(text: str, following: str) -> bool:
@@ -236,7 +254,10 @@ def read_cues(texts: list[str], groups: list[str] | None = None) -> tuple[list[C
 
     def segment(text: str) -> Segment:
         if text not in known:
-            known[text] = Segment(text, protected_spans(text, KEPT))
+            spans = protected_spans(text, KEPT)
+            nested = tags_nest(text)          # a translation that moved words across tags is redone between them
+            known[text] = Segment(text, spans, accept=lambda translation: keeps_spans(translation, Counter(spans))
+                                  and (not nested or tags_nest(translation)))
         return known[text]
 
     def close(chain: list[Cue]) -> None:
