@@ -134,3 +134,11 @@ def test_an_indented_page_keeps_its_indentation():
             "  </body>\n</html>\n")
     out, _ = translated(page)
     assert out == page.replace("First item", "FIRST ITEM").replace("Second item", "SECOND ITEM")   # was flush left
+
+
+def test_a_ruby_gloss_is_read_within_its_sentence_and_kept_as_written():
+    page = "<p>In Japanese the word <ruby>庭<rp>(</rp><rt>niwa</rt><rp>)</rp></ruby> means garden.</p>".encode()
+    model, seen = recording(lambda texts: [text.upper() for text in texts])
+    out = translate_document(None, page, name="book.xhtml", translate=model).decode()
+    assert len(seen) == 1 and seen[0].startswith("In Japanese the word") and seen[0].endswith("means garden.")
+    assert "<ruby>庭<rp>(</rp><rt>niwa</rt><rp>)</rp></ruby>" in out and "MEANS GARDEN." in out   # was: 庭 translated

@@ -63,11 +63,12 @@ from pipeline.documents.segments import Segment, protected_spans
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
-UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math"})
+UNTRANSLATED = frozenset({"script", "style", "code", "pre", "textarea", "template", "math", "ruby"})   # ruby: a
+# gloss on words of another script (`<ruby>庭<rt>niwa</rt></ruby>`), its base and reading kept as written
 # Phrasing elements that format words within a sentence: a sentence goes on through them (`HtmlText`'s chunks)
 INLINE = frozenset({"a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em",
-                    "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike",
-                    "strong", "sub", "sup", "time", "tt", "u", "var"})
+                    "font", "i", "ins", "kbd", "label", "mark", "nobr", "q", "rb", "rp", "rt", "rtc", "ruby", "s",
+                    "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var"})
 HTML5_COMMENT_END = regex.compile(r"--!?>")           # where a comment ends, as HTML5 reads it (`_html5_builder`)
 INTERNAL_SUBSET = regex.compile(r"<!DOCTYPE[^>\[]*\[", regex.I)     # `<!DOCTYPE html [<!ENTITY a "b">]>`
 DOCTYPE_WINDOW = 8192
