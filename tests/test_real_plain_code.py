@@ -62,3 +62,11 @@ def test_a_list_item_s_marker_is_kept_out_of_what_the_model_reads():
                            lambda texts: [" ".join(reversed(text.split())) for text in texts])
     assert seen == ["Steps:", "Download the installer", "Run it now", "Then reboot"]
     assert out == "Steps:\n1. installer the Download\n- now it Run\n  • reboot Then\n"
+
+
+def test_a_form_feed_s_line_is_a_page_break_between_paragraphs():
+    text = ("This paragraph is hard wrapped at a narrow width so that\nit spans several lines in the file and should "
+            "be\nrewrapped after translation.\n\f\nNext page starts here.\n")
+    model, seen = recording(lambda texts: list(texts))
+    assert translate_document(None, text.encode(), name="a.txt", translate=model) == text.encode()
+    assert seen[0].startswith("This paragraph is hard wrapped") and seen[0].endswith("rewrapped after translation.")

@@ -22,7 +22,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.segments import Segment, protected_spans
 
-BLANK_LINES = regex.compile(r"((?:\r?\n)[ \t]*(?:\r?\n)(?:[ \t]*\r?\n)*)")
+BLANK_LINES = regex.compile(r"((?:\r?\n)[ \t\f\v]*(?:\r?\n)(?:[ \t\f\v]*\r?\n)*)")   # a form feed's line (a page break) too
 LIST_ITEM = regex.compile(r"^\s*(?:[-*+•–]\s|\d{1,3}[.)]\s|[a-zA-Z][.)]\s)")
 CODE_INDENT = 4     # columns (a tab counts as up to the next multiple of 8) past the least indented paragraph
 PROMPT = regex.compile(r"^\s*(?:\$|%|>>>|\.\.\.|[A-Z]:\\[^>\s]*>|PS [^>\n]*>|[\w.-]+@[\w.-]+:[^$#\n]*[$#])\s")
