@@ -127,3 +127,18 @@ def test_nested_aliases_cost_what_their_text_does():
     out = translate_document(None, source.encode(), name="en.yml", translate=model).decode()
     assert sorted(seen) == ["Hello world", "Save changes"]
     assert out == source.replace("Hello world", "Hello-it world-it").replace("Save changes", "Save-it changes-it")
+
+
+@pytest.mark.parametrize("name,catalog", [
+    ("en.yaml", "en:\n  message:\n    hello: hello world\n    link: \"@:message.hello and welcome\"\n"
+                "    braced: \"See @:{'message.hello'} now, {'@'} is literal\"\n"),
+    ("en.json", '{"message": {"hello": "hello world", "link": "@:message.hello and welcome",'
+                ' "braced": "See @:{\'message.hello\'} now, {\'@\'} is literal"}}'),
+])
+def test_vue_i18n_s_linked_messages_and_literals_come_back_as_written(name, catalog):
+    def meddling(texts):              # translates inside anything that looks like a word, drops a quote
+        return [text.replace("message", "messaggio").replace("hello", "ciao").replace("'", "") for text in texts]
+    model, seen = recording(meddling)
+    out = translate_document(None, catalog.encode(), name=name, translate=model).decode()
+    assert "@:message.hello and welcome" not in seen and "@:message.hello" in out       # was: read, and changed
+    assert "@:{'message.hello'}" in out and "{'@'}" in out

@@ -25,14 +25,13 @@ from typing import Any
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import CatalogMessage, icu_messages, is_message
+from pipeline.documents.messages import CATALOG_REFERENCES, CatalogMessage, icu_messages, is_message
 from pipeline.documents.segments import Segment
 from pipeline.language import REGIONS, Direction, FollowsDirection
 
-# i18next's nesting (`$t(common.save)`), vue-i18n's linked messages (`@:common.save`, `@.lower:name`, `@:(key)`),
-# a browser extension's named and numbered placeholders (`$COUNT$`, `$1`)
-JSON_MARKUP = regex.compile(r"\$t\([^()\n]{1,200}\)|@(?:\.[a-z]+)?:(?:\([\w.-]+\)|[\w-]+(?:\.[\w-]+)*)"
-                            r"|\$[A-Za-z_][A-Za-z0-9_]*\$|\$[1-9]")
+# The catalog libraries' references (`messages.CATALOG_REFERENCES`), and a browser extension's named and numbered
+# placeholders (`$COUNT$`, `$1`)
+JSON_MARKUP = regex.compile(CATALOG_REFERENCES.pattern + r"|\$[A-Za-z_][A-Za-z0-9_]*\$|\$[1-9]")
 TOKEN = regex.compile(r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<open>[{\[])|(?P<close>[}\]])|(?P<colon>:)|(?P<comma>,)'
                       r'|(?P<other>[^\s{}\[\]:,"]+))', regex.S)
 MESSAGE_KEYS = frozenset({"message", "defaultMessage", "string", "translation"})

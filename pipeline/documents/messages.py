@@ -98,6 +98,11 @@ def rst_pairs_kept(codes: Sequence[str]) -> Callable[[str], bool] | None:
     return paired
 
 
+# What the catalog libraries write into a message to refer to another, kept as written: i18next's nesting
+# (`$t(common.save)`), vue-i18n's linked messages (`@:common.save`, `@.lower:name`, `@:(key)`, `@:{'key'}`) and
+# its literal interpolation (`{'@'}`, `{'support@example.com'}`), in JSON and YAML catalogs alike
+CATALOG_REFERENCES = regex.compile(r"\$t\([^()\n]{1,200}\)|@(?:\.[a-z]+)?:(?:\([\w.-]+\)|\{'[^'{}\n]{1,200}'\}"
+                                   r"|[\w-]+(?:\.[\w-]+)*)|\{'[^'{}\n]{0,200}'\}")
 RST_SIGNAL = regex.compile(rf"{RST_LITERAL}|{RST_ROLE}[^`\n]+`(?!`)")     # a whole literal or role: Sphinx's
 MARKDOWN_MARKUP = regex.compile(r"(?:\{[\w:-]+\})?(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)"
                                 r"|\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"\n]*\")?\)")

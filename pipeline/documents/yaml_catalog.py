@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.messages import CatalogMessage, icu_messages, is_message
+from pipeline.documents.messages import CATALOG_REFERENCES, CatalogMessage, icu_messages, is_message
 from pipeline.documents.segments import Segment
 from pipeline.documents.trees import same_data
 from pipeline.extras import require
@@ -81,8 +81,9 @@ class YamlCatalog(FollowsDirection):
         icu = True if "+intl-icu" in name or any(icu_messages(str(value)) is not None for value in values.values()) \
             else None                                   # Symfony's ICU catalogs: apostrophes quoted as ICU reads
         self._values: list[tuple[list[tuple[Any, Any]], CatalogMessage]] = [
-            (slots[identity], CatalogMessage(str(value), icu_quoting=icu)) for identity, value in values.items()
-            if is_message(str(value)) and not (type(value) is str and self._rails and (YAML_11.fullmatch(value) or
+            (slots[identity], CatalogMessage(str(value), _references(str(value)), icu_quoting=icu))
+            for identity, value in values.items()
+            if is_message(str(value), CATALOG_REFERENCES) and not (type(value) is str and self._rails and (YAML_11.fullmatch(value) or
                                                                                         SYMBOL.match(value)))]
         self.segments: list[Segment] = [segment for _, message in self._values for segment in message.segments]
 
@@ -167,3 +168,8 @@ def _strings(node: Any, seen: set[int] | None = None) -> Iterator[tuple[Any, Any
             yield node, key, value
         else:
             yield from _strings(value, seen)
+
+
+def _references(value: str) -> list[tuple[int, str]]:
+    """(where, reference) of each reference a value makes to another message (`@:message.hello`): kept as written."""
+    return [(match.start(), match.group(0)) for match in CATALOG_REFERENCES.finditer(value)]
