@@ -81,3 +81,5 @@ def test_a_comment_ends_where_a_browser_ends_it_so_no_element_is_made_out_of_one
     assert seen == ["Hello.", "Bye."] and out == b"<p>Hello.</p>" + comment + b"<p>Bye.</p>"   # was: a live <img>
     out, seen = translated(b"<p>A</p><!-- note --!><p>B</p>", model=lambda texts: texts)
     assert seen == ["A", "B"] and out == b"<p>A</p><!-- note --><p>B</p>"     # `--!>` ends it too (it ran on)
+    out, seen = translated(b"<p>A</p><!-- never ended <p>B</p>", model=lambda texts: texts)
+    assert seen == ["A"] and out == b"<p>A</p><!-- never ended <p>B</p>-->"      # was text, and translated

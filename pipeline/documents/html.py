@@ -212,13 +212,16 @@ def _soup_as_written(bs4) -> type:
 @functools.cache
 def _html5_builder(bs4) -> type:
     """BeautifulSoup's tree builder on Python's `html.parser`, its comments ending where HTML5's tokenizer (every
-    browser) ends them: `<!-->` and `<!--->` at once, else at the first `-->` or `--!>`. Python's parser (before
-    3.13.4) ended one at `--` and spaces before `>`: `<!-- x -- > <img src=x onerror=alert(1)> -->`, one comment to
-    a browser, came back as a comment and a live element (a script a translation made out of a comment), and one
-    ending `--!>` ran on over the page."""
+    browser) ends them: `<!-->` and `<!--->` at once, else at the first `-->` or `--!>`, else at the page's end.
+    Python's parser (before 3.13.4) ended one at `--` and spaces before `>`: `<!-- x -- > <img src=x
+    onerror=alert(1)> -->`, one comment to a browser, came back as a comment and a live element (a script a
+    translation made out of a comment); one ending `--!>` ran on over the page; and one never ended was text, which
+    was translated."""
     from bs4.builder._htmlparser import BeautifulSoupHTMLParser
 
     class Html5Comments(BeautifulSoupHTMLParser):
+        at_end = False                            # the whole page is in (`close`): an open comment ends with it
+
         def parse_comment(self, i: int, report: int = 1) -> int:
             for abrupt in ("<!-->", "<!--->"):
                 if self.rawdata.startswith(abrupt, i):
@@ -226,11 +229,15 @@ def _html5_builder(bs4) -> type:
                         self.handle_comment("")
                     return i + len(abrupt)
             end = HTML5_COMMENT_END.search(self.rawdata, i + 4)
-            if end is None:
-                return -1                         # (at the end of the page, its text: escaped, never markup)
+            if end is None and not self.at_end:
+                return -1                         # (more of the page may come)
             if report:
-                self.handle_comment(self.rawdata[i + 4:end.start()])
-            return end.end()
+                self.handle_comment(self.rawdata[i + 4:end.start() if end else len(self.rawdata)])
+            return end.end() if end else len(self.rawdata)
+
+        def close(self) -> None:
+            self.at_end = True
+            super().close()
 
     class Builder(bs4.builder.HTMLParserTreeBuilder):
         def feed(self, markup: str, _parser_class: type = Html5Comments) -> None:
