@@ -228,7 +228,7 @@ def icu_literals(text: str, plural: bool, codes: Sequence[str] = ()) -> list[str
 
 def icu_unquoted(text: str, plural: bool, codes: Sequence[str] = ()) -> str:
     """An ICU message text as a reader reads it between its literals and inline `codes`: `''` an apostrophe."""
-    return _outside(text, [*icu_literals(text, plural, codes), *codes], lambda piece: piece.replace("''", "'"))
+    return outside(text, [*icu_literals(text, plural, codes), *codes], lambda piece: piece.replace("''", "'"))
 
 
 def icu_quoted(translation: str, kept: Sequence[str], plural: bool, doubled: bool, last: bool) -> str:
@@ -243,7 +243,7 @@ def icu_quoted(translation: str, kept: Sequence[str], plural: bool, doubled: boo
         if doubled:
             return piece.replace("'", "''")
         return regex.sub(r"'(?=[" + regex.escape(special + "'") + "])" + ("" if last else "|'$"), "''", piece)
-    return _outside(translation, kept, quoted)
+    return outside(translation, kept, quoted)
 
 
 def _masked(text: str, codes: Sequence[str]) -> str:
@@ -253,7 +253,7 @@ def _masked(text: str, codes: Sequence[str]) -> str:
     return literal_pattern(codes).sub(lambda code: "\0" * len(code.group(0)), text)
 
 
-def _outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str:
+def outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str:
     """`text` with `change` applied to what lies outside the occurrences of `kept` (the longest first)."""
     if not kept:
         return change(text)

@@ -56,6 +56,7 @@ import regex
 
 from pipeline.documents.runs import MAX_GROUPS, RunLayout, child_index, once_per_node, spaces_outside, windowed
 from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.xml_file import DOCTYPE   # OOXML (OPC) and ODF parts have none
 from pipeline.language import REGIONS, Direction, FollowsDirection
 from pipeline.translate.splitting import needs_translation
 from pipeline.extras import require, safe_xml_parser
@@ -83,7 +84,6 @@ ALPHABETICAL_PAGES = regex.compile(r"(?:,\s*[0-9]+(?:\s*[-–]\s*[0-9]+)?(?:\s*f
 MAX_UNPACKED_BYTES = 500_000_000     # a package that unpacks to more is refused (a zip bomb)
 MAX_XML_BYTES = 100_000_000          # XML parts (parsed into memory, ~20 bytes of RSS per byte) past this: refused
 OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"   # the compound-file signature of .doc, .ppt and .xls
-DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)    # OOXML (OPC) and ODF parts have none: a crafted file's entities
 DOCTYPE_WINDOW = 4096                # the opening of a part where a DOCTYPE would stand
 CODE_FONTS = {"courier new", "courier", "consolas", "menlo", "monaco", "source code pro", "lucida console"}
 CODE_FONT = regex.compile(r"mono(?:spaced?)?\b|\bcode\b", regex.I)     # "Liberation Mono", "Fira Code", not "Monotype"

@@ -28,8 +28,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import regex
 
-from pipeline.documents.messages import CatalogMessage
-from pipeline.documents.segments import literal_pattern
+from pipeline.documents.messages import CatalogMessage, outside
 from pipeline.documents.xml_file import XmlFile
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction
@@ -72,8 +71,7 @@ class _Unit:
         self._read(source, parts)
         self.text = "".join(part for part, _ in parts)
         self._source_markup = "".join(part if code else escape(part) for part, code in parts)
-        self._codes = literal_pattern({part for part, code in parts if code}) if any(code for _, code in parts) \
-            else None
+        self._codes = [part for part, code in parts if code]
         codes, offset = [], 0                              # (where, code)
         for part, code in parts:
             if code:
@@ -135,13 +133,7 @@ class _Unit:
     def markup(self, translation: str) -> str:
         """A translation as XML content: the unit's codes in it as written, the text around them escaped (a `&` or
         `<` the model wrote is text)."""
-        if self._codes is None:
-            return escape(translation)
-        out, done = [], 0
-        for match in self._codes.finditer(translation):
-            out += [escape(translation[done:match.start()]), match.group()]
-            done = match.end()
-        return "".join(out) + escape(translation[done:])
+        return outside(translation, self._codes, escape)
 
     def wrapped(self, translation: str) -> Any | None:
         """The translation as a target element (in the source's namespaces), or None where its codes do not nest."""

@@ -217,9 +217,9 @@ async def read_upload(request: Request, max_bytes: int) -> tuple[dict[str, Any],
             raise ServiceError(400, f"Invalid request: cannot read the form ({exc})") from None
         for name, value in form.multi_items():
             if isinstance(value, UploadFile):
-                if name == "file" and upload is not None:     # which one was meant: not ours to guess
-                    raise ServiceError(400, "Invalid request: more than one file; send one per request")
                 if name == "file":
+                    if upload is not None:                # which one was meant: not ours to guess
+                        raise ServiceError(400, "Invalid request: more than one file; send one per request")
                     upload = value
             else:
                 fields[name] = value

@@ -333,6 +333,11 @@ async def requested_glossary(state: ServiceState, fields: dict[str, Any], is_jso
         raise invalid(f"Invalid request: {exc.message}") from None
 
 
+def n_best_list(default_beam: int, alternatives: int) -> tuple[int, int]:
+    """(beam, n) of the n-best list that gives `alternatives` besides the translation: a beam of at least n."""
+    return max(default_beam, alternatives + 1), alternatives + 1
+
+
 async def translate_texts(run: ServedRun, texts: list[str], alternatives: int,
                           glossary: Glossary | None = None,
                           request: Request | None = None) -> tuple[list[str], list[list[str]]]:
@@ -341,7 +346,7 @@ async def translate_texts(run: ServedRun, texts: list[str], alternatives: int,
     if not alternatives:
         return (await run.translate(texts, run.default_beam, glossary=glossary, request=request),
                 [[] for _ in texts])
-    ranked = await run.translate(texts, max(run.default_beam, alternatives + 1), alternatives + 1, glossary,
+    ranked = await run.translate(texts, *n_best_list(run.default_beam, alternatives), glossary,
                                  request=request)
     return [hypotheses[0] for hypotheses in ranked], [hypotheses[1:] for hypotheses in ranked]
 

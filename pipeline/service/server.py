@@ -72,8 +72,9 @@ def warmed(default_beam: int, max_alternatives: int, which: str) -> tuple[list[i
     `alternatives` count the service allows ("all"), as `libretranslate.translate_texts` asks for them."""
     if which == "default":
         return sorted({1, default_beam}), []
-    return list(range(1, MAX_BEAM + 1)), [(max(default_beam, count + 1), count + 1)
-                                          for count in range(1, max_alternatives + 1)]
+    from pipeline.service.libretranslate import n_best_list
+
+    return list(range(1, MAX_BEAM + 1)), [n_best_list(default_beam, count) for count in range(1, max_alternatives + 1)]
 
 
 def masked_query(path: str) -> str:
