@@ -197,3 +197,37 @@ def test_a_trailing_slash_is_a_json_404_not_a_redirect_to_the_client_s_host():
                                                  b"Connection: close\r\n\r\n")
     assert (status, headers["content-type"], "location" in headers) == (404, "application/json", False)
     assert json.loads(body) == {"error": "Not Found"}
+
+
+def test_a_body_framed_twice_is_a_json_400_and_what_follows_it_is_never_served():
+    # chunked, the body ends at once and a second request follows; by Content-Length, those bytes are the body:
+    # a proxy that reads one header and a server that reads the other see different requests (smuggling)
+    smuggled = b"0\r\n\r\nGET /languages HTTP/1.1\r\nHost: t\r\n\r\n"
+    with Server(settings()) as running:
+        with connect(running) as connection:
+            connection.sendall(b"POST /translate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                               b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n" % len(smuggled) + smuggled)
+            answers = read_all(connection)
+        assert answers.count(b"HTTP/1.1 ") == 1
+        status, headers, body = answer_of(answers)
+        assert (status, headers["content-type"], headers["connection"]) == (400, "application/json", "close")
+        assert json.loads(body) == {"error": "the request has both Content-Length and Transfer-Encoding: send one "
+                                             "of them (RFC 9112 6.3)"}
+        still_serving(running)
+
+
+def test_a_target_in_absolute_form_is_served_as_its_path_and_names_the_host():
+    with Server(settings()) as running:
+        status, _, body = running.exchange(b"GET http://127.0.0.1:%d/languages HTTP/1.1\r\nHost: t\r\n"
+                                           b"Connection: close\r\n\r\n" % running.port)
+        assert status == 200 and b'"code":"en"' in body
+        status, _, body = running.exchange(b"GET HTTP://t?x=1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        assert status == 200 and b"<html" in body.lower()                  # no path: the page at /
+    # the target's host is the request's host (RFC 9112 3.2.2): a bound-to-loopback service checks that one
+    with Server(settings(allowed_hosts=("localhost", "127.0.0.1", "::1"))) as running:
+        status, _, body = running.exchange(b"GET http://evil.example/languages HTTP/1.1\r\nHost: localhost\r\n"
+                                           b"Connection: close\r\n\r\n")
+        assert status == 421 and "not 'evil.example'" in json.loads(body)["error"]
+        status, _, _ = running.exchange(b"GET http://localhost:%d/languages HTTP/1.1\r\nHost: evil.example\r\n"
+                                        b"Connection: close\r\n\r\n" % running.port)
+        assert status == 200

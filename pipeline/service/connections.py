@@ -14,6 +14,12 @@
   limit per address, for a service behind a proxy): past either, a new connection gets a JSON 503 with
   `Retry-After` and is closed at once. Idle connections then cannot use up the process's file descriptors.
 - An `Upgrade: websocket` request is served as plain HTTP: the service has no WebSocket routes.
+- A request whose body is framed twice (`Content-Length` and `Transfer-Encoding` both) is a JSON 400 and the
+  connection is closed: a proxy in front that reads the other header would see another request in the same bytes
+  (request smuggling; RFC 9112 6.3 lets a server refuse it, and the connection must not be reused anyway).
+- A request target in absolute form (`GET http://host:8000/languages HTTP/1.1`, as a client configured to use a
+  proxy sends it) is served as its path, with the target's host read as the `Host` (RFC 9112 3.2.2: a server must
+  accept it and ignore the `Host` header); it was a 404.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 import sys
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -42,6 +49,11 @@ def json_error_bytes(status: int, message: str, headers: dict[str, str] | None =
              f"content-length: {len(body)}", "connection: close",
              *(f"{name}: {value}" for name, value in (headers or {}).items())]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+TWO_FRAMINGS_MESSAGE = ("the request has both Content-Length and Transfer-Encoding: send one of them "
+                        "(RFC 9112 6.3)")
+ABSOLUTE_FORM = re.compile(rb"(?i)https?://([^/?#]*)([^#]*)")   # scheme://authority, then path and query
 
 
 def head_timeout_message(seconds: float) -> str:
@@ -79,6 +91,24 @@ def fit_open_files(settings: ServiceSettings) -> ServiceSettings:
                                max_client_connections=min(settings.max_client_connections, fitted))
 
 
+def origin_form(request: Any) -> Any:
+    """An h11 `Request` whose target is in absolute form (`http://host:port/path?query`) as the same request in
+    origin form (`/path?query`) with `Host` the target's authority; any other request as it is. A target whose
+    authority is empty or whose path is not a path is left as it is (a 404 or a 400 later, as before)."""
+    import h11
+
+    found = ABSOLUTE_FORM.fullmatch(request.target)
+    if found is None or not found.group(1) or (found.group(2) and found.group(2)[:1] not in (b"/", b"?")):
+        return request
+    authority, rest = found.group(1), found.group(2) or b"/"
+    if rest.startswith(b"?"):
+        rest = b"/" + rest
+    headers = [(name, authority if name.lower() == b"host" else value) for name, value in request.headers]
+    if not any(name.lower() == b"host" for name, _ in headers):
+        headers.insert(0, (b"host", authority))
+    return h11.Request(method=request.method, target=rest, headers=headers, http_version=request.http_version)
+
+
 _protocols: dict[tuple[Any, ...], type] = {}
 
 
@@ -107,11 +137,28 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
     class GuardedH11Protocol(H11Protocol):
         refused = False
         answered = False
+        refusal: str | None = None                # the 400's message, where the server knows better than h11
         head_timer: asyncio.TimerHandle | None = None
         body_timer: asyncio.TimerHandle | None = None
         rate_timer: asyncio.TimerHandle | None = None
         body_started: float | None = None         # when the body of the request being read began
         body_bytes = 0                            # what has come since
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            read_event = self.conn.next_event
+
+            def next_event() -> Any:
+                """h11's next event, a request's framing and target checked first (the module's docstring)."""
+                event = read_event()
+                if isinstance(event, h11.Request):
+                    names = {name.lower() for name, _ in event.headers}
+                    if b"content-length" in names and b"transfer-encoding" in names:
+                        self.refusal = TWO_FRAMINGS_MESSAGE
+                        raise h11.RemoteProtocolError(TWO_FRAMINGS_MESSAGE)
+                    event = origin_form(event)
+                return event
+            self.conn.next_event = next_event     # type: ignore[method-assign]
 
         # -- connections -----------------------------------------------------------------------------------------
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -249,7 +296,7 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
 
         def send_400_response(self, msg: str) -> None:
             buffered, _ = self.conn.trailing_data
-            status, message = 400, "invalid HTTP request"
+            status, message = 400, self.refusal or "invalid HTTP request"
             if len(buffered) > buffer_bytes:
                 line_end = buffered.find(b"\n")
                 if line_end < 0 or line_end > max_url_bytes:
