@@ -34,7 +34,8 @@ A catalog is read in the charset its header declares (`charset=ISO-8859-1`, any 
 UTF-16 with a byte-order mark), and written back in that charset, header unchanged, where every translation fits in
 it, else as UTF-8 with the header saying so. A line that is not a comment, a keyword and quoted strings, or quoted
 strings (`msgid "Hello` unclosed), or an entry whose msgctxt and msgid repeat an earlier one's (which msgfmt refuses),
-is a one-line ValueError naming the file and the line.
+is a one-line ValueError naming the file and the line. The catalog is written back line for line but for what the
+translation changed (`po_lines`), new strings wrapped at the source's width.
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.messages import (MARKDOWN_MARKUP, PLACEHOLDER, RST_MARKUP, RST_SIGNAL, CatalogMessage,
                                          rst_pairs_kept)
+from pipeline.documents.po_lines import spliced, wrap_width
 from pipeline.documents.segments import VERBATIM, Segment
 from pipeline.extras import MissingExtra, require
 from pipeline.language import LANGUAGE_NAMES, Direction, LanguageDetector, language_name
@@ -294,12 +296,14 @@ class PoDocument:
                 raise ValueError(f"{name}: not {self._charset} text (its header's charset): line {line}") from None
         check_syntax(text, name)
         self._crlf = "\r\n" in text                      # written back with the line ends it came with
+        self._source_text = text.removeprefix("\ufeff").replace("\r\n", "\n")   # spliced where it can be
+        self._width = wrap_width(self._source_text)     # polib's strings wrapped as the source's are
         # polib reads a path when given one: the catalog goes through a file of ours, never the client's text
         with tempfile.NamedTemporaryFile(suffix=".po") as handle:
             handle.write(text.removeprefix("\ufeff").encode("utf-8"))
             handle.flush()
             try:
-                self._catalog = polib.pofile(handle.name, wrapwidth=79, encoding="utf-8")
+                self._catalog = polib.pofile(handle.name, wrapwidth=self._width, encoding="utf-8")
             except (OSError, ValueError, UnicodeError, LookupError) as exc:
                 raise ValueError(f"{name}: not a gettext catalog: {str(exc).splitlines()[0]}") from None
         check_unique(self._catalog, text.removeprefix("\ufeff"), name)
@@ -362,6 +366,7 @@ class PoDocument:
 
     def render(self) -> bytes:
         metadata = self._catalog.metadata
+        self._old_metadata = dict(metadata)
         target = (self.direction or Direction()).target
         if not metadata.get("Language") or self._source_catalog:
             metadata["Language"] = target
@@ -387,6 +392,17 @@ class PoDocument:
         return self._text().encode("utf-8")
 
     def _text(self) -> str:
+        """The catalog's text: the source's lines but for what the translation changed (`po_lines.spliced`), else
+        (a catalog whose entries are not parted by blank lines, one without a header) as polib writes it."""
+        polib = require("polib", "documents")
+        text = None
+        if "\r" not in self._source_text:                 # a lone CR: polib's lines are not the source's
+            index = {id(entry): number for number, entry in enumerate(self._catalog)}
+            changed = {index[id(entry)]: entry for entry, _ in self._todo}
+            text = spliced(self._source_text, list(self._catalog), changed, self._old_metadata,
+                           dict(self._catalog.metadata), self._width, polib.unescape)
+        if text is not None:
+            return text.replace("\n", "\r\n") if self._crlf else text
         text = str(self._catalog)
         if not self._catalog.header:                      # polib writes a lone "#" for an empty header
             text = text.removeprefix("#\n")
