@@ -142,3 +142,20 @@ def test_vue_i18n_s_linked_messages_and_literals_come_back_as_written(name, cata
     out = translate_document(None, catalog.encode(), name=name, translate=model).decode()
     assert "@:message.hello and welcome" not in seen and "@:message.hello" in out       # was: read, and changed
     assert "@:{'message.hello'}" in out and "{'@'}" in out
+
+
+@pytest.mark.parametrize("name,catalog", [
+    ("en.yaml", "en:\n  apples: \"no apples | one apple | {count} apples\"\n  keys: \"Ctrl {'|'} Alt | {n} keys\"\n"
+                "  title: Home | About\n"),
+    ("en.json", '{"apples": "no apples | one apple | {count} apples", "keys": "Ctrl {\'|\'} Alt | {n} keys",'
+                ' "title": "Home | About"}'),
+])
+def test_vue_i18n_s_plural_cases_are_translated_one_by_one(name, catalog):
+    def merging(texts):               # a model that makes one sentence of what it is given, bars and all
+        return ["nessuna mela" if " | " in text and "apples" in text else text.replace("apple", "mela")
+                .replace("keys", "tasti") for text in texts]
+    model, seen = recording(merging)
+    out = translate_document(None, catalog.encode(), name=name, translate=model).decode()
+    assert {"no apples", "one apple", "70 apples", "Ctrl 70 Alt", "70 keys"} <= set(seen)   # codes as numbers
+    assert "no melas | one mela | {count} melas" in out and "Ctrl {'|'} Alt | {n} tasti" in out   # was: nessuna mela
+    assert "Home | About" in seen                 # no count: a title's bar, not a choice, read whole as before

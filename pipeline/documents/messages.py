@@ -267,18 +267,21 @@ def outside(text: str, kept: Sequence[str], change: Callable[[str], str]) -> str
 
 # Symfony's choices before ICU (and Laravel's): `{0} No apples|{1} One apple|]1,Inf[ %count% apples`, each message
 # behind an interval (`{1,2}`, `[1,5]`, `]1,Inf[`, `[-Inf,0[`, Laravel's `[20,*]`), a label (`one: One apple`, which
-# Symfony drops) or nothing (`One apple|%count% apples`); `||` is a pipe
+# Symfony drops) or nothing (`One apple|%count% apples`); `||` is a pipe. vue-i18n's plurals are the same bars
+# (`no apples | one apple | {count} apples`, its count `{count}` or `{n}`; `{'|'}` is a pipe, a kept code)
 _BOUND = r"(?:[-+]?Inf|-?[0-9]+(?:\.[0-9]+)?|\*)"               # `*`: Laravel's unbounded end
 CHOICE_INTERVAL = regex.compile(rf"\s*(?:\{{\s*-?[0-9]+(?:\s*,\s*-?[0-9]+)*\s*\}}"
                                 rf"|[\[\]]\s*{_BOUND}\s*,\s*{_BOUND}\s*[\[\]])\s*")
 CHOICE_LABEL = regex.compile(r"\s*\w+:\s*")
 CHOICE_BAR = regex.compile(r"(?<!\|)\|(?!\|)")
+CHOICE_COUNT = regex.compile(r"%count%|\{\s*(?:count|n)\s*\}")        # Symfony's count, vue-i18n's
 
 
 def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
-    """The spans of `text`'s messages (start, end, False) where it is a Symfony choice: two messages or more
-    between single `|`s, each behind an interval, or where one holds `%count%` (so that a title `Home | About` is
-    not one), each behind an interval or a label, or none behind one. None otherwise."""
+    """The spans of `text`'s messages (start, end, False) where it is a Symfony (or vue-i18n) choice: two messages
+    or more between single `|`s, each behind an interval, or where one holds a count (`%count%`, vue-i18n's
+    `{count}` or `{n}`: so that a title `Home | About` is not one), each behind an interval or a label, or none
+    behind one. None otherwise."""
     bars = [match.start() for match in CHOICE_BAR.finditer(text)]
     if not bars:
         return None
@@ -286,7 +289,7 @@ def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     intervals = [CHOICE_INTERVAL.match(text, start, end) for start, end in bounds]
     if all(intervals):
         return [(interval.end(), end, False) for interval, (_, end) in zip(intervals, bounds)]
-    if "%count%" not in text:
+    if not CHOICE_COUNT.search(text):
         return None
     marks = [interval or CHOICE_LABEL.match(text, start, end) for interval, (start, end) in zip(intervals, bounds)]
     if all(marks):                                  # labels (`one: ...|more: ...`), with intervals or not
