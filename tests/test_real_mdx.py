@@ -51,3 +51,57 @@ def test_expressions_and_jsx_tags_come_back_verbatim_and_the_prose_is_translated
 def test_braces_in_plain_markdown_are_prose():
     out, seen = translated("Use the {name} field here.\n", name="page.md")
     assert seen == ["Use the {name} field here."] and out == "Use-it the-it {name} field-it here-it.\n"
+
+
+TABS = """import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+<Tabs groupId="fruit">
+  <TabItem value="apple" label="Apple" default>
+    This is an apple that
+    grows in {props.country}.
+  </TabItem>
+  <TabItem value="code" label="Code">
+    <pre>
+    make install
+    </pre>
+    ```bash
+    npm run build
+    ```
+    - a list item
+  </TabItem>
+</Tabs>
+
+<details>
+  <summary>More options</summary>
+  Hidden text here.
+  <Admonition type="tip" items={[
+    'one']}>Use the fast path.</Admonition>
+</details>
+"""
+
+
+def test_text_inside_jsx_blocks_without_blank_lines_is_translated_and_the_jsx_kept():
+    """Docusaurus' tabs, details and admonitions with their text on the lines between their tags: CommonMark reads
+    each as one block of raw HTML, which was kept untranslated (an HTML parser cannot write JSX back)."""
+    out, seen = translated(TABS)
+    assert "    This-it is an apple-it that-it grows-it in {props.country}.\n" in out        # one paragraph
+    assert "  Hidden-it text-it here-it.\n" in out
+    assert "Use-it the-it fast-it path-it.</Admonition>" in out
+    expected = TABS.replace("This is an apple that\n    grows in", "This-it is an apple-it that-it grows-it in") \
+        .replace("Hidden text here.", "Hidden-it text-it here-it.").replace("Use the fast path.", "Use-it the-it "
+                                                                             "fast-it path-it.")
+    assert out == expected                                    # every tag, attribute and other line as written
+    for never in ("make install", "npm run build", "a list item", "import Tabs"):
+        assert not any(never in text for text in seen), (never, seen)
+
+
+def test_unpaired_braces_cost_what_their_text_does():
+    """Braces are paired once per text: the expression pattern paired them itself from every `{`, scanning to the
+    text's end where none closes (5,000 in a paragraph: about a minute; 20,000: a quarter of an hour)."""
+    import time
+
+    for text in ("Para " + "word {" * 5000 + "\n", "<Tabs>\n" + "x <a b={" * 5000 + "\n"):
+        started = time.perf_counter()
+        out, _ = translated(text)
+        assert time.perf_counter() - started < 5 and out.count("{") == 5000

@@ -26,7 +26,8 @@ heading's new one (`#per-iniziare`), for the anchors GitHub/GitLab make and thos
 makes (`HeadingAnchors`); a heading with an explicit id (`{#start}`) keeps it, and other fragments are left alone.
 MDX (`.mdx`, `MdxDocument`) is read as Markdown, and also keeps verbatim its JavaScript expressions (`{props.name}`,
 `{/* a comment */}`, braces balanced) and its JSX tags whose attributes CommonMark's HTML does not read
-(`<Tabs values={[{label: 'A'}]}>`); the text between JSX tags is translated as any text.
+(`<Tabs values={[{label: 'A'}]}>`) (`jsx.JsxCodes`); the text between JSX tags is translated as any text, in a
+block of JSX that CommonMark reads as raw HTML too (`jsx.jsx_paragraphs`: Docusaurus' tabs without blank lines).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
+from pipeline.documents.jsx import Paragraph, jsx_codes, jsx_paragraphs
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
@@ -83,9 +85,6 @@ MDX_STATEMENT = regex.compile(r"import(?:[ \t]+[\w$]|[ \t]*[{*'\"])"
 MDX_IMPORT = regex.compile(r"""import[ \t]*(?:(?:type[ \t]+)?(?:[\w$]+(?:[ \t]*,[ \t]*)?)?"""
                            r"""(?:\{[^{}]*\}|\*[ \t]*as[ \t]+[\w$]+)?\s*from\s*)?(?:'[^'\n]*'|"[^"\n]*")""")
 MDX_IMPORT_LINE = regex.compile(r"^import(?![\w$])", regex.M)
-BRACES = r"(?P<braces>\{(?:[^{}]|(?&braces)){0,20000}\})"          # balanced, as JavaScript writes them
-MDX_INLINE = regex.compile(BRACES + r"|</?[A-Za-z][\w.:-]*"                   # an expression, or a JSX tag
-                           r"(?:\s(?:[^<>{}\"']|\"[^\"]*\"|'[^']*'|(?&braces)){0,20000})?/?>")
 MDX_MAX_LINES = 200        # how far a statement's open brackets are followed (each start scans at most this)
 EMPHASIS = ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close")
 # PHP Markdown Extra / Pandoc / Python-Markdown (MkDocs): a definition's marker, and an abbreviation's definition
@@ -317,15 +316,15 @@ def _kept_inline(state: Any, silent: bool) -> bool:
 
 
 def _mdx_inline(state: Any, silent: bool) -> bool:
-    """Inline rule (MDX only): a JavaScript expression or a JSX tag (`MDX_INLINE`), kept as raw HTML is."""
+    """Inline rule (MDX only): a JavaScript expression or a JSX tag (`jsx.JsxCodes`), kept as raw HTML is."""
     if state.src[state.pos] not in "{<":
         return False
-    match = MDX_INLINE.match(state.src, state.pos, state.posMax)
-    if match is None:
+    end = jsx_codes(state.src).end(state.pos, state.posMax)
+    if end is None:
         return False
     if not silent:
-        state.push("html_inline", "", 0).content = match.group(0)
-    state.pos = match.end()
+        state.push("html_inline", "", 0).content = state.src[state.pos:end]
+    state.pos = end
     return True
 
 
@@ -670,8 +669,29 @@ class MarkdownDocument(FollowsDirection):
             source = self._renderer.render([token], self._options, self._env, finalize=False).replace("\n", " ")
             self._inline.append(InlineSegment(token, source, self._reparse, self._render_inline))
         self._html = [] if self.MDX else [found for found in map(_html_block, self._tokens) if found is not None]
+        self._jsx = [found for found in map(self._jsx_block, self._tokens) if found is not None] if self.MDX else []
         self.segments: list[Segment] = [*self._front.segments, *self._inline,
-                                         *(segment for _, html, _ in self._html for segment in html.segments)]
+                                         *(segment for _, html, _ in self._html for segment in html.segments),
+                                         *(segment for _, paragraphs in self._jsx for _, segment in paragraphs)]
+
+    def _jsx_block(self, token: Any) -> tuple[Any, list[tuple[Paragraph, InlineSegment]]] | None:
+        """An MDX block of JSX read as raw HTML (`jsx.jsx_paragraphs`): (its token, each paragraph of text in it as an
+        inline segment, read as a paragraph's text is), where it has one that renders back as written."""
+        if token.type != "html_block" or not HTML_BLOCK.match(token.content):    # not an import, an export
+            return None
+        found = []
+        for paragraph in jsx_paragraphs(token.content):
+            text = token.content[paragraph.start:paragraph.end]
+            parsed = self._md.parseInline(text, dict(self._env))
+            if not parsed or not parsed[0].children:
+                continue
+            inline = parsed[0]
+            source = self._render_inline(inline)
+            if " ".join(source.split()) != " ".join(text.split()):    # the renderer would escape or change it
+                continue
+            found.append((paragraph, InlineSegment(inline, source.replace("\n", " "), self._reparse,
+                                                   self._render_inline)))
+        return (token, found) if found else None
 
     def _detach_attributes(self, heading: Any) -> None:
         """A heading's trailing attribute list (`## Setup {#setup .wide}`), which Python-Markdown, Pandoc and
@@ -706,6 +726,18 @@ class MarkdownDocument(FollowsDirection):
             written = html.render()
             if written.endswith(closing):
                 token.content = written[:len(written) - len(closing)]
+        for token, paragraphs in self._jsx:
+            pieces, at = [], 0
+            for paragraph, segment in paragraphs:
+                if segment.translation in (None, segment.text):
+                    continue                            # kept as written, its lines too
+                segment.apply()
+                for child in segment.token.children:   # a line break left between runs: a space (its line's
+                    if child.type == "softbreak":       # indentation would be lost); a tag's own lines as written
+                        child.type, child.content = "text", " "
+                pieces += [token.content[at:paragraph.start], self._render_inline(segment.token)]
+                at = paragraph.end
+            token.content = "".join([*pieces, token.content[at:]])
         for heading, end in self._ends:
             if not heading.children or heading.children[-1] is not end[-1]:
                 heading.children = [*heading.children, *end]
