@@ -373,3 +373,21 @@ def test_what_lies_around_the_root_is_kept_and_a_target_names_the_file_s_regiona
     assert out.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<!-- exported by a tool -->\n<xliff ')
     assert out.endswith(b"</xliff>\n")                         # was: the declaration rewritten, the line end gone
     assert targets(out, V1)["a"].get("{http://www.w3.org/XML/1998/namespace}lang") == "it-IT"   # was: it
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_root_s_start_tag_comes_back_as_written(newline):
+    """lxml writes a root's namespace declarations before its attributes, in its own quotes, on one line: every
+    XLIFF and .resx file's first element changed in the diff."""
+    root = "<xliff version='1.2'\n       xmlns=\"urn:oasis:names:tc:xliff:document:1.2\" xmlns:x=\"urn:x\">"
+    source = (f'<?xml version="1.0" encoding="UTF-8"?>\n{root}\n  <file source-language="en" target-language="it" '
+              'datatype="plaintext" original="a.txt"><body>\n    <trans-unit id="1"><source>Hello world</source>'
+              '</trans-unit>\n  </body></file>\n</xliff>\n').replace("\n", newline)
+    out = translate_document(None, source.encode(), name="a.xlf", translate=suffixed).decode()
+    assert out.startswith(source[:source.index("<file")])
+    assert "Hello-it world-it</target>" in out and out.count("\r\n") == source.count("\r\n")
+    resx = ('<?xml version="1.0" encoding="utf-8"?>\n<root xmlns:xsd="http://www.w3.org/2001/XMLSchema" '
+            'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" a="1">\n  <data name="Hello" '
+            'xml:space="preserve"><value>Hello world</value></data>\n</root>\n')
+    assert translate_document(None, resx.encode(), name="a.resx", translate=suffixed).decode() == \
+        resx.replace("<value>Hello world", "<value>Hello-it world-it")

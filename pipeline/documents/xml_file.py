@@ -1,5 +1,6 @@
 """An XML resource file read with lxml's safe parser and written back with what lies around its root as it came (the
-declaration, comments, blank lines: lxml would rewrite or drop them): Android's `strings.xml`, .NET's `.resx`,
+declaration, comments, blank lines: lxml would rewrite or drop them), and the root's start tag as written where its
+attributes are unchanged (lxml writes namespace declarations first): Android's `strings.xml`, .NET's `.resx`,
 XLIFF."""
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
 # What lies before a file's root (a byte-order mark, the declaration, comments, processing instructions, spaces) and
 # after it (comments, processing instructions, spaces): kept as written
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
+# A start tag: its name, then its attributes (and namespace declarations), in the order and quoting they came in
+START_TAG = regex.compile(rb"""<[^\s/>]+(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*>""")
 
 
 def _epilog(data: bytes) -> int:
@@ -62,6 +65,10 @@ class XmlFile:
         if data[before:before + len(tag) + 1] == b"<" + tag and regex.search(
                 rb"(?:</" + regex.escape(tag) + rb"\s*>|/>)\Z", data[before:after]):
             self._around = (data[:before], data[after:])
+        # the root's start tag as written, put back where its attributes are unchanged: lxml writes the namespace
+        # declarations first (`<xliff xmlns="..." version="1.2">` for `<xliff version="1.2" xmlns="...">`)
+        start = START_TAG.match(data, before) if self._around is not None else None
+        self._root_start = (start.group(0), dict(self.root.attrib), dict(self.root.nsmap)) if start else None
 
     def render(self) -> bytes:
         etree = require("lxml.etree", "documents")
@@ -69,6 +76,11 @@ class XmlFile:
             return etree.tostring(self._tree, encoding=self._encoding, xml_declaration=True)
         before, after = self._around
         body = etree.tostring(self.root, encoding=self._encoding, xml_declaration=False)
+        if self._root_start is not None:
+            written, attributes, namespaces = self._root_start
+            start = START_TAG.match(body)
+            if start and dict(self.root.attrib) == attributes and dict(self.root.nsmap) == namespaces:
+                body = written.replace(b"\r\n", b"\n") + body[start.end():]
         return before + (body.replace(b"\n", b"\r\n") if self._crlf else body) + after
 
     @property
