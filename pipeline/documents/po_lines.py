@@ -131,7 +131,6 @@ def spliced(source: str, entries: Sequence[Any], changed: Mapping[int, Any], old
     for (start, end, msgid_line), entry in zip(entry_blocks, entries):
         if field_value(lines, msgid_line, unescape)[0] != entry.msgid:
             return None
-    out = list(lines)
     replaced: dict[int, tuple[int, list[str]]] = {}          # first line -> (end, new lines)
     header = _header_lines(lines, header_msgid, header_end, old_metadata, new_metadata, unescape)
     if header is None:
@@ -143,10 +142,12 @@ def spliced(source: str, entries: Sequence[Any], changed: Mapping[int, Any], old
         if edits is None:
             return None
         replaced.update(edits)
-    for first in sorted(replaced, reverse=True):
+    out, at = [], 0
+    for first in sorted(replaced):                           # in one pass: a slice replaced in place is quadratic
         stop, new = replaced[first]
-        out[first:stop] = new
-    return "\n".join(out)
+        out += [*lines[at:first], *new]
+        at = stop
+    return "\n".join([*out, *lines[at:]])
 
 
 def _entry_edits(lines: Sequence[str], start: int, end: int, msgid_line: int, entry: Any,
