@@ -90,7 +90,8 @@ def test_text_inside_jsx_blocks_without_blank_lines_is_translated_and_the_jsx_ke
     assert "Use-it the-it fast-it path-it.</Admonition>" in out
     expected = TABS.replace("This is an apple that\n    grows in", "This-it is an apple-it that-it grows-it in") \
         .replace("Hidden text here.", "Hidden-it text-it here-it.").replace("Use the fast path.", "Use-it the-it "
-                                                                             "fast-it path-it.")
+                                                                             "fast-it path-it.") \
+        .replace('label="Apple"', 'label="Apple-it"').replace('label="Code"', 'label="Code-it"')     # tab labels
     assert out == expected                                    # every tag, attribute and other line as written
     for never in ("make install", "npm run build", "a list item", "import Tabs"):
         assert not any(never in text for text in seen), (never, seen)
@@ -105,3 +106,22 @@ def test_unpaired_braces_cost_what_their_text_does():
         started = time.perf_counter()
         out, _ = translated(text)
         assert time.perf_counter() - started < 5 and out.count("{") == 5000
+
+
+def test_jsx_attributes_a_reader_sees_are_translated_and_quoted_to_stay_one_string():
+    page = ('# Guide <img src="/logo.png" alt="The logo" />\n\n<Tabs>\n  <TabItem value="apple" label="Apple" default>\n'
+            "    An apple.\n  </TabItem>\n  <TabItem value=\"tree\" label=\"Tree\" attributes={{title: \"Not this\"}}>\n"
+            '    ```html\n    <img alt="Not this either" />\n    ```\n  </TabItem>\n</Tabs>\n\n'
+            "<Card title='Both' description=\"Not a reader's\" />\n")
+
+    def model(texts):
+        return [{"The logo": "Il logo", "Apple": "L'app", "Tree": 'Un "albero"', "Both": "L'\"uno\""}.get(text, text)
+                for text in texts]
+    translate, seen = recording(model)
+    out = translate_document(None, page.encode(), name="page.mdx", translate=translate).decode()
+    assert '<img src="/logo.png" alt="Il logo" />' in out                      # in a heading's text
+    assert "<TabItem value=\"apple\" label=\"L'app\" default>" in out             # a label, its quotes kept
+    assert "<TabItem value=\"tree\" label='Un \"albero\"' attributes={{title: \"Not this\"}}>" in out   # the other
+    assert "<Card title='L&#39;\"uno\"' description=\"Not a reader's\" />" in out          # both: a reference
+    for never in ("Not this", "Not this either", "Not a reader's", "apple", "/logo.png"):
+        assert never not in seen, never

@@ -1,4 +1,4 @@
-"""MDX's JSX: where its tags and expressions end, and the text inside its blocks of JSX.
+"""MDX's JSX: where its tags and expressions end, the text inside its blocks of JSX, and its tags' text attributes.
 
 `JsxCodes(text).end(position)`: where the JSX tag (`<Tabs groupId="os">`, `</TabItem>`, `<Card items={[1, 2]} />`)
 or the JavaScript expression (`{props.name}`, `{/* a comment */}`, braces balanced) that opens at `position` ends.
@@ -23,6 +23,9 @@ begins with a tag, `<summary>More</summary>`, is a paragraph of its own), a tag 
 its line taken with it. Never text: lines inside a fenced code block, inside `<pre>`, `<code>`, `<script>`,
 `<style>`, `<textarea>` or a `<CodeBlock>`, and lines that open with Markdown's block syntax that a paragraph's
 inline text cannot hold (a list item, a heading, a quote, a table's row), which are kept as written.
+
+`JsxTag(tag)`: the attributes of a start tag that a reader sees (`alt`, `title`, `aria-label`, `label`), as
+segments, and the tag written again with their translations.
 """
 from __future__ import annotations
 
@@ -31,6 +34,9 @@ import functools
 from typing import NamedTuple
 
 import regex
+
+from pipeline.documents.html import TRANSLATED_ATTRIBUTES
+from pipeline.documents.segments import LETTER, Segment, protected_spans
 
 # a JSX tag, its attributes' braced expressions masked (`JsxCodes`): a name, then attributes, quoted values, masks
 TAG = regex.compile(r"</?[A-Za-z][\w.:-]*(?:\s(?:[^<>{}\"']|\"[^\"]*\"|'[^']*'){0,20000})?/?>")
@@ -58,7 +64,7 @@ class JsxCodes:
         for start, end in outermost:
             pieces += [text[at:start], MASK * (end - start)]
             at = end
-        self._masked = "".join([*pieces, text[at:]])
+        self.masked = "".join([*pieces, text[at:]])   # the text, each outermost braced expression as NULs
 
     def end(self, position: int, limit: int | None = None) -> int | None:
         """Past the tag or expression that opens at `position` (and ends by `limit`), else None."""
@@ -66,8 +72,47 @@ class JsxCodes:
         if self.text.startswith("{", position):
             end = self._closing.get(position)
             return end if end is not None and end <= limit else None
-        found = TAG.match(self._masked, position, limit)
+        found = TAG.match(self.masked, position, limit)
         return found.end() if found is not None else None
+
+
+# A JSX attribute whose value is text a reader sees: HTML's (`alt`, `title`, `aria-label`, ...) and `label`
+# (Docusaurus' `<TabItem label="Apple">`, a form control's); a braced value (`title={name}`) is code
+TEXT_PROPS = frozenset({*TRANSLATED_ATTRIBUTES, "label"})
+ATTRIBUTE = regex.compile(r"""\s([A-Za-z_][\w:.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+class JsxTag:
+    """A JSX start tag's attributes that a reader sees (`TEXT_PROPS`) as `segments` (their entities and URLs kept);
+    `written()`: the tag with their translations, each quoted so that it still reads as one string (the other
+    quote where the translation holds its own, as `l'app` does; a character reference where it holds both)."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+        self._values: list[tuple[int, int, str, Segment]] = []     # (start, end, quote, segment) of each value
+        for found in ATTRIBUTE.finditer(JsxCodes(tag).masked):       # not inside an expression's braces
+            group = 2 if found.group(2) is not None else 3
+            value = tag[found.start(group):found.end(group)]
+            if found.group(1) in TEXT_PROPS and LETTER.search(value):
+                segment = Segment(value, protected=protected_spans(value))
+                self._values.append((found.start(group), found.end(group), '"' if group == 2 else "'", segment))
+        self.segments = [segment for _, _, _, segment in self._values]
+
+    def written(self) -> str:
+        pieces, at = [], 0
+        for start, end, quote, segment in self._values:
+            value = segment.translation
+            if value is None or value == segment.text:
+                continue
+            if quote in value:
+                other = "'" if quote == '"' else '"'
+                if other in value:
+                    value = value.replace(quote, "&quot;" if quote == '"' else "&#39;")
+                else:
+                    quote = other
+            pieces += [self.tag[at:start - 1], quote, value, quote]
+            at = end + 1
+        return "".join([*pieces, self.tag[at:]])
 
 
 @functools.lru_cache(maxsize=8)
@@ -118,11 +163,16 @@ def _starts_with_text(content: str, covered: bytearray, start: int, end: int) ->
     return at < end and not covered[at]
 
 
-def jsx_paragraphs(content: str) -> list[Paragraph]:
-    """The paragraphs of text in a JSX block's `content` (the module's docstring)."""
+class _Layout(NamedTuple):
+    spans: list[tuple[int, int]]                     # each tag and expression
+    covered: bytearray                               # per character, 1: in a tag or expression; 2: in a raw element
+    lines: list[tuple[int, int]]                     # each line's (start, end)
+    fenced: list[bool]                               # each line's: a fence's or inside a fenced code block
+
+
+def _layout(content: str) -> _Layout:
     spans = _codes(content)
-    starts = [start for start, _ in spans]
-    covered = bytearray(len(content))              # 1: inside a tag or an expression; 2: inside a raw element
+    covered = bytearray(len(content))
     depth = 0
     raw_from = 0
     for start, end in spans:
@@ -145,16 +195,32 @@ def jsx_paragraphs(content: str) -> list[Paragraph]:
     for line in content.split("\n"):
         lines.append((offset, offset + len(line)))
         offset += len(line) + 1
-    kinds = []                                       # "text", "syntax" (kept), or "" (tags, blank, code)
-    fenced = False
+    fenced, inside = [], False
     for start, end in lines:
+        fence = bool(FENCE.match(content, start, end)) and not covered[start:end].count(1)
+        inside = inside != fence
+        fenced.append(inside or fence)
+    return _Layout(spans, covered, lines, fenced)
+
+
+def jsx_start_tags(content: str) -> list[tuple[int, int]]:
+    """(start, end) of each JSX start tag (`<TabItem value="a" label="A">`, `<img alt="x" />`) of a block's
+    `content`, outside fenced code."""
+    layout = _layout(content)
+    starts = [start for start, _ in layout.lines]
+    return [(start, end) for start, end in layout.spans if content.startswith("<", start)
+            and not content.startswith("</", start) and not layout.fenced[bisect.bisect_right(starts, start) - 1]]
+
+
+def jsx_paragraphs(content: str) -> list[Paragraph]:
+    """The paragraphs of text in a JSX block's `content` (the module's docstring)."""
+    spans, covered, lines, fenced = _layout(content)
+    starts = [start for start, _ in spans]
+    kinds = []                                       # "text", "syntax" (kept), or "" (tags, blank, code)
+    for (start, end), in_fence in zip(lines, fenced):
         line = content[start:end]
-        if FENCE.match(line) and not covered[start:end].count(1):
-            fenced = not fenced
-            kinds.append("")
-            continue
         text = any(not covered[at] and not content[at].isspace() for at in range(start, end))
-        kinds.append("" if fenced or not text else "syntax" if BLOCK_SYNTAX.match(line) else "text")
+        kinds.append("" if in_fence or not text else "syntax" if BLOCK_SYNTAX.match(line) else "text")
     paragraphs = []
     number = 0
     while number < len(lines):

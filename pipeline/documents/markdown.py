@@ -40,7 +40,7 @@ import regex
 
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
-from pipeline.documents.jsx import Paragraph, jsx_codes, jsx_paragraphs
+from pipeline.documents.jsx import JsxTag, Paragraph, jsx_codes, jsx_paragraphs, jsx_start_tags
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
@@ -670,9 +670,39 @@ class MarkdownDocument(FollowsDirection):
             self._inline.append(InlineSegment(token, source, self._reparse, self._render_inline))
         self._html = [] if self.MDX else [found for found in map(_html_block, self._tokens) if found is not None]
         self._jsx = [found for found in map(self._jsx_block, self._tokens) if found is not None] if self.MDX else []
+        self._tags: dict[str, JsxTag] = {}           # each JSX start tag with a text attribute, by its text
+        for tag in self._jsx_tags() if self.MDX else ():
+            if tag not in self._tags and (read := JsxTag(tag)).segments:
+                self._tags[tag] = read
         self.segments: list[Segment] = [*self._front.segments, *self._inline,
                                          *(segment for _, html, _ in self._html for segment in html.segments),
-                                         *(segment for _, paragraphs in self._jsx for _, segment in paragraphs)]
+                                         *(segment for _, paragraphs in self._jsx for _, segment in paragraphs),
+                                         *(segment for tag in self._tags.values() for segment in tag.segments)]
+
+    def _jsx_tags(self) -> Any:
+        """Each JSX start tag's text: in a paragraph's, a heading's or a cell's text, and in a block of JSX."""
+        for token in self._tokens:
+            if token.type == "html_block" and HTML_BLOCK.match(token.content):
+                yield from (token.content[start:end] for start, end in jsx_start_tags(token.content))
+            elif token.type == "inline":
+                yield from (child.content for child in token.children or () if child.type == "html_inline"
+                            and child.content.startswith("<") and not child.content.startswith("</"))
+
+    def _translate_tags(self) -> None:
+        """Each JSX start tag with a text attribute (`alt`, `title`, `label`) written with its translation."""
+        for token in self._tokens:
+            if token.type == "html_block" and HTML_BLOCK.match(token.content):
+                pieces, at = [], 0
+                for start, end in jsx_start_tags(token.content):
+                    tag = self._tags.get(token.content[start:end])
+                    if tag is not None:
+                        pieces += [token.content[at:start], tag.written()]
+                        at = end
+                token.content = "".join([*pieces, token.content[at:]])
+            elif token.type == "inline":
+                for child in token.children or ():
+                    if child.type == "html_inline" and child.content in self._tags:
+                        child.content = self._tags[child.content].written()
 
     def _jsx_block(self, token: Any) -> tuple[Any, list[tuple[Paragraph, InlineSegment]]] | None:
         """An MDX block of JSX read as raw HTML (`jsx.jsx_paragraphs`): (its token, each paragraph of text in it as an
@@ -738,6 +768,8 @@ class MarkdownDocument(FollowsDirection):
                 pieces += [token.content[at:paragraph.start], self._render_inline(segment.token)]
                 at = paragraph.end
             token.content = "".join([*pieces, token.content[at:]])
+        if self._tags:
+            self._translate_tags()
         for heading, end in self._ends:
             if not heading.children or heading.children[-1] is not end[-1]:
                 heading.children = [*heading.children, *end]
