@@ -125,3 +125,17 @@ def test_jsx_attributes_a_reader_sees_are_translated_and_quoted_to_stay_one_stri
     assert "<Card title='L&#39;\"uno\"' description=\"Not a reader's\" />" in out          # both: a reference
     for never in ("Not this", "Not this either", "Not a reader's", "apple", "/logo.png"):
         assert never not in seen, never
+
+
+def test_a_brace_left_open_does_not_hide_the_tags_after_it():
+    """A `{` that pairs with none (in a code span, in fenced code) left the braces after it unmasked, so a tag with
+    a braced attribute after it was read as text (escaped `\\<Tip`), and a block's tags as one paragraph."""
+    out, _ = translated('Write `{` then <Tip text={"Read this first"}>tips</Tip> here.\n')
+    assert '<Tip text={"Read this first"}>' in out and "\\<Tip" not in out
+    block = ('<Tabs>\n  <TabItem value="py">\n    ```python\n    print("{")\n    ```\n  </TabItem>\n'
+             '  <TabItem value="js" attributes={{className: "red"}}>\n    Text in the tab.\n    <Card title={x}>\n'
+             "    Card text here.\n    </Card>\n  </TabItem>\n</Tabs>\n")
+    out, seen = translated(block)
+    assert out == block.replace("Text in the tab.", "Text-it in the-it tab-it.").replace(
+        "Card text here.", "Card-it text-it here-it.")
+    assert not any("<Card" in text or "print" in text for text in seen), seen

@@ -159,3 +159,11 @@ def test_vue_i18n_s_plural_cases_are_translated_one_by_one(name, catalog):
     assert {"no apples", "one apple", "70 apples", "Ctrl 70 Alt", "70 keys"} <= set(seen)   # codes as numbers
     assert "no melas | one mela | {count} melas" in out and "Ctrl {'|'} Alt | {n} tasti" in out   # was: nessuna mela
     assert "Home | About" in seen                 # no count: a title's bar, not a choice, read whole as before
+
+
+def test_vue_i18n_s_cases_have_no_labels_and_i18next_s_count_is_no_choice():
+    catalog = '{"total": "Total: no items | Total: one item | Total: {count} items", "shown": "{{count}} shown | Page 2"}'
+    model, seen = recording(lambda texts: [text.replace("Total", "Totale") for text in texts])
+    out = translate_document(None, catalog.encode(), name="en.json", translate=model).decode()
+    assert "Totale: no items | Totale: one item | Totale: {count} items" in out    # was: `Total:` read as a label
+    assert "{{count}} shown | Page 2" in seen or "70 shown | Page 2" in seen        # i18next's: one text

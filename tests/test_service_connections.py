@@ -231,3 +231,13 @@ def test_a_target_in_absolute_form_is_served_as_its_path_and_names_the_host():
         status, _, _ = running.exchange(b"GET http://localhost:%d/languages HTTP/1.1\r\nHost: evil.example\r\n"
                                         b"Connection: close\r\n\r\n" % running.port)
         assert status == 200
+
+
+def test_a_target_in_absolute_form_with_user_information_is_a_400_that_repeats_none_of_it():
+    with Server(settings()) as running:
+        status, headers, body = running.exchange(b"GET http://user:sekrit@127.0.0.1:%d/languages HTTP/1.1\r\n"
+                                                 b"Host: 127.0.0.1\r\n\r\n" % running.port)
+        assert (status, headers["content-type"]) == (400, "application/json") and b"sekrit" not in body
+        assert json.loads(body) == {"error": "a request target with user information (user@host) is refused "
+                                             "(RFC 9110 4.2.4)"}
+        still_serving(running)

@@ -51,19 +51,17 @@ class JsxCodes:
         self.text = text
         self._closing: dict[int, int] = {}             # a `{` -> past its `}`
         opened: list[int] = []
-        outermost: list[tuple[int, int]] = []
         for brace in BRACE.finditer(text):
             if brace.group() == "{":
                 opened.append(brace.start())
             elif opened:
-                start = opened.pop()
-                self._closing[start] = brace.end()
-                if not opened:
-                    outermost.append((start, brace.end()))
+                self._closing[opened.pop()] = brace.end()
         pieces, at = [], 0
-        for start, end in outermost:
-            pieces += [text[at:start], MASK * (end - start)]
-            at = end
+        for start in sorted(self._closing):            # each pair not inside another (a `{` left open before it,
+            if start >= at:                            # in a code span, does not make it an inner one)
+                end = self._closing[start]
+                pieces += [text[at:start], MASK * (end - start)]
+                at = end
         self.masked = "".join([*pieces, text[at:]])   # the text, each outermost braced expression as NULs
 
     def end(self, position: int, limit: int | None = None) -> int | None:
@@ -170,8 +168,10 @@ class _Layout(NamedTuple):
     fenced: list[bool]                               # each line's: a fence's or inside a fenced code block
 
 
-def _layout(content: str) -> _Layout:
-    spans = _codes(content)
+def _layout(content: str, blanked: str | None = None) -> _Layout:
+    """The tags and expressions of `content` (found in `blanked`, its fenced code as spaces, where given), what
+    they cover, its lines and which are fenced code."""
+    spans = _codes(blanked if blanked is not None else content)
     covered = bytearray(len(content))
     depth = 0
     raw_from = 0
@@ -200,6 +200,12 @@ def _layout(content: str) -> _Layout:
         fence = bool(FENCE.match(content, start, end)) and not covered[start:end].count(1)
         inside = inside != fence
         fenced.append(inside or fence)
+    if any(fenced) and not blanked:                  # again without the code's braces, which pair with none
+        text = list(content)
+        for (start, end), in_fence in zip(lines, fenced):
+            if in_fence:
+                text[start:end] = " " * (end - start)
+        return _layout(content, "".join(text))._replace(fenced=fenced)
     return _Layout(spans, covered, lines, fenced)
 
 

@@ -274,14 +274,14 @@ CHOICE_INTERVAL = regex.compile(rf"\s*(?:\{{\s*-?[0-9]+(?:\s*,\s*-?[0-9]+)*\s*\}
                                 rf"|[\[\]]\s*{_BOUND}\s*,\s*{_BOUND}\s*[\[\]])\s*")
 CHOICE_LABEL = regex.compile(r"\s*\w+:\s*")
 CHOICE_BAR = regex.compile(r"(?<!\|)\|(?!\|)")
-CHOICE_COUNT = regex.compile(r"%count%|\{\s*(?:count|n)\s*\}")        # Symfony's count, vue-i18n's
+CHOICE_COUNT = regex.compile(r"%count%|(?<!\{)\{\s*(?:count|n)\s*\}(?!\})")   # Symfony's, vue-i18n's (not {{count}})
 
 
 def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     """The spans of `text`'s messages (start, end, False) where it is a Symfony (or vue-i18n) choice: two messages
     or more between single `|`s, each behind an interval, or where one holds a count (`%count%`, vue-i18n's
-    `{count}` or `{n}`: so that a title `Home | About` is not one), each behind an interval or a label, or none
-    behind one. None otherwise."""
+    `{count}` or `{n}`: so that a title `Home | About` is not one), each behind an interval or a label (Symfony's,
+    with `%count%`: `Total: {count} items` in vue-i18n is text), or none behind one. None otherwise."""
     bars = [match.start() for match in CHOICE_BAR.finditer(text)]
     if not bars:
         return None
@@ -292,8 +292,8 @@ def interval_choices(text: str) -> list[tuple[int, int, bool]] | None:
     if not CHOICE_COUNT.search(text):
         return None
     marks = [interval or CHOICE_LABEL.match(text, start, end) for interval, (start, end) in zip(intervals, bounds)]
-    if all(marks):                                  # labels (`one: ...|more: ...`), with intervals or not
-        return [(mark.end(), end, False) for mark, (_, end) in zip(marks, bounds)]
+    if "%count%" in text and all(marks):            # Symfony's labels (`one: ...|more: ...`), with intervals or
+        return [(mark.end(), end, False) for mark, (_, end) in zip(marks, bounds)]     # not; vue-i18n has none
     return None if any(intervals) else [(start, end, False) for start, end in bounds]
 
 

@@ -36,12 +36,12 @@ def _stripped(line: str) -> str:
     return line[2:].lstrip() if line.startswith("#~") else line
 
 
-def _keyword(line: str) -> str | None:
+def _keyword(line: str) -> str:
     """The keyword a line of an entry begins with (`msgid`, `msgstr[1]`), `"` for a string's continuation, `#,`
-    and the like for a comment; None for a blank line."""
+    and the like for a comment; "" for a blank line (or a bare `#~`)."""
     line = _stripped(line)
     if not line:
-        return None
+        return ""
     if line.startswith('"'):
         return '"'
     if line.startswith("#"):

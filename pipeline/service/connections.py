@@ -19,7 +19,8 @@
   (request smuggling; RFC 9112 6.3 lets a server refuse it, and the connection must not be reused anyway).
 - A request target in absolute form (`GET http://host:8000/languages HTTP/1.1`, as a client configured to use a
   proxy sends it) is served as its path, with the target's host read as the `Host` (RFC 9112 3.2.2: a server must
-  accept it and ignore the `Host` header); it was a 404.
+  accept it and ignore the `Host` header); it was a 404. One that names user information (`http://user:pw@host/`)
+  is a JSON 400 (RFC 9110 4.2.4: an error), never a `Host`.
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def json_error_bytes(status: int, message: str, headers: dict[str, str] | None =
 
 TWO_FRAMINGS_MESSAGE = ("the request has both Content-Length and Transfer-Encoding: send one of them "
                         "(RFC 9112 6.3)")
+USER_INFO_MESSAGE = "a request target with user information (user@host) is refused (RFC 9110 4.2.4)"
 ABSOLUTE_FORM = re.compile(rb"(?i)https?://([^/?#]*)([^#]*)")   # scheme://authority, then path and query
 
 
@@ -156,6 +158,10 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
                     if b"content-length" in names and b"transfer-encoding" in names:
                         self.refusal = TWO_FRAMINGS_MESSAGE
                         raise h11.RemoteProtocolError(TWO_FRAMINGS_MESSAGE)
+                    found = ABSOLUTE_FORM.fullmatch(event.target)
+                    if found is not None and b"@" in found.group(1):      # a password in the URL: never a Host
+                        self.refusal = USER_INFO_MESSAGE
+                        raise h11.RemoteProtocolError(USER_INFO_MESSAGE)
                     event = origin_form(event)
                 return event
             self.conn.next_event = next_event     # type: ignore[method-assign]
