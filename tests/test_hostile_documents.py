@@ -321,3 +321,79 @@ def test_kept_terms_are_looked_for_as_near_copies_within_bounds():
     out = unmask(text.replace("Q", "K"), masked)
     assert time.perf_counter() - started < 1
     assert out.startswith("Q") and out.count("Q") <= 16               # (at most `MAX_NEAR_MISSES` looked for)
+
+
+def test_a_line_of_template_tags_and_more_is_read_in_linear_time():
+    """A line of Liquid/Jinja block tags and one more character: the tag pattern's bodies could run over the tags
+    after them, so the line was split 2^k ways before it failed (24 tags: 1.6 s, twice as long for each more)."""
+    out = timed(("Hello there\n\n" + "{%a%}" * 40 + "x\n").encode(), "a.md", 2).decode()
+    assert "{%a%}" * 40 in out
+
+
+def test_lines_that_open_a_math_block_never_closed_are_read_in_linear_time():
+    """Every line of a paragraph was a `$$` block's start that scanned to the paragraph's end (8,000: 18 s)."""
+    out = timed(("Hello world\n" + "$$x\n" * 8000).encode(), "a.md", 4).decode()
+    assert out.count("$$x") == 8000
+
+
+def test_an_xhtml_page_of_tags_that_never_end_is_read_in_linear_time():
+    """A name that could run on over the tags after it: the names' spellings were read in cubic time (a page of
+    2,000 such tags: 2.6 s; 8,000: over a minute)."""
+    page = '<?xml version="1.0"?>\n<html><body><p>x' + ' <a="1"' * 8000 + "</p></body></html>"
+    timed(page.encode(), "a.xhtml", 4)
+
+
+def test_thousands_of_word_breaks_in_a_paragraph_are_taken_out_in_linear_time():
+    """Each `<wbr>` joined its word again and was taken out of its parent's list alone (160,000: 25 s)."""
+    out = timed(("<html><body><p>" + "ab<wbr>" * 120000 + "end</p></body></html>").encode(), "a.html", 9).decode()
+    assert "<p>" + "ab" * 120000 + "end-it</p>" in out
+
+
+def test_a_chunk_of_thousands_of_pieces_and_groups_is_placed_in_linear_time():
+    """A chunk's pieces were joined by copying the run so far for each one (80,000 URLs: 7.9 s), and its
+    windows counted their groups over every group at each cut."""
+    from pipeline.documents.runs import RunLayout, windows
+
+    texts, keys = ["plain words ", "bold words "] * 160000, ["", "b"] * 160000
+    layout = RunLayout(texts, keys)
+    started = time.perf_counter()
+    found = windows(layout, texts)
+    assert time.perf_counter() - started < 2 and sum(map(len, found)) == len(texts)   # was 13 s
+    page = "<html><body><p>" + "go http://x.io/a now " * 80000 + "<b>bold words</b> end</p></body></html>"
+    out = timed(page.encode(), "a.html", 4).decode()
+    assert out.count("http://x.io/a") == 80000
+
+
+def test_a_word_field_s_long_instruction_is_read_once():
+    """A field's instruction was joined piece by piece and split again for each text inside the field, and for
+    each paragraph a table of contents spans (240,000 pieces: 10 s; 24,000 paragraphs: 9 s)."""
+    body = ('<w:p><w:r><w:t>Contents here</w:t></w:r><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r>'
+            + '<w:instrText xml:space="preserve"> TOC xx</w:instrText>' * 240000
+            + '</w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>Entry one</w:t></w:r>'
+              '<w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>')
+    timed(docx_with(body), "a.docx", 5)
+    spanning = ('<w:p><w:r><w:t>Contents here</w:t></w:r><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r>'
+                '<w:instrText xml:space="preserve"> TOC' + " x" * 24000 + '</w:instrText></w:r><w:r>'
+                '<w:fldChar w:fldCharType="separate"/></w:r></w:p>'
+                + "<w:p><w:r><w:t>Entry one here</w:t></w:r></w:p>" * 24000
+                + '<w:p><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>')
+    timed(docx_with(spanning), "a.docx", 5)
+
+
+def test_unclosed_comments_and_placeholders_in_an_android_cdata_string_are_read_in_linear_time():
+    """In CDATA nothing closes them: `.*?` scanned on to the end from every opening (64,000: 7 s)."""
+    for opening in ("<!--a ", "<xliff:g>a "):
+        source = '<resources><string name="a"><![CDATA[Hello there ' + opening * 64000 + "]]></string></resources>"
+        timed(source.encode(), "strings.xml", 3)
+
+
+def test_a_properties_entry_of_more_continuation_lines_than_any_bundle_holds_is_a_one_line_error():
+    """javaproperties searched the whole logical line again after each continuation (5,000 lines: 6 s)."""
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^a\.properties: .*line 1001: more than 1,000 lines in a row continue"):
+        translate_document(None, ("greeting = Hello \\\n" + "  world and more \\\n" * 20000 + "  end\n").encode(),
+                           name="a.properties", translate=suffixed)
+    assert time.perf_counter() - started < 1
+    out = translate_document(None, ("greeting = Hello \\\n" + "  world and more \\\n" * 900 + "  end\n").encode(),
+                             name="a.properties", translate=suffixed).decode()
+    assert out.startswith("greeting = Hello-it")

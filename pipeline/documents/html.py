@@ -95,7 +95,10 @@ XML_NAMED = frozenset({"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"})     # the e
 NOT_XML = {code: None for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF)}
 SAYS_XHTML = regex.compile(r"\A\ufeff?\s*<\?xml[\s?]"
                            r"|<html\b[^>]*\bxmlns\s*=\s*[\"']http://www\.w3\.org/1999/xhtml[\"']", regex.I)
-START_TAG = regex.compile(r"<([A-Za-z][^\s/>]*)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/?>")
+# (names hold no `<`, `=` or quote, and are read one way: a name that could run on over the tags after it made
+# `<p>x <a="1" <a="1" ...` cubic, 2,000 of them 2.5 s)
+START_TAG = regex.compile(r"<([A-Za-z][^\s/>=<\"']*+)"
+                          r"((?:\s++[^\s=/><\"']++\s*+=\s*+(?:\"[^\"]*+\"|'[^']*+'))*+)\s*+/?>")
 ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
 # Symbols no translation changes and a model whose vocabulary lacks them drops (© 2024, Acme™): kept verbatim.
 # Punctuation a translation may change (`&` for "and", dashes, ellipses, quotes, no-break spaces) is left to it.
@@ -537,12 +540,7 @@ class HtmlText:
         self._bs4, self._source = bs4, source
 
         hidden = _hidden(bs4, self._soup)
-        for mark in self._soup.find_all("wbr"):             # a word's break opportunity: the word is read whole
-            before, after = mark.previous_sibling, mark.next_sibling
-            if _is_text(bs4, before) and _is_text(bs4, after) and not {id(before), id(after)} & hidden:
-                before.replace_with(bs4.NavigableString(str(before) + str(after)))
-                after.extract()
-                mark.extract()
+        self._join_word_breaks(bs4, hidden)
         self._nodes: list[tuple[Any, Segment]] = []        # text nodes translated alone
         self._chunks: list[_Chunk] = []
         self.segments: list[Segment] = []
@@ -569,6 +567,41 @@ class HtmlText:
                             for spans in [_spans(tag[name], listed)] if spans]
         self.segments += [Segment(text, protected=protected_spans(text))
                           for tag, name, spans in self._attributes for text in [tag[name][a:b] for a, b in spans]]
+
+
+    def _join_word_breaks(self, bs4: Any, hidden: set[int]) -> None:
+        """A word's break opportunities (`<wbr>` between two texts) taken out, so that the word is read whole: a
+        chain of them (`ab<wbr>cd<wbr>ef`) joined once, and its parent's children rebuilt once (one text joined
+        again per mark, each taken out of the list alone, cost the square of their number: 160,000 in 25 s)."""
+        def joinable(mark: Any) -> bool:
+            before, after = mark.previous_sibling, mark.next_sibling
+            return _is_text(bs4, before) and _is_text(bs4, after) and not {id(before), id(after)} & hidden
+
+        chains: dict[int, list[list[Any]]] = {}            # a parent -> its chains [text, mark, text, mark, text]
+        parents: dict[int, Any] = {}
+        for mark in self._soup.find_all("wbr"):
+            if not joinable(mark):
+                continue
+            parent = mark.parent
+            found = chains.setdefault(id(parent), [])
+            parents[id(parent)] = parent
+            if found and found[-1][-1] is mark.previous_sibling:
+                found[-1] += [mark, mark.next_sibling]
+            else:
+                found.append([mark.previous_sibling, mark, mark.next_sibling])
+        for key, found in chains.items():
+            parent = parents[key]
+            first = {id(chain[0]): chain for chain in found}
+            dropped = {id(node) for chain in found for node in chain[1:]}
+            children = []
+            for child in list(parent.contents):
+                if id(child) in first:
+                    children.append(bs4.NavigableString("".join(str(node) for node in first[id(child)][::2])))
+                elif id(child) not in dropped:
+                    children.append(child)
+            for index in range(len(parent.contents) - 1, -1, -1):   # from the end: each taken out at no cost
+                parent.contents[index].extract(_self_index=index)   # (bs4's clear() moves the rest each time)
+            parent.extend(children)
 
     @property
     def texts(self) -> list[str]:

@@ -138,6 +138,12 @@ PROSE, IN_CODE_FONT, NAMED = 0, 1, 2      # how a run is code: not, by its font 
 IN_MEMORY_FILE = regex.compile(r"(?:\bfile )?'?<_io\.BytesIO object at 0x[0-9a-fA-F]+>'?")     # (`_said`)
 
 
+# how much of a complex field's instruction is kept, past its leading spaces: its first word, its kind, is all
+# that is read of it (the whole instruction, joined piece by piece and split for every text inside the field,
+# cost the square of its length: a TOC of 240,000 pieces, 10 s)
+INSTRUCTION_HEAD = 256
+
+
 def field_kind(instruction: str | None) -> str:
     """A Word field's kind, the first word of its instruction (` HYPERLINK "https://..." \\o "tip"` -> HYPERLINK)."""
     words = (instruction or "").split()
@@ -465,7 +471,8 @@ class _OoxmlParagraphs:
         self._ns = ns
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")} | (INLINE_OBJECTS if ns == W else set())
         self._fields = {ns + "fldSimple", ns + "fld"}
-        self._open_fields: list[list[Any]] = []             # each complex field open: [its instruction, past separate]
+        # each complex field open: [its instruction's head (`INSTRUCTION_HEAD`), its kind, past separate]
+        self._open_fields: list[list[Any]] = []
         self._code_styles = code_styles or {}
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
         self._paragraph_code: dict[Any, int] = {}           # paragraph -> its style's code kind (`_code`)
@@ -540,19 +547,21 @@ class _OoxmlParagraphs:
             if tag == self._ns + "fldChar":
                 kind = element.get(self._ns + "fldCharType")
                 if kind == "begin":
-                    fields.append(["", False])
+                    fields.append(["", "", False])
                 elif fields and kind in ("separate", "end"):
-                    fields[-1][1] = True
+                    fields[-1][2] = True
                     if kind == "end":
                         fields.pop()
                 chunks.append([])
-            elif tag == W + "instrText" and fields and not fields[-1][1]:
-                fields[-1][0] += element.text or ""
+            elif tag == W + "instrText" and fields and not fields[-1][2]:
+                if len(fields[-1][0]) < INSTRUCTION_HEAD:      # the kind is its first word: the rest is not kept
+                    head = (fields[-1][0] + (element.text or "")).lstrip()[:INSTRUCTION_HEAD]
+                    fields[-1][:2] = [head, field_kind(head)]
             elif tag in self._boundaries or _in_line_picture(element):
                 chunks.append([])
             elif tag == self._ns + "t":
-                if in_field or (fields and not (all(past for _, past in fields)
-                                                and field_kind(fields[-1][0]) in READ_FIELDS)):
+                if in_field or (fields and not (all(past for _, _, past in fields)
+                                                and fields[-1][1] in READ_FIELDS)):
                     chunks.append([])                       # a field's instruction, or a result kept as written
                     continue
                 parent = element.getparent().getparent()
@@ -567,7 +576,7 @@ class _OoxmlParagraphs:
                     chunks.append([])
                 container = parent
                 chunks[-1].append(element)
-        fields[:] = [field for field in fields if field_kind(field[0]) in SPANNING_FIELDS]
+        fields[:] = [field for field in fields if field[1] in SPANNING_FIELDS]
         return [chunk for chunk in chunks if chunk]
 
     def _code(self, run: Any) -> int:

@@ -10,6 +10,7 @@ group gets its translation alone, in its place. Code groups must occur exactly a
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -222,15 +223,15 @@ class RunLayout:
             for index, part in enumerate(segment.parts):
                 kind = self.kinds[index // 2] if index % 2 else None
                 pieces.append((self.groups[kind].translated(), kind) if kind is not None else (part, None))
-        joined: list[tuple[str, int | None]] = []
-        for piece, owner in pieces:
+        joined: list[tuple[list[str], int | None]] = []           # each run's pieces, joined once at the end
+        for piece, owner in pieces:                                 # (not copied again for each piece)
             if joined and (joined[-1][1] == owner or (owner is None and not piece.strip())):
-                joined[-1] = (joined[-1][0] + piece, joined[-1][1])       # a space joins the run before it
-            elif joined and joined[-1][1] is None and not joined[-1][0].strip():
-                joined[-1] = (joined[-1][0] + piece, owner)                 # or, first, the one after it
+                joined[-1][0].append(piece)                                 # a space joins the run before it
+            elif joined and joined[-1][1] is None and not "".join(joined[-1][0]).strip():
+                joined[-1] = (joined[-1][0] + [piece], owner)               # or, first, the one after it
             elif piece:
-                joined.append((piece, owner))
-        return joined
+                joined.append(([piece], owner))
+        return [("".join(texts), owner) for texts, owner in joined]
 
 
 def once_per_node(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -291,7 +292,8 @@ def windows(layout: RunLayout, texts: list[str], together: list[Any] | None = No
     def apart(index: int) -> bool:                          # may a window start at `index`?
         return together[index] is None or together[index] is not together[index - 1]
 
-    found, start, count, sentence_end = [], 0, 0, None
+    ordered = sorted(starts)                                # counted by bisection: a sum over every group's
+    found, start, count, sentence_end = [], 0, 0, None      # start at each cut was the square of their number
     for index, text in enumerate(texts):
         if index in starts:
             count += 1
@@ -299,7 +301,7 @@ def windows(layout: RunLayout, texts: list[str], together: list[Any] | None = No
                 cut = sentence_end if sentence_end is not None else index
                 found.append(list(range(start, cut)))
                 start, sentence_end = cut, None
-                count = sum(start <= item <= index for item in starts)
+                count = bisect.bisect_right(ordered, index) - bisect.bisect_left(ordered, start)
         if SENTENCE_END.search(text) and index + 1 < len(texts) and apart(index + 1):
             sentence_end = index + 1
     found.append(list(range(start, len(texts))))
@@ -310,7 +312,7 @@ def spaces_outside(pieces: list[tuple[str, int | None]], owners: set[int]) -> li
     """A chunk's placed pieces (`RunLayout.placed`) with the spaces at the edges of the pieces of `owners` (links,
     HTML's inline elements) moved out of them into the main formatting (a link is not underlined past its words),
     neighbours of the main formatting joined."""
-    found: list[tuple[str, int | None]] = []
+    found: list[tuple[list[str], int | None]] = []            # each piece's texts, joined once at the end
     for text, owner in pieces:
         parts = [(text, owner)]
         if owner in owners and text.strip():
@@ -321,7 +323,7 @@ def spaces_outside(pieces: list[tuple[str, int | None]], owners: set[int]) -> li
             if not part:
                 continue
             if found and part_owner is None and found[-1][1] is None:
-                found[-1] = (found[-1][0] + part, None)
+                found[-1][0].append(part)
             else:
-                found.append((part, part_owner))
-    return found
+                found.append(([part], part_owner))
+    return [("".join(texts), owner) for texts, owner in found]
