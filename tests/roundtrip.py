@@ -16,6 +16,7 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Callable
+from urllib.parse import unquote
 
 from pipeline.documents.front_matter import PROSE_KEYS
 from pipeline.documents.markdown import github_anchor
@@ -239,9 +240,11 @@ def _heading_anchors(tokens: list) -> list[str]:
 
 
 def _link_target(href: str | None, anchors: list[str]) -> str | tuple | None:
-    """A link's target, where a link to a heading is to that heading (its anchor follows the heading's text)."""
-    if href and href.startswith("#") and href[1:] in anchors:
-        return ("heading", anchors.index(href[1:]))
+    """A link's target, where a link to a heading is to that heading (its anchor follows the heading's text; the
+    parser percent-encodes a link's letters with marks, `#non-è` as `#non-%C3%A8`, as a browser sends it)."""
+    fragment = unquote(href[1:]) if href and href.startswith("#") else None
+    if fragment is not None and fragment in anchors:
+        return ("heading", anchors.index(fragment))
     return href
 
 
