@@ -139,3 +139,12 @@ def test_a_brace_left_open_does_not_hide_the_tags_after_it():
     assert out == block.replace("Text in the tab.", "Text-it in the-it tab-it.").replace(
         "Card text here.", "Card-it text-it here-it.")
     assert not any("<Card" in text or "print" in text for text in seen), seen
+
+
+def test_a_paragraph_whose_expression_spans_lines_is_never_written_twice():
+    """A paragraph translated piece by piece whose result the last guard refused (it compared an expression's
+    lines with the model's text, where they are joined) came back as the source with its first pieces translated
+    and the rest repeated: the guard's source had been changed in place."""
+    out, _ = translated("Hello {user.name\n  .toUpperCase()} and welcome.\nSecond sentence.\n")
+    assert out.count("Second") == 1 and "{user.name\n" in out and ".toUpperCase()}" in out
+    assert "Second-it sentence-it." in out

@@ -176,11 +176,13 @@ class HeadingAnchors:
                 definition["href"] = target(definition["href"])
 
 
-def _signature(children: list[Any]) -> Counter:
+def _signature(children: list[Any], loose: bool = False) -> Counter:
     """What must survive in an inline's children: every token but text, as its type, markup, attributes and (for
-    code, HTML and images) content."""
+    code, HTML and images) content; `loose`, inline HTML's white space as one space (the text the model reads has
+    a paragraph's lines joined, and the renderer drops their indentation: an MDX expression over several lines)."""
     return Counter((child.type, child.markup, tuple(sorted((child.attrs or {}).items())),
-                    child.content if child.type in SOURCE_KEPT else "")
+                    (" ".join(child.content.split()) if loose and child.type == "html_inline" else child.content)
+                    if child.type in SOURCE_KEPT else "")
                    for child in children if child.type not in RUN)
 
 
@@ -261,7 +263,8 @@ class InlineSegment(Segment):
         for index, run in enumerate(self.runs):
             if run:
                 first = next((child for child in run if child.type == "text"), None)
-                if first is not None:
+                if first is not None:                  # a copy: the guard below may give the source back whole
+                    first = copy.copy(first)
                     first.content = self._run_translation(index)
                     children.append(first)
                 else:
@@ -269,7 +272,7 @@ class InlineSegment(Segment):
             if index < len(self.kept_between):
                 children.extend(self.kept_between[index])
         self.token.children = children
-        if _signature(self._parse(self._render(self.token))) != _signature(self._parse(self.text)):
+        if _signature(self._parse(self._render(self.token)), True) != _signature(self._parse(self.text), True):
             self.token.children = source       # a last guard, not met by construction: the source, not broken markup
 
     def _run_translation(self, index: int) -> str:
