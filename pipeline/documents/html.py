@@ -568,7 +568,6 @@ class HtmlText:
         self.segments += [Segment(text, protected=protected_spans(text))
                           for tag, name, spans in self._attributes for text in [tag[name][a:b] for a, b in spans]]
 
-
     def _join_word_breaks(self, bs4: Any, hidden: set[int]) -> None:
         """A word's break opportunities (`<wbr>` between two texts) taken out, so that the word is read whole: a
         chain of them (`ab<wbr>cd<wbr>ef`) joined once, and its parent's children rebuilt once (one text joined
@@ -577,20 +576,16 @@ class HtmlText:
             before, after = mark.previous_sibling, mark.next_sibling
             return _is_text(bs4, before) and _is_text(bs4, after) and not {id(before), id(after)} & hidden
 
-        chains: dict[int, list[list[Any]]] = {}            # a parent -> its chains [text, mark, text, mark, text]
-        parents: dict[int, Any] = {}
+        chains: dict[int, tuple[Any, list[list[Any]]]] = {}   # a parent's id -> (it, its chains: text, mark, ...)
         for mark in self._soup.find_all("wbr"):
             if not joinable(mark):
                 continue
-            parent = mark.parent
-            found = chains.setdefault(id(parent), [])
-            parents[id(parent)] = parent
+            _, found = chains.setdefault(id(mark.parent), (mark.parent, []))
             if found and found[-1][-1] is mark.previous_sibling:
                 found[-1] += [mark, mark.next_sibling]
             else:
                 found.append([mark.previous_sibling, mark, mark.next_sibling])
-        for key, found in chains.items():
-            parent = parents[key]
+        for parent, found in chains.values():
             first = {id(chain[0]): chain for chain in found}
             dropped = {id(node) for chain in found for node in chain[1:]}
             children = []

@@ -46,6 +46,7 @@ OpenDocument by its `mimetype` entry): one of another kind than its name says is
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import zipfile
 import zlib
@@ -142,6 +143,21 @@ IN_MEMORY_FILE = regex.compile(r"(?:\bfile )?'?<_io\.BytesIO object at 0x[0-9a-f
 # that is read of it (the whole instruction, joined piece by piece and split for every text inside the field,
 # cost the square of its length: a TOC of 240,000 pieces, 10 s)
 INSTRUCTION_HEAD = 256
+
+
+@dataclasses.dataclass
+class OpenField:
+    """A complex field (`fldChar begin` ... `end`) open while a paragraph is read: its instruction's head (at most
+    `INSTRUCTION_HEAD` characters past its leading spaces), its kind, and whether its result has begun."""
+    head: str = ""
+    kind: str = ""
+    past_separate: bool = False
+
+    def read(self, instruction: str) -> None:
+        """One more piece of the instruction (`instrText`)."""
+        if len(self.head) < INSTRUCTION_HEAD:           # the kind is its first word: the rest is not kept
+            self.head = (self.head + instruction).lstrip()[:INSTRUCTION_HEAD]
+            self.kind = field_kind(self.head)
 
 
 def field_kind(instruction: str | None) -> str:
@@ -471,8 +487,7 @@ class _OoxmlParagraphs:
         self._ns = ns
         self._boundaries = {ns + name for name in ("br", "cr", "tab", "ptab")} | (INLINE_OBJECTS if ns == W else set())
         self._fields = {ns + "fldSimple", ns + "fld"}
-        # each complex field open: [its instruction's head (`INSTRUCTION_HEAD`), its kind, past separate]
-        self._open_fields: list[list[Any]] = []
+        self._open_fields: list[OpenField] = []             # each complex field open, outermost first
         self._code_styles = code_styles or {}
         self._link_of: dict[Any, Any] = {}                  # a `<t>` in a hyperlink read with its sentence -> that
         self._paragraph_code: dict[Any, int] = {}           # paragraph -> its style's code kind (`_code`)
@@ -547,21 +562,19 @@ class _OoxmlParagraphs:
             if tag == self._ns + "fldChar":
                 kind = element.get(self._ns + "fldCharType")
                 if kind == "begin":
-                    fields.append(["", "", False])
+                    fields.append(OpenField())
                 elif fields and kind in ("separate", "end"):
-                    fields[-1][2] = True
+                    fields[-1].past_separate = True
                     if kind == "end":
                         fields.pop()
                 chunks.append([])
-            elif tag == W + "instrText" and fields and not fields[-1][2]:
-                if len(fields[-1][0]) < INSTRUCTION_HEAD:      # the kind is its first word: the rest is not kept
-                    head = (fields[-1][0] + (element.text or "")).lstrip()[:INSTRUCTION_HEAD]
-                    fields[-1][:2] = [head, field_kind(head)]
+            elif tag == W + "instrText" and fields and not fields[-1].past_separate:
+                fields[-1].read(element.text or "")
             elif tag in self._boundaries or _in_line_picture(element):
                 chunks.append([])
             elif tag == self._ns + "t":
-                if in_field or (fields and not (all(past for _, _, past in fields)
-                                                and fields[-1][1] in READ_FIELDS)):
+                if in_field or (fields and not (all(field.past_separate for field in fields)
+                                                and fields[-1].kind in READ_FIELDS)):
                     chunks.append([])                       # a field's instruction, or a result kept as written
                     continue
                 parent = element.getparent().getparent()
@@ -576,7 +589,7 @@ class _OoxmlParagraphs:
                     chunks.append([])
                 container = parent
                 chunks[-1].append(element)
-        fields[:] = [field for field in fields if field[1] in SPANNING_FIELDS]
+        fields[:] = [field for field in fields if field.kind in SPANNING_FIELDS]
         return [chunk for chunk in chunks if chunk]
 
     def _code(self, run: Any) -> int:

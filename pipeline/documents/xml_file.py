@@ -15,7 +15,7 @@ DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
 # after it (comments, processing instructions, spaces): kept as written
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
 # A start tag: its name, then its attributes (and namespace declarations), in the order and quoting they came in
-START_TAG = regex.compile(rb"""<[^\s/>]+(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*>""")
+START_TAG = regex.compile(rb"""<[^\s/>]++(?:\s++[^\s=/>]++\s*+=\s*+(?:"[^"]*+"|'[^']*+'))*+\s*+>""")   # read one way
 
 
 def _epilog(data: bytes) -> int:

@@ -93,20 +93,27 @@ def fit_open_files(settings: ServiceSettings) -> ServiceSettings:
                                max_client_connections=min(settings.max_client_connections, fitted))
 
 
-def origin_form(request: Any) -> Any:
-    """An h11 `Request` whose target is in absolute form (`http://host:port/path?query`) as the same request in
-    origin form (`/path?query`) with `Host` the target's authority; any other request as it is. A target whose
-    authority is empty or whose path is not a path is left as it is (a 404 or a 400 later, as before)."""
+def checked_request(request: Any) -> Any:
+    """An h11 `Request` as the app should see it (the module's docstring): a ValueError (the 400's message) for
+    one whose body is framed twice or whose absolute-form target names user information; one whose target is in
+    absolute form (`http://host:port/path?query`) in origin form (`/path?query`), `Host` the target's authority;
+    any other as it is. A target whose authority is empty or whose path is not a path is left as it is (a 404 or
+    a 400 later, as before)."""
     import h11
 
+    names = {name.lower() for name, _ in request.headers}
+    if b"content-length" in names and b"transfer-encoding" in names:
+        raise ValueError(TWO_FRAMINGS_MESSAGE)
     found = ABSOLUTE_FORM.fullmatch(request.target)
     if found is None or not found.group(1) or (found.group(2) and found.group(2)[:1] not in (b"/", b"?")):
         return request
     authority, rest = found.group(1), found.group(2) or b"/"
+    if b"@" in authority:                                  # a password in the URL: never a Host
+        raise ValueError(USER_INFO_MESSAGE)
     if rest.startswith(b"?"):
         rest = b"/" + rest
     headers = [(name, authority if name.lower() == b"host" else value) for name, value in request.headers]
-    if not any(name.lower() == b"host" for name, _ in headers):
+    if b"host" not in names:
         headers.insert(0, (b"host", authority))
     return h11.Request(method=request.method, target=rest, headers=headers, http_version=request.http_version)
 
@@ -154,15 +161,11 @@ def _make_protocol(settings: ServiceSettings, buffer_bytes: int) -> type:
                 """h11's next event, a request's framing and target checked first (the module's docstring)."""
                 event = read_event()
                 if isinstance(event, h11.Request):
-                    names = {name.lower() for name, _ in event.headers}
-                    if b"content-length" in names and b"transfer-encoding" in names:
-                        self.refusal = TWO_FRAMINGS_MESSAGE
-                        raise h11.RemoteProtocolError(TWO_FRAMINGS_MESSAGE)
-                    found = ABSOLUTE_FORM.fullmatch(event.target)
-                    if found is not None and b"@" in found.group(1):      # a password in the URL: never a Host
-                        self.refusal = USER_INFO_MESSAGE
-                        raise h11.RemoteProtocolError(USER_INFO_MESSAGE)
-                    event = origin_form(event)
+                    try:
+                        event = checked_request(event)
+                    except ValueError as refusal:
+                        self.refusal = str(refusal)
+                        raise h11.RemoteProtocolError(self.refusal) from None
                 return event
             self.conn.next_event = next_event     # type: ignore[method-assign]
 
