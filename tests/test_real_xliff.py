@@ -391,3 +391,45 @@ def test_the_root_s_start_tag_comes_back_as_written(newline):
             'xml:space="preserve"><value>Hello world</value></data>\n</root>\n')
     assert translate_document(None, resx.encode(), name="a.resx", translate=suffixed).decode() == \
         resx.replace("<value>Hello world", "<value>Hello-it world-it")
+
+
+def test_a_root_whose_target_language_is_set_keeps_the_rest_of_its_start_tag_as_written():
+    """XLIFF 2 names the target language on the root (`trgLang`): setting it rewrote the whole start tag in lxml's
+    layout (declarations first, double quotes, one line), so every such file's first element showed in the diff."""
+    root = f"<xliff version='2.0' srcLang='en'\n       xmlns='{V2}'>"
+    source = (f"<?xml version='1.0' encoding='UTF-8'?>\n{root}\n  <file id='f'>\n    <unit id='u'><segment>"
+              "<source>Hello world</source></segment></unit>\n  </file>\n</xliff>\n")
+    out = translate_document(None, source.encode(), name="a.xlf", translate=suffixed).decode()
+    assert out.startswith(f"<?xml version='1.0' encoding='UTF-8'?>\n<xliff version='2.0' srcLang='en'\n"
+                          f"       xmlns='{V2}'\n       trgLang='it'>\n")
+    assert etree.fromstring(out.encode()).get("trgLang") == "it"
+
+
+NAMES = st.sampled_from(["a", "b", "xml:lang", "x:c", "d"])
+VALUES = st.text(st.sampled_from("a'\"&<> \t\nè"), max_size=6)
+
+
+@given(st.dictionaries(NAMES, VALUES, max_size=5), st.dictionaries(NAMES, VALUES, max_size=5),
+       st.sampled_from(["'", '"']), st.sampled_from([" ", "\n  "]))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_an_edited_start_tag_reads_back_as_the_attributes_it_was_given(before, now, quote, space):
+    """Whatever is changed, removed or added, the start tag written parses to the new attributes, and the
+    attributes left alone are byte for byte as written."""
+    from xml.sax.saxutils import escape
+    from pipeline.documents.xml_file import edited_start_tag
+
+    def clark(name: str) -> str:
+        prefix, _, local = name.rpartition(":")
+        return {"": local, "xml": f"{{http://www.w3.org/XML/1998/namespace}}{local}", "x": f"{{urn:x}}{local}"}[
+            prefix]
+
+    entities = {quote: "&quot;" if quote == '"' else "&apos;", "\t": "&#9;", "\n": "&#10;"}
+    written_attributes = [f"{space}{name}={quote}{escape(value, entities)}{quote}" for name, value in before.items()]
+    written = f"<r xmlns:x={quote}urn:x{quote}{''.join(written_attributes)}>".encode()
+    parsed = etree.fromstring(written + b"</r>")
+    wanted = {clark(name): value for name, value in now.items()}
+    edited = edited_start_tag(written, dict(parsed.attrib), wanted, dict(parsed.nsmap), "utf-8")
+    assert dict(etree.fromstring(edited + b"</r>").attrib) == wanted
+    for piece, name in zip(written_attributes, before):
+        if name in now and now[name] == before[name]:
+            assert piece.encode() in edited

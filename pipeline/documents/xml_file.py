@@ -1,7 +1,7 @@
 """An XML resource file read with lxml's safe parser and written back with what lies around its root as it came (the
-declaration, comments, blank lines: lxml would rewrite or drop them), and the root's start tag as written where its
-attributes are unchanged (lxml writes namespace declarations first): Android's `strings.xml`, .NET's `.resx`,
-XLIFF."""
+declaration, comments, blank lines: lxml would rewrite or drop them), and the root's start tag as written, with only
+the attributes that changed edited in place (lxml writes namespace declarations first, and its own quotes):
+Android's `strings.xml`, .NET's `.resx`, XLIFF."""
 from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
@@ -16,6 +16,9 @@ DOCTYPE = regex.compile(rb"<!DOCTYPE", regex.I)
 PROLOG = regex.compile(rb"(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->)*", regex.S)
 # A start tag: its name, then its attributes (and namespace declarations), in the order and quoting they came in
 START_TAG = regex.compile(rb"""<[^\s/>]++(?:\s++[^\s=/>]++\s*+=\s*+(?:"[^"]*+"|'[^']*+'))*+\s*+>""")   # read one way
+# One attribute of such a tag, with the space before it: (space, name, value with its quotes)
+ATTRIBUTE = regex.compile(rb"""(\s++)([^\s=/>]++)\s*+=\s*+("[^"]*+"|'[^']*+')""")
+XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
 
 
 def _epilog(data: bytes) -> int:
@@ -34,6 +37,63 @@ def _epilog(data: bytes) -> int:
         if opening < 0:
             return end
         end = opening
+
+
+def _quoted(value: str, quote: bytes, encoding: str) -> bytes:
+    """`value` as an attribute's value between `quote`s, escaped as XML needs (white space other than the space as
+    character references, so that a parser reads it back unchanged)."""
+    text = value.replace("&", "&amp;").replace("<", "&lt;").replace("\t", "&#9;").replace("\n", "&#10;")
+    text = text.replace("\r", "&#13;").replace('"' if quote == b'"' else "'", "&quot;" if quote == b'"' else "&apos;")
+    return quote + text.encode(encoding, "xmlcharrefreplace") + quote
+
+
+def edited_start_tag(written: bytes, before: dict[str, str], now: dict[str, str], namespaces: dict,
+                     encoding: str) -> bytes | None:
+    """The start tag `written` (whose element had the attributes `before`, in lxml's `{uri}name` form, and the
+    namespace declarations `namespaces`) with the attributes `now`: each unchanged one as written, a changed one
+    in place in its own quotes, a removed one dropped, a new one after the last (laid out and quoted as it is);
+    None where one cannot be named as written (a new attribute in a namespace without a prefix)."""
+    prefixes = {uri: prefix for prefix, uri in namespaces.items() if prefix}
+    prefixes[XML_NAMESPACE] = "xml"
+    pieces, last, seen = [], 0, set()
+    end = len(written)
+    for match in ATTRIBUTE.finditer(written):
+        space, raw, value = match.groups()
+        name = raw.decode(encoding)
+        prefix, _, local = name.rpartition(":")
+        if name == "xmlns" or prefix == "xmlns":
+            continue                                       # a declaration: unchanged, as the caller checked
+        if prefix:
+            uri = XML_NAMESPACE if prefix == "xml" else namespaces.get(prefix)
+            if uri is None:
+                return None
+            name = f"{{{uri}}}{local}"
+        seen.add(name)
+        pieces.append(written[last:match.start()])
+        last = match.end()
+        if name not in now:
+            continue                                       # removed, with the space before it
+        if now[name] == before.get(name):
+            pieces.append(match.group(0))
+        else:
+            pieces.append(space + raw + written[match.end(2):match.start(3)] + _quoted(now[name], value[:1],
+                                                                                           encoding))
+    closing = regex.search(rb"\s*+>\Z", written).start()
+    pieces.append(written[last:closing])
+    written_attributes = ATTRIBUTE.findall(written)
+    separator, quote = (written_attributes[-1][0], written_attributes[-1][2][:1]) if written_attributes else (
+        b" ", b'"')                                        # a new one laid out and quoted as the last one is
+    for name, value in now.items():
+        if name in seen:
+            continue
+        if name.startswith("{"):
+            uri, _, local = name[1:].partition("}")
+            if uri not in prefixes:
+                return None
+            name = f"{prefixes[uri]}:{local}"
+        pieces.append(separator + name.encode(encoding) + b"=" + _quoted(value, quote, encoding))
+    pieces.append(written[closing:end])
+    return b"".join(pieces)
 
 
 class XmlFile:
@@ -79,8 +139,10 @@ class XmlFile:
         if self._root_start is not None:
             written, attributes, namespaces = self._root_start
             start = START_TAG.match(body)
-            if start and dict(self.root.attrib) == attributes and dict(self.root.nsmap) == namespaces:
-                body = written.replace(b"\r\n", b"\n") + body[start.end():]
+            edited = (edited_start_tag(written, attributes, dict(self.root.attrib), namespaces, self._encoding)
+                      if start and dict(self.root.nsmap) == namespaces else None)
+            if edited is not None:
+                body = edited.replace(b"\r\n", b"\n") + body[start.end():]
         return before + (body.replace(b"\n", b"\r\n") if self._crlf else body) + after
 
     @property
