@@ -61,3 +61,23 @@ def test_consecutive_abbreviations_keep_a_line_each():
     out, _ = translated(page)
     assert out.endswith("\n\n*[HTML]: Hyper-it Text-it Markup-it Language-it\n"
                         "*[W3C]: World-it Wide-it Web-it Consortium-it\n")
+
+
+def test_characters_written_as_references_come_back_so():
+    """mdformat writes `&nbsp;` as a no-break space itself (invisible in an editor) and `&copy;` as `©`: each
+    character the source wrote only as a reference is written as it was; the model reads the character."""
+    source = "Foo&nbsp;Bar &copy; 2024 &#8212; all rights, 5&nbsp;km. A literal — dash.\n"
+    model, seen = recording(suffixed)
+    out = translate_document(None, source.encode(), name="a.md", translate=model).decode()
+    assert "Foo-it&nbsp;Bar-it &copy; 2024" in out and "5&nbsp;km" in out
+    assert "—" in out and "&#8212;" not in out               # the dash is written as itself too: kept so
+    assert any("Foo\xa0Bar" in text for text in seen)
+
+
+def test_many_distinct_references_are_read_in_linear_time_and_written_as_they_came():
+    import time
+    source = "".join(f"&#{code};" for code in range(0x4E00, 0x4E00 + 20000)) + "\n"
+    start = time.perf_counter()
+    out = translate_document(None, source.encode(), name="a.md", translate=lambda texts: texts)
+    assert time.perf_counter() - start < 20
+    assert out.decode() == source

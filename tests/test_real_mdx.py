@@ -148,3 +148,22 @@ def test_a_paragraph_whose_expression_spans_lines_is_never_written_twice():
     out, _ = translated("Hello {user.name\n  .toUpperCase()} and welcome.\nSecond sentence.\n")
     assert out.count("Second") == 1 and "{user.name\n" in out and ".toUpperCase()}" in out
     assert "Second-it sentence-it." in out
+
+
+def test_a_brace_or_angle_bracket_the_source_escaped_stays_escaped():
+    """In MDX an escaped brace (`\\{name\\}`, `&#123;`) is text; mdformat wrote it bare, which MDX reads as an
+    expression (the page stops compiling: `name is not defined`)."""
+    source = "Write \\{name\\} or &#123;id&#125; for a field, not {props.x}; 3 &lt; 4.\n"
+    out = translate_document(None, source.encode(), name="a.mdx", translate=suffixed).decode()
+    assert out.count("\\{") == 2 and out.count("\\}") == 2 and "{props.x}" in out and "3 \\< 4" in out
+    assert "Write-it" in out
+
+
+def test_a_jsx_block_s_line_with_an_entity_is_translated():
+    """A line of text in a block of JSX was kept untranslated when mdformat would write it otherwise (`&amp;` as
+    `&`): what it says is compared now, not how."""
+    source = ('<Tabs>\n  <TabItem value="a">\n    Use the menu &amp; the toolbar to save&nbsp;it.\n'
+              '  </TabItem>\n</Tabs>\n')
+    out = translate_document(None, source.encode(), name="a.mdx", translate=suffixed).decode()
+    assert "    Use-it the-it menu-it & the-it toolbar-it to save-it&nbsp;it.\n" in out
+    assert out.startswith('<Tabs>\n  <TabItem value="a">\n') and out.endswith("  </TabItem>\n</Tabs>\n")

@@ -17,7 +17,8 @@ the translation is parsed again and kept only if it has the same code spans, lin
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
 and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
 mdformat's: list markers, heading style and a paragraph's line breaks are normalized (a paragraph comes back on
-one line), which changes nothing a Markdown renderer shows. The front matter (YAML or TOML: `front_matter`) has
+one line), which changes nothing a Markdown renderer shows; a character the source writes only as a reference
+(`&nbsp;`) is written so again (`reference_spellings`), and MDX's escaped braces stay escaped. The front matter (YAML or TOML: `front_matter`) has
 the values a site shows translated (`title`, `description`, `summary`, ...) and its top-level `lang`, `language` or
 `locale` naming the run's source language names its target (`en-US` -> `it-IT`); everything else is kept as written.
 A heading's anchor is made from its text, so a translated heading has another: a link within the document
@@ -32,6 +33,7 @@ block of JSX that CommonMark reads as raw HTML too (`jsx.jsx_paragraphs`: Docusa
 from __future__ import annotations
 
 import copy
+import html
 import unicodedata
 from collections import Counter
 from typing import Any
@@ -58,6 +60,12 @@ SOURCE_KEPT = ("code_inline", "html_inline", "image")
 # space inside either dollar, no digit after the closing one: "$5 and $10" is no math); GitHub's emoji shortcodes
 # and mentions.
 TEMPLATE = r"\{\{.{0,2000}?\}\}|\{%.{0,2000}?%\}"
+# A character reference as CommonMark reads one (`&nbsp;`, `&#8212;`, `&#x2014;`)
+CHARACTER_REFERENCE = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# In MDX, a brace or `<` in text is an expression or a tag unless escaped: one not escaped yet, with the backslashes
+# before it (an even count escape one another)
+MDX_UNESCAPED = regex.compile(r"(?<!\\)(\\*+)?([{}<])")     # (from a run's start: linear)
+SPELLINGS = "character references"            # the render environment's key: characters -> their spelling
 INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
                             r"|\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}"
                             r"|\$\$(?:\\.|[^$\\]){1,20000}?\$\$"
@@ -184,6 +192,13 @@ def _signature(children: list[Any], loose: bool = False) -> Counter:
                     (" ".join(child.content.split()) if loose and child.type == "html_inline" else child.content)
                     if child.type in SOURCE_KEPT else "")
                    for child in children if child.type not in RUN)
+
+
+def _read(children: list[Any]) -> list[tuple[Any, ...]]:
+    """What an inline's children say: each one's type, attributes and content, its lines' breaks as spaces."""
+    return [(child.type if child.type not in RUN else "text", tuple(sorted((child.attrs or {}).items())),
+             " ".join(child.content.split()) if child.type in (*RUN, "html_inline") else child.content)
+            for child in children]
 
 
 class InlineSegment(Segment):
@@ -615,10 +630,38 @@ def _mdx_statement(state: Any, start: int, end: int, silent: bool) -> bool:
     return True
 
 
+def reference_spellings(text: str) -> dict[int, str]:
+    """Each character beyond ASCII that `text` writes only as a character reference (`&nbsp;`, `&copy;`,
+    `&#8212;`), never as itself, with its first spelling (for `str.translate`): written so again in the output,
+    where the parser's text has the character itself (mdformat would write a no-break space as an invisible one)."""
+    spellings: dict[int, str] = {}
+    for match in CHARACTER_REFERENCE.finditer(text):
+        character = html.unescape(match.group(0))
+        if len(character) == 1 and not character.isascii():
+            spellings.setdefault(ord(character), match.group(0))
+    present = set(text)                                    # (once: a character tested against the whole text)
+    return {code: spelling for code, spelling in spellings.items() if chr(code) not in present}
+
+
+def _render_text(node: Any, context: Any) -> str:
+    """Text as mdformat writes it; in MDX, a brace or `<` escaped (`\\{`: an expression or a tag otherwise, where
+    the source wrote `\\{` or `&#123;`); and, while a document is written out, the characters its source wrote only
+    as references so again (`SPELLINGS`)."""
+    from mdformat.renderer import DEFAULT_RENDERERS
+
+    text = DEFAULT_RENDERERS["text"](node, context)
+    if context.env.get("mdx"):
+        text = MDX_UNESCAPED.sub(lambda m: m.group(0) if len(m.group(1) or "") % 2 else
+                                 f"{m.group(1) or ''}\\{m.group(2)}", text)
+    spellings = context.env.get(SPELLINGS)
+    return text.translate(spellings) if spellings else text
+
+
 class Extensions:
     """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
     RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert,
-                 "abbreviation": _render_abbreviation, "definition_list": _render_definition_list}
+                 "abbreviation": _render_abbreviation, "definition_list": _render_definition_list,
+                 "text": _render_text}
     POSTPROCESSORS: dict = {}
 
 
@@ -678,11 +721,13 @@ class MarkdownDocument(FollowsDirection):
         self._newline = "\r\n" if "\r\n" in text else "\n"
         options = {"maxNesting": MAX_NESTING, "store_labels": True}
         self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"), self.MDX)
-        self._env: dict = {}                        # reference-link definitions, shared by parse and render
+        self._env: dict = {"mdx": True} if self.MDX else {}   # reference-link definitions, shared by parse and
+        #                                                         render, and whether text is MDX's
         self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
         body = text[len(self._front.text):]
         self._gap = BLANK_LINES.match(body).group(0)         # (the renderer drops blank lines before the first block)
         self._tokens = self._md.parse(body.replace("\r\n", "\n"), self._env)
+        self._spellings = reference_spellings(body)
         self._inline: list[InlineSegment] = []
         self._anchors = HeadingAnchors(self._tokens)
         self._ends: list[tuple[Any, list[Any]]] = []        # a heading's attribute list, put back at its end
@@ -744,8 +789,8 @@ class MarkdownDocument(FollowsDirection):
                 continue
             inline = parsed[0]
             source = self._render_inline(inline)
-            if " ".join(source.split()) != " ".join(text.split()):    # the renderer would escape or change it
-                continue
+            if _read(self._reparse(source)) != _read(inline.children):    # the renderer would change what it says
+                continue                                # (`&amp;` written `&`, `_a_` as `*a*`: what it says, kept)
             found.append((paragraph, InlineSegment(inline, source.replace("\n", " "), self._reparse,
                                                    self._render_inline)))
         return (token, found) if found else None
@@ -777,10 +822,17 @@ class MarkdownDocument(FollowsDirection):
         return self._renderer.render([token], self._options, self._env, finalize=False)
 
     def render(self) -> bytes:
+        self._env[SPELLINGS] = self._spellings            # the output only: the model reads the characters
+        try:
+            return self._render()
+        finally:
+            del self._env[SPELLINGS]
+
+    def _render(self) -> bytes:
         for segment in self._inline:
             segment.apply()
-        for token, html, closing in self._html:
-            written = html.render()
+        for token, block, closing in self._html:
+            written = block.render()
             if written.endswith(closing):
                 token.content = written[:len(written) - len(closing)]
         for token, paragraphs in self._jsx:
