@@ -241,3 +241,13 @@ def test_a_target_in_absolute_form_with_user_information_is_a_400_that_repeats_n
         assert json.loads(body) == {"error": "a request target with user information (user@host) is refused "
                                              "(RFC 9110 4.2.4)"}
         still_serving(running)
+
+
+def test_options_asterisk_asks_the_server_and_other_methods_may_not():
+    """`OPTIONS *` (RFC 9110 9.3.7) is a 204 naming the methods served; `*` was read as a path, a 404."""
+    with Server(settings()) as running:
+        status, headers, body = running.exchange(b"OPTIONS * HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        assert (status, body) == (204, b"") and headers["allow"] == "GET, HEAD, POST, DELETE"
+        status, headers, body = running.exchange(b"GET * HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        assert (status, headers["content-type"]) == (400, "application/json") and b"OPTIONS only" in body
+        still_serving(running)

@@ -21,7 +21,7 @@ from pipeline.service import api, files, glossaries, libretranslate
 from pipeline.service.auth import BearerAuthMiddleware, bearer_auth
 from pipeline.service.bodylimit import BodyLimitMiddleware
 from pipeline.service.cors import CrossSiteGuard, JsonCORSMiddleware
-from pipeline.service.errors import HeadAsGet, JsonErrorBodies, install_error_handlers
+from pipeline.service.errors import AsteriskForm, HeadAsGet, JsonErrorBodies, install_error_handlers
 from pipeline.service.headlimit import HeadLimitMiddleware
 from pipeline.service.settings import ServiceSettings
 from pipeline.service.state import ServiceState, title
@@ -68,8 +68,8 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     The page (`/`), the OpenAPI docs, `/languages` and `/frontend/settings` are public; every other API route needs
     the key when `settings.api_key` is set. Middleware, outermost first: CORS (with `settings.cors_origins`), the
     URL and header limits (414, 431), the body-size limit, the LibreTranslate dispatch of `POST /translate`, the key
-    of our routes (401 before their body is read), `HEAD` as `GET` (`HeadAsGet`), JSON bodies for errors answered
-    below the handlers (`JsonErrorBodies`). Translated files are swept while the app runs (`FileStore.start`).
+    of our routes (401 before their body is read), `OPTIONS *` (`AsteriskForm`), `HEAD` as `GET` (`HeadAsGet`),
+    JSON bodies for errors answered below the handlers (`JsonErrorBodies`). Translated files are swept while the app runs (`FileStore.start`).
     """
     settings = settings or ServiceSettings()
     state = ServiceState(translator, settings, model_info)
@@ -98,6 +98,7 @@ def create_app(translator: Any, settings: ServiceSettings | None = None,
     keyed = [api.router, glossaries.router(**codes), files.native_router(**codes)]   # Authorization: Bearer <key>
     app.add_middleware(JsonErrorBodies)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(AsteriskForm)
     if settings.api_key:
         app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key,
                            routes=[route for router in keyed for route in router.routes])

@@ -183,3 +183,26 @@ class HeadAsGet:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
         await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
+SERVER_METHODS = "GET, HEAD, POST, DELETE"   # every method some route answers (`OPTIONS *`'s Allow)
+
+
+class AsteriskForm:
+    """ASGI middleware: a request for `*`, the server as a whole (RFC 9110 9.3.7): `OPTIONS *` is a 204 whose
+    `Allow` names the methods the service answers; any other method's is a 400, as only OPTIONS may ask it. The
+    routes answered both with a 404, as if `*` were a path."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("raw_path", scope.get("path", "").encode()) != b"*":
+            await self.app(scope, receive, send)
+        elif scope["method"] == "OPTIONS":
+            await send({"type": "http.response.start", "status": 204, "headers": [
+                (b"allow", SERVER_METHODS.encode())]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        else:
+            await error_response(400, f"the target * (the server as a whole) is for OPTIONS only, not "
+                                      f"{scope['method'][:20]}")(scope, receive, send)
