@@ -76,6 +76,6 @@ def test_the_round_trip_checker_finds_a_table_of_contents_left_pointing_at_old_a
     readme = (Path(__file__).parent / "data" / "real" / "clippy-README.md").read_bytes()
     out = translate_document(None, readme, name="README.md",
                              translate=lambda texts: [t.replace("Usage", "Uso") for t in texts])
-    assert b"- [Uso instructions](#uso)" in out and b"## Uso\n" in out
+    assert b"* [Uso instructions](#uso)" in out and b"## Uso\n" in out
     assert problems("README.md", readme, out) == []
     assert problems("README.md", readme, out.replace(b"](#uso)", b"](#usage)")) != []

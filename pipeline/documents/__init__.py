@@ -12,6 +12,7 @@
     encoding.py   a text file decoded (UTF-8, UTF-16 with a mark) and encoded back the same way
     plain.py      .txt                 paragraphs, blank lines, hard-wrapped prose re-wrapped
     markdown.py   .md / .mdx           markdown-it-py + mdformat: code, links kept
+    markdown_layout.py                 mdformat told to write the source's layout (bullets, fences, definitions)
     front_matter.py                    a page's YAML or TOML front matter: the values a site shows translated
     html.py       .html                BeautifulSoup: tags, attributes, entities kept (the service's HTML path)
     subtitles.py  .srt / .vtt          srt, webvtt-py: numbers, timings, positions, tags kept; lines re-wrapped

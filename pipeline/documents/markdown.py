@@ -16,8 +16,9 @@ block quotes, tables and emphasis. Each paragraph, heading or table cell is one 
 the translation is parsed again and kept only if it has the same code spans, links, images, emphasis and HTML, and
 every URL, address and path; else the text between them is translated piece by piece (`segments`), with the spaces
 and punctuation that touch an emphasis delimiter kept as in the source, so the emphasis renders the same. Layout is
-mdformat's: list markers, heading style and a paragraph's line breaks are normalized (a paragraph comes back on
-one line), which changes nothing a Markdown renderer shows; a character the source writes only as a reference
+the source's where CommonMark leaves it free (`markdown_layout`: bullets, numbers, breaks, setext headings, fences,
+link destinations, reference definitions in place) and else mdformat's (a translated paragraph comes back on one
+line), which changes nothing a Markdown renderer shows; a character the source writes only as a reference
 (`&nbsp;`) is written so again (`reference_spellings`), and MDX's escaped braces stay escaped. The front matter (YAML or TOML: `front_matter`) has
 the values a site shows translated (`title`, `description`, `summary`, ...) and its top-level `lang`, `language` or
 `locale` naming the run's source language names its target (`en-US` -> `it-IT`); everything else is kept as written.
@@ -35,6 +36,7 @@ from __future__ import annotations
 import copy
 import html
 import unicodedata
+import urllib.parse
 from collections import Counter
 from typing import Any
 
@@ -43,6 +45,7 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
 from pipeline.documents.jsx import JsxTag, Paragraph, jsx_codes, jsx_paragraphs, jsx_start_tags
+from pipeline.documents.markdown_layout import SOURCE_LINES, keep_written, relinked_definitions, renderers
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
@@ -173,7 +176,12 @@ class HeadingAnchors:
         def target(href: str) -> str:
             if not href.startswith("#"):
                 return href
-            return "#" + moved.get(href[1:], moved.get(href[1:].lower(), href[1:]))
+            fragment = href[1:]
+            decoded = urllib.parse.unquote(fragment)       # written percent-encoded (`#caf%C3%A8`): encoded again
+            new = moved.get(fragment, moved.get(fragment.lower(), moved.get(decoded, moved.get(decoded.lower()))))
+            if new is None:
+                return href
+            return "#" + (urllib.parse.quote(new, safe="-_.~") if decoded != fragment else new)
 
         for token in tokens:
             for child in token.children or ():
@@ -182,6 +190,9 @@ class HeadingAnchors:
         for definition in env.get("references", {}).values():
             if isinstance(definition.get("href"), str):
                 definition["href"] = target(definition["href"])
+        for token in tokens:                            # the definitions, written where and as the source has them
+            if token.type == "html_block":
+                relinked_definitions(token, env.get("references", {}))
 
 
 def _signature(children: list[Any], loose: bool = False) -> Counter:
@@ -396,10 +407,68 @@ def _kept_block(state: Any, start: int, end: int, silent: bool) -> bool:
 
 
 def _footnote_definition(state: Any, start: int, end: int, silent: bool) -> bool:
-    """Block rule: `[^1]: text` is a paragraph (its label kept by `_kept_inline`), never a link definition."""
-    if state.sCount[start] - state.blkIndent >= 4 or not FOOTNOTE_DEFINITION.match(_line(state, start)):
-        return False
-    return True if silent else require("markdown_it.rules_block", "documents").paragraph(state, start, end, False)
+    """Block rule: footnotes' definitions (`[^1]: text`, never link definitions) as GitHub and Pandoc read them,
+    those that follow one another one group (written back a line after another where they were): each one's
+    label kept as written, its text after it and the lines indented by 4 under it (more paragraphs, a list, code)
+    its body, read as Markdown (translated), a paragraph's lazy lines included."""
+    if state.sCount[start] - state.blkIndent >= 4 or state.parentType == "footnote" \
+            or not FOOTNOTE_DEFINITION.match(_line(state, start)):
+        return False                                # (one inside another: text, as GitHub reads it)
+    if silent:
+        return True
+    group = state.push("footnote_group_open", "div", 1)
+    line = start
+    while True:
+        _one_footnote(state, line, end, blank_before=line > start and state.isEmpty(line - 1))
+        line = state.line
+        if line >= end or state.sCount[line] - state.blkIndent >= 4 \
+                or not FOOTNOTE_DEFINITION.match(_line(state, line)):
+            break
+    group.map = [start, state.line]
+    state.push("footnote_group_close", "div", -1)
+    return True
+
+
+def _one_footnote(state: Any, start: int, end: int, blank_before: bool) -> None:
+    """One footnote's definition from line `start` (`_footnote_definition`)."""
+    head = state.bMarks[start] + state.tShift[start]
+    after = head + FOOTNOTE_DEFINITION.match(_line(state, start)).end()       # past the label's colon
+    text = after
+    while text < state.eMarks[start] and state.src[text] in " \t":
+        text += 1
+    opening = state.push("footnote_definition_open", "div", 1)
+    opening.markup, opening.map, opening.meta = state.src[head:after], [start, start], {"blank before": blank_before}
+    saved = (state.bMarks[start], state.tShift[start], state.sCount[start], state.blkIndent, state.parentType)
+    state.bMarks[start], state.tShift[start] = after, text - after
+    state.blkIndent += 4
+    state.sCount[start] = state.blkIndent + (text - after)
+    state.parentType = "footnote"
+    state.md.block.tokenize(state, start, end)
+    state.bMarks[start], state.tShift[start], state.sCount[start], state.blkIndent, state.parentType = saved
+    opening.map[1] = state.line
+    state.push("footnote_definition_close", "div", -1)
+
+
+def _render_footnote_group(node: Any, context: Any) -> str:
+    """Footnotes' definitions that follow one another: a blank line between two where the source has one."""
+    return "".join(("\n\n" if child.meta.get("blank before") else "\n") * (index > 0) + child.render(context)
+                   for index, child in enumerate(node.children))
+
+
+def _render_footnote_definition(node: Any, context: Any) -> str:
+    """A footnote's definition: its label as written, its first block after it, the others indented by 4, each
+    after a blank line where the source has one (a list right under the first line: else CommonMark, which reads
+    no footnotes, would read it as code)."""
+    lines = context.env.get(SOURCE_LINES) or []
+
+    def blank_before(child: Any) -> bool:
+        return not child.map or child.map[0] == 0 or child.map[0] > len(lines) or \
+            not lines[child.map[0] - 1].replace(">", "").strip()
+
+    body = "".join(("\n\n" if blank_before(child) else "\n") * (index > 0) + child.render(context)
+                   for index, child in enumerate(node.children))
+    first, *rest = body.split("\n") if body else [""]
+    return "\n".join([f"{node.markup} {first}".rstrip(), *("    " + line if line else "" for line in rest)])
 
 
 def _admonition(state: Any, start: int, end: int, silent: bool) -> bool:
@@ -661,7 +730,8 @@ class Extensions:
     """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
     RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert,
                  "abbreviation": _render_abbreviation, "definition_list": _render_definition_list,
-                 "text": _render_text}
+                 "footnote_group": _render_footnote_group, "footnote_definition": _render_footnote_definition,
+                 **renderers(), "text": _render_text}
     POSTPROCESSORS: dict = {}
 
 
@@ -674,7 +744,8 @@ def with_extensions(md: Any, mdx: bool = False) -> Any:
         md.inline.ruler.before("kept_extension", "mdx_inline", _mdx_inline)
     interrupts = {"alt": ["paragraph", "reference", "blockquote", "list"]}
     md.block.ruler.before("fence", "kept_extension", _kept_block, interrupts)
-    md.block.ruler.before("reference", "footnote_definition", _footnote_definition)
+    md.block.ruler.before("reference", "footnote_definition", _footnote_definition,
+                          {"alt": ["paragraph", "reference"]})       # (it ends a paragraph, as GitHub reads it)
     md.block.ruler.before("fence", "admonition", _admonition)
     md.block.ruler.before("fence", "container", _container)
     md.block.ruler.before("fence", "alert", _alert)
@@ -682,7 +753,7 @@ def with_extensions(md: Any, mdx: bool = False) -> Any:
     md.block.ruler.before("reference", "abbreviation", _abbreviation)
     md.block.ruler.before("paragraph", "definition_list", _definition_list)
     md.inline.ruler2.at("fragments_join", _fragments_join)
-    return md
+    return keep_written(md)
 
 
 def _fragments_join(state: Any) -> None:
@@ -727,6 +798,7 @@ class MarkdownDocument(FollowsDirection):
         body = text[len(self._front.text):]
         self._gap = BLANK_LINES.match(body).group(0)         # (the renderer drops blank lines before the first block)
         self._tokens = self._md.parse(body.replace("\r\n", "\n"), self._env)
+        self._env[SOURCE_LINES] = body.replace("\r\n", "\n").split("\n")     # (the layout's renderers read them)
         self._spellings = reference_spellings(body)
         self._inline: list[InlineSegment] = []
         self._anchors = HeadingAnchors(self._tokens)
@@ -853,7 +925,8 @@ class MarkdownDocument(FollowsDirection):
             if not heading.children or heading.children[-1] is not end[-1]:
                 heading.children = [*heading.children, *end]
         self._anchors.relink(self._tokens, self._env)
-        body = self._renderer.render(self._tokens, self._options, self._env)
+        body = self._renderer.render(self._tokens, self._options, self._env, finalize=False)
+        body += "\n" if body else ""                    # (not finalized: no definitions gathered at the end)
         if self._newline != "\n":
             body = body.replace("\n", self._newline)
         return self._encoded.encode(self._front.render(self.output_direction) + self._gap + body)
