@@ -190,3 +190,44 @@ def test_a_book_is_translated_over_http_as_libretranslate_clients_send_it():
         download = client.get(response.json()["translatedFileUrl"])
         assert download.headers["content-type"] == "application/epub+zip"
         assert b"The-it first-it chapter-it" in entries(download.content)["OEBPS/text/chapter 1.xhtml"]
+
+
+SIGIL_OPF = """<?xml version="1.0" encoding="utf-8"?>
+<package version="3.0" unique-identifier="BookId" xmlns="http://www.idpf.org/2007/opf">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:opf="http://www.idpf.org/2007/opf">
+    <dc:title>The Little House</dc:title>
+    <dc:creator opf:role='aut'>Flann O&#8217;Brien</dc:creator>
+    <dc:rights></dc:rights>
+    <dc:language>en</dc:language>
+    <meta name="cover" content="cover-image" />
+  </metadata>
+  <manifest>
+    <item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>
+    <item id="c1" href="text/chapter%201.xhtml" media-type="application/xhtml+xml"/>
+  </manifest>
+  <spine toc="ncx"><itemref idref="c1"/></spine>
+</package>
+"""
+
+
+@pytest.mark.parametrize("encoding, mark", [("utf-8", b""), ("utf-8", b"\xef\xbb\xbf"), ("utf-16-le", b"\xff\xfe"),
+                                            ("utf-16-be", b"\xfe\xff")])
+def test_the_package_comes_back_as_written_but_for_its_translated_texts(encoding, mark):
+    """lxml wrote the whole package anew (the namespace first, its own quotes, `<dc:rights/>`, the character
+    reference as a character); with a byte-order mark it cut the declaration's `>` (the book no longer opened)."""
+    source = SIGIL_OPF.replace('encoding="utf-8"', f'encoding="{encoding[:6]}"')
+    out = entries(translate_document(None, book(opf=mark + source.encode(encoding)), name="b.epub",
+                                     translate=suffixed))["OEBPS/content.opf"]
+    assert out.startswith(mark)
+    expected = source.replace("The Little House", "The-it Little-it House-it").replace(
+        "<dc:language>en<", "<dc:language>it<")
+    assert out[len(mark):].decode(encoding) == expected
+    assert etree.fromstring(out).find(".//{http://purl.org/dc/elements/1.1/}title").text == "The-it Little-it House-it"
+
+
+def test_the_ncx_author_is_a_name_and_is_not_translated():
+    ncx = NCX.replace(b"</docTitle>", b"</docTitle>\n  <docAuthor><text>Baker, John</text></docAuthor>")
+    translate, seen = recording(suffixed)
+    out = entries(translate_document(None, book(**{"OEBPS/toc.ncx": ncx}), name="b.epub", translate=translate))
+    assert b"<docAuthor><text>Baker, John</text></docAuthor>" in out["OEBPS/toc.ncx"]
+    assert "Baker, John" not in seen and b"The-it Little-it House-it" in out["OEBPS/toc.ncx"]

@@ -25,6 +25,7 @@ import regex
 from pipeline.documents.html import HtmlDocument
 from pipeline.documents.office import DAMAGED, MAX_UNPACKED_BYTES, MAX_XML_BYTES, OLE2, read_entry
 from pipeline.documents.segments import Segment, protected_spans
+from pipeline.documents.xml_file import SplicedXml
 from pipeline.extras import require, safe_xml_parser
 from pipeline.language import Direction, FollowsDirection
 
@@ -39,7 +40,6 @@ NCX = "{http://www.daisy.org/z3986/2005/ncx/}"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 TRANSLATED_METADATA = (DC + "title", DC + "subject", DC + "description")
 FONT_OBFUSCATION = ("http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC")
-ROOT_START = regex.compile(r"<(?![?!])")             # the root element's start, after the prolog
 
 
 def looks_like_epub(data: bytes) -> bool:
@@ -54,8 +54,9 @@ def looks_like_epub(data: bytes) -> bool:
 
 
 class _XmlPart:
-    """An XML entry (the OPF, the NCX) parsed with lxml, written back with its prolog (declaration, doctype)
-    and its line ends as they were, only the root element serialised again."""
+    """An XML entry (the OPF, the NCX) parsed with lxml and written back as it came but for the texts and
+    attributes that changed, each edited in place (`xml_file.SplicedXml`: lxml rewrote the whole entry, its
+    quotes, empty elements and character references, and cut a byte-order mark's prolog short)."""
 
     def __init__(self, raw: bytes, entry: str, name: str):
         etree = require("lxml.etree", "documents")
@@ -64,16 +65,10 @@ class _XmlPart:
             self.root = etree.fromstring(raw, parser)
         except etree.XMLSyntaxError as exc:
             raise ValueError(f"{name}: {entry} line {exc.lineno}: not well-formed XML ({exc.msg})") from None
-        self._etree, self._raw = etree, raw
+        self._file = SplicedXml(raw, self.root, self.root.getroottree().docinfo.encoding)
 
     def render(self) -> bytes:
-        start = ROOT_START.search(self._raw.decode("utf-8", "replace").lstrip("\ufeff"))
-        prolog_length = len(self._raw.decode("utf-8", "replace")[:start.start() if start else 0].encode("utf-8"))
-        ending = self._raw[len(self._raw.rstrip()):]
-        body = self._etree.tostring(self.root, encoding="utf-8")
-        if b"\r\n" in self._raw:
-            body = regex.sub(rb"\r?\n", b"\r\n", body)
-        return self._raw[:prolog_length] + body + ending
+        return self._file.render()
 
 
 class _TextElement:
@@ -130,8 +125,9 @@ class EpubDocument(FollowsDirection):
         metadata = self._opf.root.find(OPF + "metadata")
         self._texts = _texts([] if metadata is None else
                              [element for element in metadata if element.tag in TRANSLATED_METADATA])
-        if self._ncx is not None:
-            self._texts += _texts(self._ncx[1].root.iter(NCX + "text"))
+        if self._ncx is not None:                        # its title and labels (not `docAuthor`: a name)
+            self._texts += _texts(text for label in self._ncx[1].root.iter(NCX + "docTitle", NCX + "navLabel")
+                                  for text in label.iter(NCX + "text"))
         self.segments: list[Segment] = [segment for chapter in self._chapters.values() for segment in chapter.segments]
         self.segments += [text.segment for text in self._texts]
 

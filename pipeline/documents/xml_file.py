@@ -4,6 +4,7 @@ the attributes that changed edited in place (lxml writes namespace declarations 
 Android's `strings.xml`, .NET's `.resx`, XLIFF."""
 from __future__ import annotations
 
+from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import regex
@@ -78,7 +79,7 @@ def edited_start_tag(written: bytes, before: dict[str, str], now: dict[str, str]
         else:
             pieces.append(space + raw + written[match.end(2):match.start(3)] + _quoted(now[name], value[:1],
                                                                                            encoding))
-    closing = regex.search(rb"\s*+>\Z", written).start()
+    closing = regex.search(rb"\s*+/?>\Z", written).start()          # (`>`, or an empty element's `/>`)
     pieces.append(written[last:closing])
     written_attributes = ATTRIBUTE.findall(written)
     separator, quote = (written_attributes[-1][0], written_attributes[-1][2][:1]) if written_attributes else (
@@ -150,3 +151,95 @@ class XmlFile:
         """The root's namespace declarations, as attributes (to parse a fragment in its namespaces)."""
         return "".join(f" xmlns:{prefix}={quoteattr(uri)}" if prefix else f" xmlns={quoteattr(uri)}"
                        for prefix, uri in self.root.nsmap.items())
+
+
+# A piece of XML markup, the root's and after: a comment, a processing instruction, CDATA, a doctype, an end tag, or
+# a start tag (group "name": its name; "empty": `/`, an empty element's). Text lies between them.
+MARKUP = regex.compile(r"""<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>|<!DOCTYPE[^\[>]*+(?:\[.*?\])?\s*+>|</[^>]*+>"""
+                       r"""|<(?P<name>[^\s/>!?][^\s/>]*+)(?:\s++[^\s=/>]++\s*+=\s*+(?:"[^"]*+"|'[^']*+'))*+\s*+"""
+                       r"""(?P<empty>/?)>""", regex.S)
+BYTE_ORDER_MARKS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+class SplicedXml:
+    """An XML file's bytes and its parsed root (lxml), written back as the source with only what changed edited in
+    place (`render`): an element's text, where it holds nothing else (a title, a label), and its attributes (in
+    its start tag as written: `edited_start_tag`). Everything else, quotes, empty elements written `<a></a>` or
+    `<a />`, character references, the prolog and its byte-order mark, comes back byte for byte; lxml wrote the
+    whole tree in its own way. A change of another kind (an element added) is the whole tree serialized by lxml.
+    """
+
+    def __init__(self, data: bytes, root: Any, encoding: str | None):
+        self._data, self.root = data, root
+        self._bom, self._codec = next(((mark, codec) for mark, codec in BYTE_ORDER_MARKS if data.startswith(mark)),
+                                      (b"", encoding or "utf-8"))
+        self._elements = [element for element in root.iter() if isinstance(element.tag, str)]
+        self._before = [(dict(element.attrib), element.text, len(element)) for element in self._elements]
+        self._text, self._spans = None, None
+        try:
+            text = data[len(self._bom):].decode(self._codec)
+        except (LookupError, UnicodeDecodeError):
+            return
+        spans = _element_spans(text, self._elements)
+        if spans is not None:
+            self._text, self._spans = text, spans
+
+    def render(self) -> bytes:
+        edited = self._edited()
+        if edited is None:
+            etree = require("lxml.etree", "documents")
+            return etree.tostring(self.root.getroottree(), xml_declaration=True, encoding=self._codec.upper())
+        return self._bom + edited.encode(self._codec, "xmlcharrefreplace")
+
+    def _edited(self) -> str | None:
+        if self._spans is None:
+            return None
+        text, pieces, at = self._text, [], 0
+        for element, (attributes, content, children), (start, end, closing) in zip(
+                self._elements, self._before, self._spans):
+            if len(element) != children:
+                return None
+            if dict(element.attrib) != attributes:
+                tag = edited_start_tag(text[start:end].encode("utf-8"), attributes, dict(element.attrib),
+                                       dict(element.nsmap), "utf-8")
+                if tag is None:
+                    return None
+                pieces += [text[at:start], tag.decode("utf-8")]
+                at = end
+            if (element.text or "") != (content or ""):
+                if children or closing is None and element.text:
+                    return None                    # text among children, or in an empty element: not in place
+                pieces.append(text[at:end])
+                if closing is None:                # `<a/>`, its text taken away: still empty
+                    at = end
+                    continue
+                pieces.append(_escaped(element.text or ""))
+                at = closing
+        return "".join([*pieces, text[at:]])
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+
+
+def _element_spans(text: str, elements: list[Any]) -> list[tuple[int, int, int | None]] | None:
+    """Each element's (start tag's start, its end, its end tag's start or None for an empty element) in `text`, in
+    document order, where the markup read has the parsed elements' names in their order (else None)."""
+    spans: list[list[Any]] = []
+    open_ones: list[int] = []
+    for match in MARKUP.finditer(text):
+        piece = match.group(0)
+        if match.group("name") is not None:
+            if len(spans) >= len(elements) or match.group("name").rpartition(":")[2] != \
+                    elements[len(spans)].tag.rpartition("}")[2]:
+                return None
+            spans.append([match.start(), match.end(), None])
+            if not match.group("empty"):
+                open_ones.append(len(spans) - 1)
+        elif piece.startswith("</"):
+            if not open_ones:
+                return None
+            spans[open_ones.pop()][2] = match.start()
+    if len(spans) != len(elements) or open_ones:
+        return None
+    return [tuple(span) for span in spans]
