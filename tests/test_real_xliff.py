@@ -433,3 +433,17 @@ def test_an_edited_start_tag_reads_back_as_the_attributes_it_was_given(before, n
     for piece, name in zip(written_attributes, before):
         if name in now and now[name] == before[name]:
             assert piece.encode() in edited
+
+
+def test_a_visual_studio_resx_changes_only_in_its_values():
+    """lxml wrote every element anew: the schema's `<xsd:import ... />` as `<xsd:import .../>`, its `id` after
+    the namespaces, `<value />` as `<value/>`: lines no one translated, in every .resx Visual Studio writes."""
+    resx = ('<?xml version="1.0" encoding="utf-8"?>\r\n<root>\r\n  <xsd:schema id="root" xmlns="" '
+            'xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:msdata="urn:schemas-microsoft-com:xml-msdata">\r\n'
+            '    <xsd:import namespace="http://www.w3.org/XML/1998/namespace" />\r\n  </xsd:schema>\r\n'
+            "  <resheader name='resmimetype'>\r\n    <value>text/microsoft-resx</value>\r\n  </resheader>\r\n"
+            '  <data name="Greeting" xml:space="preserve">\r\n    <value>Hello world &amp; more</value>\r\n'
+            '    <comment>Shown on start</comment>\r\n  </data>\r\n  <data name="Empty" xml:space="preserve">\r\n'
+            '    <value />\r\n  </data>\r\n</root>\r\n')
+    out = translate_document(None, resx.encode(), name="a.resx", translate=suffixed).decode()
+    assert out == resx.replace("Hello world &amp; more", "Hello-it world-it &amp; more-it")

@@ -1,7 +1,8 @@
-"""An XML resource file read with lxml's safe parser and written back with what lies around its root as it came (the
-declaration, comments, blank lines: lxml would rewrite or drop them), and the root's start tag as written, with only
-the attributes that changed edited in place (lxml writes namespace declarations first, and its own quotes):
-Android's `strings.xml`, .NET's `.resx`, XLIFF."""
+"""An XML resource file read with lxml's safe parser and written back as it came, with only the texts and attributes
+that changed edited in place where that is all that changed (`SplicedXml`: a .resx's values); else serialized by
+lxml, with what lies around its root as it came (the declaration, comments, blank lines: lxml would rewrite or drop
+them), and the root's start tag as written, with only the attributes that changed edited in place (lxml writes
+namespace declarations first, and its own quotes): Android's `strings.xml`, .NET's `.resx`, XLIFF."""
 from __future__ import annotations
 
 from typing import Any
@@ -130,9 +131,13 @@ class XmlFile:
         # declarations first (`<xliff xmlns="..." version="1.2">` for `<xliff version="1.2" xmlns="...">`)
         start = START_TAG.match(data, before) if self._around is not None else None
         self._root_start = (start.group(0), dict(self.root.attrib), dict(self.root.nsmap)) if start else None
+        self._spliced = SplicedXml(data, self.root, tree.docinfo.encoding)
 
     def render(self) -> bytes:
         etree = require("lxml.etree", "documents")
+        edited = self._spliced.edited()         # only texts and attributes changed: each edited in place
+        if edited is not None:
+            return edited
         if self._around is None:
             return etree.tostring(self._tree, encoding=self._encoding, xml_declaration=True)
         before, after = self._around
@@ -175,6 +180,7 @@ class SplicedXml:
                                       (b"", encoding or "utf-8"))
         self._elements = [element for element in root.iter() if isinstance(element.tag, str)]
         self._before = [(dict(element.attrib), element.text, len(element)) for element in self._elements]
+        self._tails = [element.tail for element in self._elements]
         self._text, self._spans = None, None
         try:
             text = data[len(self._bom):].decode(self._codec)
@@ -185,15 +191,24 @@ class SplicedXml:
             self._text, self._spans = text, spans
 
     def render(self) -> bytes:
-        edited = self._edited()
+        edited = self.edited()
         if edited is None:
             etree = require("lxml.etree", "documents")
             return etree.tostring(self.root.getroottree(), xml_declaration=True, encoding=self._codec.upper())
-        return self._bom + edited.encode(self._codec, "xmlcharrefreplace")
+        return edited
+
+    def edited(self) -> bytes | None:
+        """The source with what changed edited in place, or None where a change is of another kind."""
+        edited = self._edited()
+        return None if edited is None else self._bom + edited.encode(self._codec, "xmlcharrefreplace")
 
     def _edited(self) -> str | None:
         if self._spans is None:
             return None
+        now = [element for element in self.root.iter() if isinstance(element.tag, str)]
+        if len(now) != len(self._elements) or any(a is not b or a.tail != tail for a, b, tail in zip(
+                now, self._elements, self._tails)):
+            return None                    # an element added, removed or put in another's place, or a tail changed
         text, pieces, at = self._text, [], 0
         for element, (attributes, content, children), (start, end, closing) in zip(
                 self._elements, self._before, self._spans):
@@ -207,8 +222,8 @@ class SplicedXml:
                 pieces += [text[at:start], tag.decode("utf-8")]
                 at = end
             if (element.text or "") != (content or ""):
-                if children or closing is None and element.text:
-                    return None                    # text among children, or in an empty element: not in place
+                if children or closing is None and element.text or "<" in text[end:closing or end]:
+                    return None                    # text among children, in an empty element, or in CDATA
                 pieces.append(text[at:end])
                 if closing is None:                # `<a/>`, its text taken away: still empty
                     at = end
