@@ -193,3 +193,12 @@ def test_a_cue_s_tags_nest_in_its_translation_whatever_order_the_model_writes_it
         cues = [block.split("\n", 2)[-1] for block in out.strip().split("\n\n") if "-->" in block]
         assert all(tags_nest(cue) for cue in cues), cues        # was: <i>now. station the <b>To going?</i> ...</b>
         assert "<i>going? you are Where</i>" in out or name != "talk.srt"
+
+
+def test_the_blank_lines_between_cues_come_back_as_written():
+    """Two blank lines, or one holding a space (as rippers write them), were written back as one empty line."""
+    source = ("1\n00:00:01,000 --> 00:00:03,000\nHello world\n\n\n2\n00:00:03,000 --> 00:00:05,000\nGood bye\n \n"
+              "3\n00:00:05,000 --> 00:00:06,000\nAgain\n")
+    out = translate_document(None, source.encode(), name="a.srt", translate=lambda texts: [t.upper() for t in texts])
+    assert out.decode() == source.replace("Hello world", "HELLO WORLD").replace("Good bye", "GOOD BYE").replace(
+        "Again", "AGAIN")

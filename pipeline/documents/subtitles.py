@@ -310,14 +310,29 @@ class SrtDocument:
                 raise ValueError(f"{name}: cue {number + 1}{line}: not read as one SubRip cue (expected a number, "
                                  "a timing line, its text, and a blank line before the next cue)")
         self._cues, self.segments = read_cues([subtitle.content for subtitle in subtitles])
+        self._separators = _separators(text.split("\n"), self._heads)
 
     def render(self) -> bytes:
         blocks = [head.text + "".join("\n" + text for text in [cue.render()] if text)      # an empty cue: no line
                   for head, cue in zip(self._heads, self._cues)]
-        text = "\n\n".join(blocks) + self._end
+        text = "".join(block + separator for block, separator in zip(blocks, [*self._separators, ""])) + self._end
         if line_end(self._encoded.text) != "\n":
             text = text.replace("\n", line_end(self._encoded.text))
         return self._encoded.encode(text)
+
+
+def _separators(lines: list[str], heads: list["SrtHead"]) -> list[str]:
+    """What parts each cue from the next as written: its blank lines (two, or one holding spaces, as some rippers
+    write them), each a line end and what it holds; one blank line where they are not all blank."""
+    separators = []
+    for head in heads[1:]:
+        first = head.line - 1 - head.text.count("\n")           # the next cue's first line (its number's)
+        blank = first
+        while blank > 0 and not lines[blank - 1].strip():
+            blank -= 1
+        written = lines[blank:first]
+        separators.append("\n" + "".join(line + "\n" for line in written) if written else "\n\n")
+    return separators
 
 
 @dataclass(frozen=True)
