@@ -209,8 +209,11 @@ def markdown_problems(name: str, original: bytes, translated: bytes) -> list[str
         return problems + [f"{name}: the block structure changed ({len(old)} tokens became {len(new)})"]
     headings = [_heading_anchors(tokens) for tokens in (old, new)]
     for a, b in zip(old, new):
-        if a.type in ("fence", "code_block", "html_block") and a.content != b.content:
+        if a.type in ("fence", "code_block") and a.content != b.content:
             problems.append(f"{name}: a {a.type} changed")
+        if a.type == "html_block" and a.content != b.content:      # its text may be translated, its tags not
+            problems += _soup_problems(f"{name}: line {a.map[0] + 1 if a.map else '?'}: HTML", a.content.encode(),
+                                       b.content.encode())
         if a.type != "inline":
             continue
         kept = [lambda c, _: (c.type, c.content) if c.type in ("code_inline", "html_inline") else None,

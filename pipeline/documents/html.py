@@ -4,7 +4,8 @@ The one HTML path: the service's `format=html` and `.html` documents both use `H
 
 BeautifulSoup with the standard library's `html.parser` backend (BeautifulSoup is what LibreTranslate's
 own HTML path uses): maintained, lenient with broken markup, and no compiled dependency. Tags,
-attributes (in their order) and comments come back as they were, void elements as `<br>`. An entity of the
+attributes (in their order) and comments come back as they were: each start tag as the source wrote it (a
+translated value edited in place), and no end tag the source left out where HTML lets it (`_soup_as_written`). An entity of the
 input comes back as that entity wherever its character is in the output (`&copy;`, `&#8212;`); other
 characters come back as characters, except `&`, `<`, `>` and no-break spaces, which are always escaped.
 
@@ -100,6 +101,12 @@ SAYS_XHTML = regex.compile(r"\A\ufeff?\s*<\?xml[\s?]"
 START_TAG = regex.compile(r"<([A-Za-z][^\s/>=<\"']*+)"
                           r"((?:\s++[^\s=/><\"']++\s*+=\s*+(?:\"[^\"]*+\"|'[^']*+'))*+)\s*+/?>")
 ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
+# An attribute of a start tag as html.parser reads one: its name, and its value (quoted or bare) where it has one
+TAG_NAME = regex.compile(r"<[^\s/>]*+")
+WRITTEN_ATTRIBUTE = regex.compile(r"""[\s/]*+([^\s"'>/=]++)(?:\s*+=\s*+("[^"]*+"|'[^']*+'|[^\s>]++))?""")
+# The elements whose end tag HTML lets a page leave out (where the next element or the parent's end closes them)
+OPTIONAL_END_TAGS = frozenset({"html", "head", "body", "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody",
+                               "tfoot", "option", "optgroup", "rt", "rp", "caption", "colgroup"})
 # Symbols no translation changes and a model whose vocabulary lacks them drops (© 2024, Acme™): kept verbatim.
 # Punctuation a translation may change (`&` for "and", dashes, ellipses, quotes, no-break spaces) is left to it.
 CONTROL_BYTES = regex.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -195,20 +202,91 @@ def html5_references(markup: str) -> str:
     return "".join(out)
 
 
+def _read_attributes(tag: Any) -> list[tuple[str, Any]]:
+    """A tag's attributes as compared with the source's: names in lower case, lists (a `class`) as tuples."""
+    return [(name.lower(), tuple(value) if isinstance(value, list) else value) for name, value in tag.attrs.items()]
+
+
+def _edited_start(written: str, before: list[tuple[str, Any]], now: list[tuple[str, Any]], formatter: Any) -> \
+        str | None:
+    """The start tag `written` with the values that changed (the same attributes, in their order) written anew
+    in place, each quoted as the formatter quotes one; None where an attribute came or went, or is not found."""
+    if [name for name, _ in before] != [name for name, _ in now]:
+        return None
+    after_name = TAG_NAME.match(written).end()
+    found = {match.group(1).lower(): match.span(2) for match in WRITTEN_ATTRIBUTE.finditer(written, after_name)
+             if match.group(2) is not None}
+    pieces, at = [], 0
+    for (name, old), (_, new) in zip(before, now):
+        if old == new:
+            continue
+        if name not in found or found[name][0] < at:
+            return None
+        start, end = found[name]
+        value = " ".join(new) if isinstance(new, tuple) else str(new)
+        pieces += [written[at:start], formatter.quoted_attribute_value(formatter.attribute_value(value))]
+        at = end
+    return "".join([*pieces, written[at:]])
+
+
 @functools.cache
 def _soup_as_written(bs4) -> type:
-    """BeautifulSoup keeping the spaces between elements as written: it makes each run of them one space or one
-    line end (an indented page came back flush left, and a block of HTML in Markdown differed from its source);
-    a doctype as written, where it writes a line end after one (a blank line after `<!DOCTYPE html>`); and its
-    comments where a browser reads them (`_html5_builder`)."""
+    """BeautifulSoup keeping the page as written where the translation changes nothing: the spaces between elements
+    (it makes each run of them one space or one line end: an indented page came back flush left, and a block of
+    HTML in Markdown differed from its source); a doctype as written, where it writes a line end after one (a
+    blank line after `<!DOCTYPE html>`); its comments where a browser reads them (`_html5_builder`); each start
+    tag as written (its quotes, or none, `<link ... />`), a translated value edited in place; and no end tag the
+    source left out where HTML lets it (`OPTIONAL_END_TAGS`: `<li>`, `<p>`, `<td>`): the parser nests `<p>a<p>b`,
+    and the `</p>` it wrote after both made an empty paragraph in every browser."""
     class Doctype(bs4.Doctype):
         SUFFIX = ">"
 
+    class WrittenTag(bs4.Tag):
+        written: str | None = None              # the start tag as the source wrote it
+        written_attributes: list | None = None  # its attributes as they were read (`_read_attributes`)
+        closed_in_source = True                 # whether the source wrote its end tag (a tag made since: written)
+
+        def _format_tag(self, eventual_encoding: Any, formatter: Any, opening: bool) -> str:
+            if self.hidden or self.written is None:
+                return super()._format_tag(eventual_encoding, formatter, opening)
+            if not opening:
+                if not self.closed_in_source and self.name.lower() in OPTIONAL_END_TAGS:
+                    return ""
+                return super()._format_tag(eventual_encoding, formatter, opening)
+            if self.written.endswith("/>") and not self.is_empty_element or any(
+                    isinstance(value, bs4.element.AttributeValueWithCharsetSubstitution)
+                    for value in self.attrs.values()):             # (a charset: the one it is written in)
+                return super()._format_tag(eventual_encoding, formatter, opening)
+            now = _read_attributes(self)
+            if now == self.written_attributes:
+                return self.written
+            edited = _edited_start(self.written, self.written_attributes, now, formatter)
+            return edited if edited is not None else super()._format_tag(eventual_encoding, formatter, opening)
+
     class AsWritten(bs4.BeautifulSoup):
         ASCII_SPACES = ""                     # what `endData` takes a string of only spaces to be made of
+        written_start: str | None = None      # the start tag the parser read last (`_html5_builder`)
 
         def __init__(self, markup: str | bytes):
-            super().__init__(markup, builder=_html5_builder(bs4)(), element_classes={bs4.Doctype: Doctype})
+            super().__init__(markup, builder=_html5_builder(bs4)(),
+                             element_classes={bs4.Doctype: Doctype, bs4.Tag: WrittenTag})
+
+        def handle_starttag(self, *args: Any, **kwargs: Any) -> Any:
+            tag = super().handle_starttag(*args, **kwargs)
+            if isinstance(tag, WrittenTag) and self.written_start is not None:
+                tag.written, tag.written_attributes = self.written_start, _read_attributes(tag)
+                tag.closed_in_source = False
+            self.written_start = None
+            return tag
+
+        def handle_endtag(self, name: str, nsprefix: str | None = None) -> None:
+            if self.open_tag_counter.get(name):         # the one it closes (as `_popToTag` finds it) was closed
+                for at in range(len(self.tagStack) - 1, 0, -1):       # (from the top: no copy of the stack)
+                    tag = self.tagStack[at]
+                    if tag.name == name and tag.prefix == nsprefix:
+                        tag.closed_in_source = True
+                        break
+            super().handle_endtag(name, nsprefix)
     return AsWritten
 
 
@@ -224,6 +302,10 @@ def _html5_builder(bs4) -> type:
 
     class Html5Comments(BeautifulSoupHTMLParser):
         at_end = False                            # the whole page is in (`close`): an open comment ends with it
+
+        def handle_starttag(self, tag: str, attrs: Any, handle_empty_element: bool = True) -> None:
+            self.soup.written_start = self.get_starttag_text()          # (`_soup_as_written`: kept as written)
+            super().handle_starttag(tag, attrs, handle_empty_element)
 
         def parse_comment(self, i: int, report: int = 1) -> int:
             for abrupt in ("<!-->", "<!--->"):
