@@ -35,7 +35,7 @@ def test_a_rails_catalog_is_translated_and_keeps_its_layout():
     assert out == RAILS.replace("en-GB:", "it-IT:").replace("Hello world", "Hello-it world-it") \
         .replace("welcome", "welcome-it").replace("Save changes", "Save-it changes-it") \
         .replace("One item", "One-it item-it").replace("%{count} items", "%{count} items-it") \
-        .replace("A folded\n    block scalar", "A folded-it block-it scalar-it") \
+        .replace("A folded\n    block scalar", "A folded-it\n    block-it\n    scalar-it") \
         .replace("First entry", "First-it entry-it").replace("Second entry", "Second-it entry-it")
     assert "Hi 70, welcome" in seen and not any("common.save" in text for text in seen)
 
@@ -167,3 +167,21 @@ def test_vue_i18n_s_cases_have_no_labels_and_i18next_s_count_is_no_choice():
     out = translate_document(None, catalog.encode(), name="en.json", translate=model).decode()
     assert "Totale: no items | Totale: one item | Totale: {count} items" in out    # was: `Total:` read as a label
     assert "{{count}} shown | Page 2" in seen or "70 shown | Page 2" in seen        # i18next's: one text
+
+
+def test_a_folded_string_keeps_its_lines_and_a_translated_one_is_folded_as_wide():
+    """A `>-` string was written back on one line, untranslated too: its folds as written, and a translation
+    folded at spaces no wider than the source's longest line."""
+    source = ("en:\n  update: >-\n    Update the model now and save all of the records\n"
+              "    to the database before you go.\n  same: >-\n    Kept as\n    it is.\n")
+    out = translate_document(None, source.encode(), name="en.yml",
+                             translate=lambda texts: [t if t.startswith("Kept") else t.upper() for t in texts]).decode()
+    assert out == source.replace("en:", "it:", 1).replace("Update the model now and save all of the records\n"
+                                                          "    to the database before you go.",
+                                                          "UPDATE THE MODEL NOW AND SAVE ALL OF THE RECORDS\n"
+                                                          "    TO THE DATABASE BEFORE YOU GO.")
+    longer = translate_document(None, source.encode(), name="en.yml",
+                                translate=lambda texts: [t + " and then some more words" for t in texts]).decode()
+    lines = longer.split("\n")[2:5]
+    assert all(len(line) <= 4 + 48 for line in lines) and "\n    words to make" not in longer
+    assert lines[2].strip().endswith("more words")

@@ -111,9 +111,13 @@ class YamlCatalog(FollowsDirection):
                 continue
             container, key = slots[0]
             old = container[key]
+            if translation == str(old):
+                continue                                    # as written (a folded string's lines too)
             if isinstance(old, scalars.ScalarString):
                 anchor = old.yaml_anchor()
                 new = type(old)(translation, anchor=anchor.value if anchor is not None else None)
+                if isinstance(old, scalars.FoldedScalarString) and getattr(old, "fold_pos", None):
+                    new.fold_pos = folds(translation, folded_width(str(old), old.fold_pos))
             else:
                 new = scalars.DoubleQuotedScalarString(translation) if YAML_11.fullmatch(translation) else translation
             for container, key in slots:                    # an anchor's aliases: the same new string
@@ -145,6 +149,27 @@ class YamlCatalog(FollowsDirection):
         target = direction.target + (match.group(2)[0] + REGIONS[direction.target] if match.group(2) else "")
         if target not in self._data:
             self._data.insert(index, target, self._data.pop(key))
+
+
+def folded_width(text: str, fold_pos: list[int]) -> int:
+    """The longest line of a folded string (`>`) as its source folds it at `fold_pos` (spaces)."""
+    edges = [-1, *sorted(fold_pos), len(text)]
+    return max(end - start - 1 for start, end in zip(edges, edges[1:]))
+
+
+def folds(text: str, width: int) -> list[int]:
+    """Where to fold `text` (at spaces, as YAML folds) so that no line runs past `width` where a space allows it."""
+    positions, line_start, last_space = [], 0, -1
+    for at, character in enumerate(text):
+        if character == " " and at > line_start and text[at - 1] != " " and at + 1 < len(text) \
+                and text[at + 1] != " ":
+            if at - line_start > width and last_space > line_start:
+                positions.append(last_space)
+                line_start = last_space + 1
+            last_space = at
+    if len(text) - line_start > width and last_space > line_start:
+        positions.append(last_space)
+    return positions
 
 
 def _strings(node: Any, seen: set[int] | None = None) -> Iterator[tuple[Any, Any, str]]:
