@@ -187,12 +187,15 @@ class HeadingAnchors:
             for child in token.children or ():
                 if child.type == "link_open" and "href" in (child.attrs or {}):
                     child.attrs["href"] = target(child.attrs["href"])
-        for definition in env.get("references", {}).values():
+        pointed: dict[str, tuple[str, str]] = {}
+        for label, definition in env.get("references", {}).items():
             if isinstance(definition.get("href"), str):
-                definition["href"] = target(definition["href"])
-        for token in tokens:                            # the definitions, written where and as the source has them
+                before, definition["href"] = definition["href"], target(definition["href"])
+                if definition["href"] != before:
+                    pointed[label] = (before, definition["href"])
+        for token in tokens if pointed else ():       # the definitions, written where and as the source has them
             if token.type == "html_block":
-                relinked_definitions(token, env.get("references", {}))
+                relinked_definitions(token, pointed)
 
 
 def _signature(children: list[Any], loose: bool = False) -> Counter:
@@ -465,8 +468,9 @@ def _render_footnote_definition(node: Any, context: Any) -> str:
         return not child.map or child.map[0] == 0 or child.map[0] > len(lines) or \
             not lines[child.map[0] - 1].replace(">", "").strip()
 
-    body = "".join(("\n\n" if blank_before(child) else "\n") * (index > 0) + child.render(context)
-                   for index, child in enumerate(node.children))
+    with context.indented(4):                           # (a paragraph wrapped as wide: its indentation counts)
+        body = "".join(("\n\n" if blank_before(child) else "\n") * (index > 0) + child.render(context)
+                       for index, child in enumerate(node.children))
     first, *rest = body.split("\n") if body else [""]
     return "\n".join([f"{node.markup} {first}".rstrip(), *("    " + line if line else "" for line in rest)])
 
@@ -712,18 +716,44 @@ def reference_spellings(text: str) -> dict[int, str]:
     return {code: spelling for code, spelling in spellings.items() if chr(code) not in present}
 
 
+class _Defined:
+    """The labels mdformat escapes brackets for (`[foo]` in text, where `[foo]: /u` is defined): those used, and,
+    since every definition is written back (`markdown_layout`), every label defined."""
+
+    def __init__(self, used: set[str], references: dict[str, Any]):
+        self.used, self.references = used, references
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.used or isinstance(label, str) and " ".join(label.split()) in self.references
+
+    def __iter__(self) -> Any:
+        return iter(self.used)
+
+    def add(self, label: str) -> None:
+        self.used.add(label)
+
+
 def _render_text(node: Any, context: Any) -> str:
     """Text as mdformat writes it; in MDX, a brace or `<` escaped (`\\{`: an expression or a tag otherwise, where
     the source wrote `\\{` or `&#123;`); and, while a document is written out, the characters its source wrote only
     as references so again (`SPELLINGS`)."""
     from mdformat.renderer import DEFAULT_RENDERERS
 
-    text = DEFAULT_RENDERERS["text"](node, context)
+    used = context.env["used_refs"]                   # every label defined, not only those used: all are written
+    context.env["used_refs"] = _Defined(used, context.env.get("references", {}))
+    try:
+        text = DEFAULT_RENDERERS["text"](node, context)
+    finally:
+        context.env["used_refs"] = used
     if context.env.get("mdx"):
         text = MDX_UNESCAPED.sub(lambda m: m.group(0) if len(m.group(1) or "") % 2 else
                                  f"{m.group(1) or ''}\\{m.group(2)}", text)
     spellings = context.env.get(SPELLINGS)
-    return text.translate(spellings) if spellings else text
+    if not spellings or not any(ord(character) in spellings for character in text):
+        return text
+    return "".join(spellings.get(ord(character), character) if not (
+        text[at - 1:at] in ("*", "_") or text[at + 1:at + 2] in ("*", "_")) else character
+        for at, character in enumerate(text))           # (beside `*` or `_`: as it is, `;` would let it emphasize)
 
 
 class Extensions:

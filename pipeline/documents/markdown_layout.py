@@ -13,13 +13,13 @@ label lowercased (`[Guide][guide link]`), an unused one dropped. Each of these i
   `<`, `>`, backslash, control character), a reference link's label as written (`meta["written label"]`), and each
   run of reference definitions is an `html_block` token of the source's lines, which the renderer writes as read
   (`DEFINITIONS`: the labels it defines, for `relinked_definitions`).
-- `RENDERERS` (the renderer): bullets and numbers as written (each item's own number and indentation), a thematic
-  break's own characters, a setext heading as setext, a fence's own characters and length (where the code still
-  fits inside), indented code indented (but in a list item, where a fence is never misread), reference links by
-  their labels as written.
+- `renderers()` (the renderer): bullets and numbers as written (each item's own number, the spaces after it, and
+  the blank lines between items and between an item's blocks), a thematic break's own characters, a setext heading
+  as setext, a fence's own characters and length (where the code still fits inside), indented code indented (but
+  in a list item or right after a list, where a fence is never misread), reference links by their labels as
+  written, and a translated paragraph wrapped as wide as the source wrapped it.
 
-What is left as mdformat writes it: a paragraph's line breaks within a translated text, table padding, hard breaks
-(a backslash), trailing spaces.
+What is left as mdformat writes it: table padding, hard breaks (a backslash), trailing spaces.
 """
 from __future__ import annotations
 
@@ -27,7 +27,10 @@ from typing import Any, Callable
 
 import regex
 
-DEFINITIONS = "definitions"              # an html_block's meta key: the labels its lines define, with their hrefs
+DEFINITIONS = "definitions"              # an html_block's meta key: it is a run of reference definitions
+MAX_DEFINITION_LINES = 100               # the most lines one reference definition is read over (`_definitions`)
+# A definition's label, at a line's start (`[Guide Link]:`)
+DEFINITION_START = regex.compile(r"^[ \t]{0,3}+\[((?:\\.|[^\\\[\]]){1,999}+)\]:", regex.M)
 WRITTEN_LABEL = "written label"          # a reference link's meta key: (form, label as written)
 SOURCE_LINES = "source lines"             # the render environment's key: the parsed text's lines (tokens' maps)
 THEMATIC_BREAK = regex.compile(r"([-*_])(?:[ \t]*+\1){2,}+[ \t]*+\Z")     # the end of a thematic break's line
@@ -48,22 +51,29 @@ def keep_written(md: Any) -> Any:
 
 def _definitions(reference: Callable[..., bool]) -> Callable[..., bool]:
     """markdown-it's reference rule, the definitions it reads (one after another, no blank line between) also one
-    `html_block` of their lines as written."""
+    `html_block` of their lines as written (`meta[DEFINITIONS]`). Each definition is read within
+    `MAX_DEFINITION_LINES` of its first line: markdown-it's rule reads on to the end of the block for each one
+    (8,000 definitions, one a line: 145 s)."""
+
+    def bounded(state: Any, line: int, end: int, silent: bool) -> bool:
+        saved = state.lineMax
+        state.lineMax = min(saved, line + MAX_DEFINITION_LINES)
+        try:
+            return reference(state, line, min(end, state.lineMax), silent)
+        finally:
+            state.lineMax = saved
 
     def rule(state: Any, start: int, end: int, silent: bool) -> bool:
-        known = set(state.env.get("references", {}))
-        if not reference(state, start, end, silent):
+        if not bounded(state, start, end, silent):
             return False
         if silent:
             return True
         while state.line < end and not state.isEmpty(state.line) and state.sCount[state.line] >= state.blkIndent \
-                and state.sCount[state.line] - state.blkIndent < 4 and reference(state, state.line, end, False):
+                and state.sCount[state.line] - state.blkIndent < 4 and bounded(state, state.line, end, False):
             pass
-        references = state.env.get("references", {})
         token = state.push("html_block", "", 0)
         token.map, token.content = [start, state.line], state.getLines(start, state.line, state.blkIndent, True)
-        token.meta = {DEFINITIONS: {label: references[label].get("href") for label in references
-                                    if label not in known}}
+        token.meta = {DEFINITIONS: True}
         return True
 
     return rule
@@ -81,60 +91,48 @@ def _labelled(link: Callable[..., bool]) -> Callable[..., bool]:
             return True
         token = next((token for token in state.tokens[count:] if token.type in ("link_open", "image")), None)
         if token is not None and token.meta.get("label"):       # (the text pending before it is pushed first)
-            source = state.src[start:state.pos]
-            opening = 2 if source.startswith("!") else 1
-            text_end = _closing_bracket(source, opening)
-            text = source[opening:text_end]
-            rest = source[text_end + 1:]
-            if rest == "[]":
-                token.meta[WRITTEN_LABEL] = ("collapsed", text)
-            elif rest.startswith("[") and rest.endswith("]"):
-                token.meta[WRITTEN_LABEL] = ("full", rest[1:-1])
-            else:
-                token.meta[WRITTEN_LABEL] = ("shortcut", text)
+            token.meta[WRITTEN_LABEL] = _written_label(state.src[start:state.pos])
         return True
 
     return rule
 
 
-def _closing_bracket(source: str, start: int) -> int:
-    """Where the `]` closing a link's text (which opens before `start`) is: brackets nest, `\\]` and code spans'
-    brackets do not count."""
-    depth, at = 1, start
-    while at < len(source):
-        character = source[at]
-        if character == "\\":
-            at += 2
-            continue
-        if character == "`":
-            run = len(source) - len(source[at:].lstrip("`"))
-            fence = source[at:run]
-            closing = source.find(fence, run)
-            at = run if closing < 0 else closing + len(fence)
-            continue
-        if character == "[":
-            depth += 1
-        elif character == "]":
-            depth -= 1
-            if depth == 0:
-                return at
-        at += 1
-    return len(source)
+def _written_label(source: str) -> tuple[str, str]:
+    """A reference link's form and label as written, from its source (`[text][Label]`, `[text][]`, `[text]`),
+    read from its end: a label holds no bracket that is not escaped, where its text may (in code, in HTML)."""
+    opening = 2 if source.startswith("!") else 1
+    at = len(source) - 1                                 # the last `[` not escaped: the last bracket's start
+    while at > 0:
+        at = source.rfind("[", 0, at)
+        backslashes = len(source[:at]) - len(source[:at].rstrip("\\"))
+        if at < 0 or backslashes % 2 == 0:
+            break
+    if at > opening and source[at - 1] == "]":
+        label = source[at + 1:-1]
+        return ("collapsed", source[opening:at - 1]) if not label else ("full", label)
+    return "shortcut", source[opening:-1]
 
 
-def relinked_definitions(token: Any, references: dict[str, dict[str, Any]]) -> None:
+def relinked_definitions(token: Any, moved: dict[str, tuple[str, str]]) -> None:
     """A run of definitions' lines (`token`, an html_block from `keep_written`) with each destination that was
-    pointed elsewhere since (a heading's new anchor, `HeadingAnchors.relink`) written anew in place."""
-    defined = (token.meta or {}).get(DEFINITIONS)
-    if not defined:
+    pointed elsewhere since (`moved`: a label, as markdown-it keys it, -> (its href before, after): a heading's new
+    anchor, `HeadingAnchors.relink`) written anew in place."""
+    if not moved or not (token.meta or {}).get(DEFINITIONS):
         return
-    for label, before in defined.items():
-        after = references.get(label, {}).get("href")
-        if not isinstance(before, str) or not isinstance(after, str) or before == after:
+    from markdown_it.common.utils import normalizeReference
+
+    pieces, at = [], 0
+    for found in DEFINITION_START.finditer(token.content):
+        change = moved.get(normalizeReference(found.group(1)))
+        if change is None:
             continue
-        found = regex.search(r"\]:[ \t]*+\n?[ \t]*+(<?)" + regex.escape(before) + r"(?=>|[ \t\n]|\Z)", token.content)
-        if found is not None:
-            token.content = token.content[:found.end() - len(before)] + after + token.content[found.end():]
+        before, after = change
+        destination = regex.compile(r"[ \t]*+\n?[ \t]*+<?" + regex.escape(before) + r"(?=>|[ \t\n]|\Z)")
+        written = destination.match(token.content, found.end())
+        if written is not None:
+            pieces += [token.content[at:written.end() - len(before)], after]
+            at = written.end()
+    token.content = "".join([*pieces, token.content[at:]])
 
 
 # -- the renderer ---------------------------------------------------------------------------------------------------
@@ -159,17 +157,55 @@ def _tight(node: Any) -> bool:
                if grandchild.type == "paragraph")
 
 
+def _blank_before(node: Any, lines: list[str] | None) -> bool | None:
+    """Whether the source has a blank line (but for quote marks) right before a block; None where it is not known."""
+    if lines is None or not node.map or not 0 < node.map[0] <= len(lines):
+        return None
+    return not lines[node.map[0] - 1].replace(">", "").strip()
+
+
+def _list_item(node: Any, context: Any) -> str:
+    """A list item's blocks, parted as the source parts them (a blank line or none): mdformat parted them by
+    whether the whole list is tight, which it asked again for each item (8,000 items: 33 s), and a setext heading
+    or a definition after a paragraph with no blank line between read as that paragraph's text."""
+    lines = context.env.get(SOURCE_LINES)
+    tight = _tight(node.parent) if any(_blank_before(child, lines) is None for child in node.children[1:]) \
+        else False
+    pieces = []
+    for index, child in enumerate(node.children):
+        if index:
+            blank = _blank_before(child, lines)
+            pieces.append("\n\n" if blank or blank is None and not tight else "\n")
+        pieces.append(child.render(context))
+    text = "".join(pieces)
+    return text if text.strip() else ""
+
+
 def _items(node: Any, context: Any, markers: list[str]) -> str:
-    """A list's items, each after its own marker, its other lines indented under its text."""
-    separator = "\n" if _tight(node) else "\n\n"
+    """A list's items, each after its own marker and the spaces the source puts after it (one to four), its other
+    lines indented under its text, and a blank line before it where the source has one."""
+    lines = context.env.get(SOURCE_LINES)
+    tight = _tight(node) if any(_blank_before(child, lines) is None for child in node.children[1:]) else False
     rendered = []
-    with context.indented(max(len(marker) for marker in markers) + 1):
-        for child, marker in zip(node.children, markers):
+    spacings = [_spacing(child, marker, lines) for child, marker in zip(node.children, markers)]
+    with context.indented(max(len(marker) + len(space) for marker, space in zip(markers, spacings))):
+        for child, marker, space in zip(node.children, markers, spacings):
             first, *rest = child.render(context).split("\n")
-            indent = " " * (len(marker) + 1)
-            rendered.append("\n".join([f"{marker} {first}" if first else marker,
+            indent = " " * (len(marker) + len(space))
+            blank = _blank_before(child, lines) if rendered else False
+            rendered.append(("\n\n" if blank or blank is None and not tight else "\n") * bool(rendered))
+            rendered.append("\n".join([f"{marker}{space}{first}" if first else marker,
                                        *(f"{indent}{line}" if line else "" for line in rest)]))
-    return separator.join(rendered)
+    return "".join(rendered)
+
+
+def _spacing(item: Any, marker: str, lines: list[str] | None) -> str:
+    """The spaces after an item's marker in the source (1 to 4, `1.  text`); one where not known, or where the
+    item opens with code (whose own indentation follows one space)."""
+    if lines is None or not item.map or not item.children or item.children[0].type == "code_block":
+        return " "
+    found = regex.match(r"[ \t>]*+" + regex.escape(marker) + r"( {1,4}+)(?! )", lines[item.map[0]])
+    return found.group(1) if found else " "
 
 
 def _bullet_list(node: Any, context: Any) -> str:
@@ -212,7 +248,8 @@ def _fence(node: Any, context: Any) -> str:
     """A fenced block with its own fence (`~~~`, ```` ```` ````), where the code still fits inside it."""
     written = _default("fence")(node, context)
     fence = node.markup
-    if len(fence) < 3 or len(set(fence)) != 1 or fence[0] not in "`~" or (fence[0] == "`" and "`" in node.info):
+    if len(fence) < 3 or len(set(fence)) != 1 or fence[0] not in "`~" or (fence[0] == "`" and "`" in node.info) \
+            or node.info.strip().startswith(fence[0]):       # (`~~~ ~x`: its space would be needed)
         return written
     opening = len(written) - len(written.lstrip(written[:1]))
     closing = len(written) - len(written.rstrip(written[:1]))
@@ -223,7 +260,9 @@ def _fence(node: Any, context: Any) -> str:
 
 def _code_block(node: Any, context: Any) -> str:
     """Indented code indented as written (in a list item, fenced as mdformat writes it)."""
-    if _inside(node, "list_item") or not node.content.strip():
+    previous = node.previous_sibling
+    if _inside(node, "list_item") or not node.content.strip() or previous is not None and previous.type in (
+            "bullet_list", "ordered_list"):              # (right after a list: in its last item, if indented)
         return _default("code_block")(node, context)
     return "\n".join(f"    {line}" if line.strip() else "" for line in node.content.rstrip("\n").split("\n"))
 
@@ -236,9 +275,9 @@ def _reference(default: Callable[[Any, Any], str], image: bool) -> Callable[[Any
         form, label = node.meta.get(WRITTEN_LABEL, (None, None))
         if form is None:
             return written
-        start = 2 if image else 1
-        text = written[start:_closing_bracket(written, start)]
+        tail = f"][{node.meta['label'].lower()}]"        # how mdformat ends one: its text is what comes before
         opening = "![" if image else "["
+        text = written[len(opening):-len(tail)] if written.endswith(tail) else written[len(opening):-1]
         if form != "full" and text == label:
             return f"{opening}{text}]" + ("[]" if form == "collapsed" else "")
         return f"{opening}{text}][{label}]"
@@ -246,9 +285,30 @@ def _reference(default: Callable[[Any, Any], str], image: bool) -> Callable[[Any
     return render
 
 
+def _paragraph(node: Any, context: Any) -> str:
+    """A paragraph the source wrapped over several lines, translated (its translation has no line breaks of its
+    own), wrapped again no wider than the source's longest line: a translated paragraph came back on one line.
+    One that kept its line breaks (not translated, or translated piece by piece) is written as they are."""
+    lines = context.env.get(SOURCE_LINES)
+    if lines is None or not node.map or node.map[1] - node.map[0] < 2 or not node.children or any(
+            child.type in ("softbreak", "hardbreak") for child in node.children[0].walk()):
+        return _default("paragraph")(node, context)
+    options = context.options.setdefault("mdformat", {})
+    saved = options.get("wrap")
+    options["wrap"] = max(len(line.rstrip()) for line in lines[node.map[0]:node.map[1]])
+    try:
+        return _default("paragraph")(node, context)
+    finally:
+        if saved is None:
+            del options["wrap"]
+        else:
+            options["wrap"] = saved
+
+
 def renderers() -> dict[str, Callable[[Any, Any], str]]:
     """mdformat renderers (`RENDERERS` of a parser extension) writing the source's layout (the module's
     docstring)."""
     return {"bullet_list": _bullet_list, "ordered_list": _ordered_list, "hr": _hr, "heading": _heading,
+            "paragraph": _paragraph, "list_item": _list_item,
             "fence": _fence, "code_block": _code_block, "link": _reference(_default("link"), False),
             "image": _reference(_default("image"), True)}
