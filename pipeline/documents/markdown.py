@@ -34,6 +34,7 @@ block of JSX that CommonMark reads as raw HTML too (`jsx.jsx_paragraphs`: Docusa
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import unicodedata
 import urllib.parse
@@ -45,7 +46,8 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
 from pipeline.documents.jsx import JsxTag, Paragraph, jsx_codes, jsx_paragraphs, jsx_start_tags
-from pipeline.documents.markdown_layout import SOURCE_LINES, keep_written, relinked_definitions, renderers
+from pipeline.documents.markdown_layout import (SOURCE_LINES, TRANSLATED, keep_written, relinked_definitions, renderers,
+                                                table)
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
@@ -287,7 +289,9 @@ class InlineSegment(Segment):
         if self.whole:
             if self.translation != self.text:
                 self.token.children = self._parse(self.translation)
+                self.token.meta[TRANSLATED] = True
             return
+        self.token.meta[TRANSLATED] = True
         source, children = list(self.token.children), []
         for index, run in enumerate(self.runs):
             if run:
@@ -756,6 +760,14 @@ def _render_text(node: Any, context: Any) -> str:
         for at, character in enumerate(text))           # (beside `*` or `_`: as it is, `;` would let it emphasize)
 
 
+@functools.cache
+def _tables(plugin: Any) -> Any:
+    """mdformat-tables' plugin, its tables written as the source writes them where they can be
+    (`markdown_layout.table`)."""
+    return type("Tables", (), {"RENDERERS": {**plugin.RENDERERS, "table": table(plugin.RENDERERS["table"])},
+                               "POSTPROCESSORS": dict(getattr(plugin, "POSTPROCESSORS", {}))})
+
+
 class Extensions:
     """The renderer's side of the extensions the parser reads (`with_extensions`): mdformat's plugin interface."""
     RENDERERS = {"admonition": _render_admonition, "container": _render_container, "alert": _render_alert,
@@ -824,7 +836,8 @@ class MarkdownDocument(FollowsDirection):
         self._md = with_extensions(markdown_it.MarkdownIt("commonmark", options).enable("table"), self.MDX)
         self._env: dict = {"mdx": True} if self.MDX else {}   # reference-link definitions, shared by parse and
         #                                                         render, and whether text is MDX's
-        self._options = {"parser_extension": [plugins.PARSER_EXTENSIONS["tables"], Extensions], "mdformat": {}}
+        self._options = {"parser_extension": [_tables(plugins.PARSER_EXTENSIONS["tables"]), Extensions],
+                         "mdformat": {}}
         body = text[len(self._front.text):]
         self._gap = BLANK_LINES.match(body).group(0)         # (the renderer drops blank lines before the first block)
         self._tokens = self._md.parse(body.replace("\r\n", "\n"), self._env)

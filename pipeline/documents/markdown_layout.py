@@ -32,6 +32,7 @@ MAX_DEFINITION_LINES = 100               # the most lines one reference definiti
 # A definition's label, at a line's start (`[Guide Link]:`)
 DEFINITION_START = regex.compile(r"^[ \t]{0,3}+\[((?:\\.|[^\\\[\]]){1,999}+)\]:", regex.M)
 WRITTEN_LABEL = "written label"          # a reference link's meta key: (form, label as written)
+TRANSLATED = "translated"                 # an inline token's meta key: its text was translated (`InlineSegment`)
 SOURCE_LINES = "source lines"             # the render environment's key: the parsed text's lines (tokens' maps)
 THEMATIC_BREAK = regex.compile(r"([-*_])(?:[ \t]*+\1){2,}+[ \t]*+\Z")     # the end of a thematic break's line
 UNSAFE_DESTINATION = regex.compile(r"[<>\\\x00-\x1f\x7f]")     # kept only percent-encoded, as mdformat writes it
@@ -303,6 +304,72 @@ def _paragraph(node: Any, context: Any) -> str:
             del options["wrap"]
         else:
             options["wrap"] = saved
+
+
+def _cells(line: str) -> list[str]:
+    """A table row's cells as written (GFM: cut at each `|` not escaped, code spans too), without the pipes at its
+    ends."""
+    cells, start, at = [], 0, 0
+    while at < len(line):
+        if line[at] == "\\":
+            at += 2
+            continue
+        if line[at] == "|":
+            cells.append(line[start:at])
+            start = at + 1
+        at += 1
+    cells.append(line[start:])
+    if cells and not cells[0].strip():
+        cells = cells[1:]
+    if cells and not cells[-1].strip():
+        cells = cells[:-1]
+    return cells
+
+
+def table(default: Callable[[Any, Any], str]) -> Callable[[Any, Any], str]:
+    """A table as the source writes it where that can hold its translation: each row no text of which was
+    translated as written, the delimiter row too; a row with a translated cell in the source's style (its outer
+    pipes, the spaces around its cells), where the source does not align its columns (else, as mdformat writes
+    it, padded to align: a translation changes the widths)."""
+
+    def render(node: Any, context: Any) -> str:
+        lines = context.env.get(SOURCE_LINES)
+        rows = [child for part in node.children for child in part.children if child.type == "tr"]
+        if lines is None or not node.map or node.map[1] - node.map[0] != len(rows) + 1:
+            return default(node, context)
+        quoted = _inside(node, "blockquote")
+        written = [regex.sub(r"^[ \t]*+(?:>[ \t]?)*+" if quoted else r"^[ \t]*+", "", line).rstrip()
+                   for line in lines[node.map[0]:node.map[1]]]
+        cells = [_cells(line) for line in written]
+        if any(len(row) != len(cells[0]) for row in cells) or len(cells[0]) != len(rows[0].children):
+            return default(node, context)
+        out = [written[0] if not _changed(rows[0]) else None, written[1],
+               *(line if not _changed(row) else None for line, row in zip(written[2:], rows[1:]))]
+        if None not in out:
+            return "\n".join(out)
+        if len({len(line) for line in written}) == 1:    # aligned: realigned to the new widths
+            return default(node, context)
+        outer = written[0].startswith("|"), written[0].endswith("|")
+        padded = " | " in written[0] or written[0].startswith("| ") or written[0].endswith(" |")
+        for index, row in enumerate([rows[0], *rows[1:]]):
+            line_index = 0 if index == 0 else index + 1
+            if out[line_index] is not None:
+                continue
+            texts = [cell.render(context).strip() for cell in row.children]
+            joiner = " | " if padded else "|"
+            text = joiner.join(texts)
+            if outer[0]:
+                text = ("| " if padded else "|") + text
+            if outer[1]:
+                text += " |" if padded else "|"
+            out[line_index] = text
+        return "\n".join(out)
+
+    return render
+
+
+def _changed(row: Any) -> bool:
+    return any((cell.children[0].meta or {}).get(TRANSLATED) for cell in row.children if cell.children)
 
 
 def renderers() -> dict[str, Callable[[Any, Any], str]]:
