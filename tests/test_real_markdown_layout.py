@@ -224,3 +224,13 @@ def test_a_table_keeps_its_rows_as_written_and_a_translated_row_its_style():
     assert translate_document(None, aligned.encode(), name="a.md", translate=lambda texts: texts).decode() == aligned
     realigned = translate_document(None, aligned.encode(), name="a.md", translate=suffixed).decode().split("\n")
     assert len({len(line) for line in realigned[:3]}) == 1            # padded again to the new widths
+
+
+@pytest.mark.parametrize("name, source, expected", [
+    ("a.md", "![a \\{b\\}](x.png)\n", "![a {b}](x.png)\n"),          # an image's escapes were dropped: `![a b]`
+    ("a.mdx", "![a \\{b\\}](x.png) {x}\n", "![a \\{b\\}](x.png) {x}\n"),  # ... and in MDX stay escaped
+    ("a.md", "[a](foo&amp;amp;)\n", "[a](foo&amp;amp;)\n"),           # was `(foo&amp;)`: another target
+    ("a.md", "~~~\ncode", "~~~\ncode\n~~~\n"),                        # was `code~~~`: the fence never closed
+])
+def test_what_mdformat_itself_wrote_otherwise_is_written_as_it_reads(name, source, expected):
+    assert translate_document(None, source.encode(), name=name, translate=lambda texts: texts).decode() == expected

@@ -46,8 +46,8 @@ import regex
 from pipeline.documents.encoding import Encoded
 from pipeline.documents.html import HtmlText
 from pipeline.documents.jsx import JsxTag, Paragraph, jsx_codes, jsx_paragraphs, jsx_start_tags
-from pipeline.documents.markdown_layout import (SOURCE_LINES, TRANSLATED, keep_written, relinked_definitions, renderers,
-                                                table)
+from pipeline.documents.markdown_layout import (SOURCE_LINES, TRANSLATED, keep_written, mdx_escaped,
+                                                relinked_definitions, renderers, table)
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
 from pipeline.documents.front_matter import FRONT_MATTER, FrontMatter
@@ -67,9 +67,6 @@ SOURCE_KEPT = ("code_inline", "html_inline", "image")
 TEMPLATE = r"\{\{.{0,2000}?\}\}|\{%.{0,2000}?%\}"
 # A character reference as CommonMark reads one (`&nbsp;`, `&#8212;`, `&#x2014;`)
 CHARACTER_REFERENCE = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-# In MDX, a brace or `<` in text is an expression or a tag unless escaped: one not escaped yet, with the backslashes
-# before it (an even count escape one another)
-MDX_UNESCAPED = regex.compile(r"(?<!\\)(\\*+)?([{}<])")     # (from a run's start: linear)
 SPELLINGS = "character references"            # the render environment's key: characters -> their spelling
 INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
                             r"|\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}"
@@ -750,8 +747,7 @@ def _render_text(node: Any, context: Any) -> str:
     finally:
         context.env["used_refs"] = used
     if context.env.get("mdx"):
-        text = MDX_UNESCAPED.sub(lambda m: m.group(0) if len(m.group(1) or "") % 2 else
-                                 f"{m.group(1) or ''}\\{m.group(2)}", text)
+        text = mdx_escaped(text)
     spellings = context.env.get(SPELLINGS)
     if not spellings or not any(ord(character) in spellings for character in text):
         return text

@@ -35,19 +35,43 @@ WRITTEN_LABEL = "written label"          # a reference link's meta key: (form, l
 TRANSLATED = "translated"                 # an inline token's meta key: its text was translated (`InlineSegment`)
 SOURCE_LINES = "source lines"             # the render environment's key: the parsed text's lines (tokens' maps)
 THEMATIC_BREAK = regex.compile(r"([-*_])(?:[ \t]*+\1){2,}+[ \t]*+\Z")     # the end of a thematic break's line
+# In MDX, a brace or `<` in text is an expression or a tag unless escaped: one not escaped yet, with the backslashes
+# before it (an even count escape one another)
+MDX_UNESCAPED = regex.compile(r"(?<!\\)(\\*+)?([{}<])")     # (from a run's start: linear)
+REFERENCE_LIKE = regex.compile(r"&(?=#?[A-Za-z0-9]++;)")   # a `&` that would be read as a reference's start
 UNSAFE_DESTINATION = regex.compile(r"[<>\\\x00-\x1f\x7f]")     # kept only percent-encoded, as mdformat writes it
+
+
+def mdx_escaped(text: str) -> str:
+    """Markdown written for MDX: each brace and `<` that is not escaped, escaped (`\\{`)."""
+    return MDX_UNESCAPED.sub(lambda m: m.group(0) if len(m.group(1) or "") % 2 else
+                             f"{m.group(1) or ''}\\{m.group(2)}", text)
 
 
 def keep_written(md: Any) -> Any:
     """`md` (a MarkdownIt) keeping link destinations, reference labels and reference definitions as written."""
     normalize = md.normalizeLink
-    md.normalizeLink = lambda url: normalize(url) if UNSAFE_DESTINATION.search(url) else url
+    md.normalizeLink = lambda url: normalize(url) if UNSAFE_DESTINATION.search(url) else REFERENCE_LIKE.sub(
+        "&amp;", url)                                    # (`&amp;` read in `foo&amp;amp;`: written so again)
+    md.core.ruler.after("text_join", "image_text_join", _image_text_join)
     reference = md.block.ruler.__rules__[md.block.ruler.__find__("reference")].fn
     md.block.ruler.at("reference", _definitions(reference))
     for name in ("link", "image"):
         rule = md.inline.ruler.__rules__[md.inline.ruler.__find__(name)].fn
         md.inline.ruler.at(name, _labelled(rule))
     return md
+
+
+def _image_text_join(state: Any) -> None:
+    """Core rule: an image's description with its escapes as text (markdown-it's `text_join` joins only an
+    inline's own children, and mdformat writes an image's description from its text: `![a \\{b\\}](x.png)` came
+    back `![a b](x.png)`)."""
+    for token in state.tokens:
+        for child in token.children or ():
+            if child.type == "image" and child.children:
+                for grandchild in child.children:
+                    if grandchild.type == "text_special":
+                        grandchild.type = "text"
 
 
 def _definitions(reference: Callable[..., bool]) -> Callable[..., bool]:
@@ -246,7 +270,11 @@ def _heading(node: Any, context: Any) -> str:
 
 
 def _fence(node: Any, context: Any) -> str:
-    """A fenced block with its own fence (`~~~`, ```` ```` ````), where the code still fits inside it."""
+    """A fenced block with its own fence (`~~~`, ```` ```` ````), where the code still fits inside it; code that
+    does not end its last line (a fence left open at the file's end) still has the closing fence on a line of its
+    own (mdformat wrote `code~~~`, and the rest of the file became code)."""
+    if node.content and not node.content.endswith("\n"):
+        node.token.content += "\n"
     written = _default("fence")(node, context)
     fence = node.markup
     if len(fence) < 3 or len(set(fence)) != 1 or fence[0] not in "`~" or (fence[0] == "`" and "`" in node.info) \
@@ -274,6 +302,11 @@ def _reference(default: Callable[[Any, Any], str], image: bool) -> Callable[[Any
     def render(node: Any, context: Any) -> str:
         written = default(node, context)                 # (which marks the label used, for escaping brackets)
         form, label = node.meta.get(WRITTEN_LABEL, (None, None))
+        if image and context.env.get("mdx"):            # a description as text: its braces escaped in MDX
+            end = written.rfind("](") if form is None else written.rfind("][") if written.endswith("]") and \
+                written.count("[") > 1 else len(written) - 1
+            if end > 2:
+                written = "![" + mdx_escaped(written[2:end]) + written[end:]
         if form is None:
             return written
         tail = f"][{node.meta['label'].lower()}]"        # how mdformat ends one: its text is what comes before
