@@ -7,6 +7,7 @@ import difflib
 import polib
 import pytest
 
+from pipeline.documents import translate_document
 from pipeline.documents.gettext import PoDocument
 from pipeline.documents.po_lines import wrap_width
 from pipeline.documents.segments import translate_segments
@@ -140,3 +141,49 @@ def test_a_catalog_not_laid_out_as_tools_write_it_is_still_written_whole(layout)
         "each tool, %d of them.": "THESE COMMON FEATURES ARE DESCRIBED HERE; THE VARIATIONS ARE EXPLAINED IN THE "
                                   "FOLLOWING SECTIONS FOR EACH TOOL, %d OF THEM.",
         "Finished": "Finito"}
+
+
+GNU_WRAPPED = [   # (a msgstr, the lines GNU gettext 0.21's `msgcat` writes it in at 79 columns)
+    ("Il file è stato salvato correttamente nella cartella dell'utente; premere il pulsante OK per continuare, "
+     "oppure Annulla per tornare indietro senza-salvare le modifiche.",
+     ['msgstr ""', '"Il file è stato salvato correttamente nella cartella dell\'utente; premere il "',
+      '"pulsante OK per continuare, oppure Annulla per tornare indietro senza-"', '"salvare le modifiche."']),
+    ("Prima riga\nseconda riga con \"virgolette\" e\tuna tabulazione, abbastanza lunga da andare a capo più di una "
+     "volta prima della fine del testo.\n",
+     ['msgstr ""', '"Prima riga\\n"', '"seconda riga con \\"virgolette\\" e\\tuna tabulazione, abbastanza lunga da "',
+      '"andare a capo più di una volta prima della fine del testo.\\n"']),
+    ("Valore %(name)s per %s nella cartella C:\\percorso\\file, con un indirizzo "
+     "http://example.com/percorso/lungo-con-trattini e poi ancora parole.",
+     ['msgstr ""', '"Valore %(name)s per %s nella cartella C:\\\\percorso\\\\file, con un indirizzo "',
+      '"http://example.com/percorso/lungo-con-trattini e poi ancora parole."']),
+    ("Breve.", ['msgstr "Breve."']),
+]
+
+
+@pytest.mark.parametrize("value, lines", GNU_WRAPPED)
+def test_a_new_msgstr_is_wrapped_as_gnu_msgcat_wraps_it(value, lines):
+    """polib wraps with Python's textwrap (a space at a line's start, hyphens never a break, some strings left
+    whole): a later `msgmerge` or `msgcat` rewrapped most translated entries."""
+    from pipeline.documents.po_lines import gnu_lines
+
+    assert gnu_lines("msgstr", value, 79) == lines
+
+
+def test_a_translated_catalog_is_one_msgcat_leaves_as_it_is(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("msgcat") is None:
+        pytest.skip("GNU gettext's msgcat is not installed")
+    source = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+              + "".join(f'msgid "Entry {n}: the file was saved in the folder of the user, press OK to go on or '
+                        f'Cancel to go back without-saving the changes"\nmsgstr ""\n\n' for n in range(20)))
+    (tmp_path / "raw.po").write_text(source, encoding="utf-8")
+    subprocess.run(["msgcat", str(tmp_path / "raw.po"), "-o", str(tmp_path / "gnu.po")], check=True)
+    out = translate_document(None, (tmp_path / "gnu.po").read_bytes(), name="a.po",
+                             translate=lambda texts: [t.replace("the", "il").replace("folder", "cartella-utente")
+                                                      for t in texts])
+    assert out.count(b'msgstr ""\n"Entry') == 20                  # wrapped, as the catalog is
+    (tmp_path / "a.po").write_bytes(out)
+    subprocess.run(["msgcat", str(tmp_path / "a.po"), "-o", str(tmp_path / "b.po")], check=True)
+    assert (tmp_path / "b.po").read_bytes() == out

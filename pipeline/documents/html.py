@@ -103,6 +103,7 @@ START_TAG = regex.compile(r"<([A-Za-z][^\s/>=<\"']*+)"
 ATTRIBUTE = regex.compile(r"([^\s=/>]+)\s*=")
 # An attribute of a start tag as html.parser reads one: its name, and its value (quoted or bare) where it has one
 TAG_NAME = regex.compile(r"<[^\s/>]*+")
+NOT_XML_REFERENCE = regex.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]++|#[xX][0-9a-fA-F]++);)")   # `&mdash;` in XML
 WRITTEN_ATTRIBUTE = regex.compile(r"""[\s/]*+([^\s"'>/=]++)(?:\s*+=\s*+("[^"]*+"|'[^']*+'|[^\s>]++))?""")
 # The elements whose end tag HTML lets a page leave out (where the next element or the parent's end closes them)
 OPTIONAL_END_TAGS = frozenset({"html", "head", "body", "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody",
@@ -214,8 +215,11 @@ def _edited_start(written: str, before: list[tuple[str, Any]], now: list[tuple[s
     if [name for name, _ in before] != [name for name, _ in now]:
         return None
     after_name = TAG_NAME.match(written).end()
-    found = {match.group(1).lower(): match.span(2) for match in WRITTEN_ATTRIBUTE.finditer(written, after_name)
-             if match.group(2) is not None}
+    matches = [match for match in WRITTEN_ATTRIBUTE.finditer(written, after_name) if match.group(2) is not None]
+    names = [match.group(1).lower() for match in matches]
+    if len(set(names)) != len(names):
+        return None                        # a name twice: a browser reads the first, the parser the last
+    found = {name: match.span(2) for name, match in zip(names, matches)}
     pieces, at = [], 0
     for (name, old), (_, new) in zip(before, now):
         if old == new:
@@ -257,6 +261,8 @@ def _soup_as_written(bs4) -> type:
                     isinstance(value, bs4.element.AttributeValueWithCharsetSubstitution)
                     for value in self.attrs.values()):             # (a charset: the one it is written in)
                 return super()._format_tag(eventual_encoding, formatter, opening)
+            if formatter.void_element_close_prefix and NOT_XML_REFERENCE.search(self.written):
+                return super()._format_tag(eventual_encoding, formatter, opening)   # (`&mdash;`: not XML's)
             now = _read_attributes(self)
             if now == self.written_attributes:
                 return self.written

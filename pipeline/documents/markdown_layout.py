@@ -32,6 +32,7 @@ MAX_DEFINITION_LINES = 100               # the most lines one reference definiti
 # A definition's label, at a line's start (`[Guide Link]:`)
 DEFINITION_START = regex.compile(r"^[ \t]{0,3}+\[((?:\\.|[^\\\[\]]){1,999}+)\]:", regex.M)
 WRITTEN_LABEL = "written label"          # a reference link's meta key: (form, label as written)
+DELIMITER_ROW = regex.compile(r"\|?+[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?+")   # `|---|:-:|`
 TRANSLATED = "translated"                 # an inline token's meta key: its text was translated (`InlineSegment`)
 SOURCE_LINES = "source lines"             # the render environment's key: the parsed text's lines (tokens' maps)
 THEMATIC_BREAK = regex.compile(r"([-*_])(?:[ \t]*+\1){2,}+[ \t]*+\Z")     # the end of a thematic break's line
@@ -371,11 +372,12 @@ def table(default: Callable[[Any, Any], str]) -> Callable[[Any, Any], str]:
         if lines is None or not node.map or node.map[1] - node.map[0] != len(rows) + 1:
             return default(node, context)
         quoted = _inside(node, "blockquote")
-        written = [regex.sub(r"^[ \t]*+(?:>[ \t]?)*+" if quoted else r"^[ \t]*+", "", line).rstrip()
+        written = [regex.sub(r"^[ \t]*+(?:>[ \t]?)*+[ \t]*+" if quoted else r"^[ \t]*+", "", line).rstrip()
                    for line in lines[node.map[0]:node.map[1]]]
         cells = [_cells(line) for line in written]
-        if any(len(row) != len(cells[0]) for row in cells) or len(cells[0]) != len(rows[0].children):
-            return default(node, context)
+        if any(len(row) != len(cells[0]) for row in cells) or len(cells[0]) != len(rows[0].children) \
+                or not DELIMITER_ROW.fullmatch(written[1]):
+            return default(node, context)                # (lines not read as the table's: as mdformat writes it)
         out = [written[0] if not _changed(rows[0]) else None, written[1],
                *(line if not _changed(row) else None for line, row in zip(written[2:], rows[1:]))]
         if None not in out:
@@ -389,6 +391,8 @@ def table(default: Callable[[Any, Any], str]) -> Callable[[Any, Any], str]:
             if out[line_index] is not None:
                 continue
             texts = [cell.render(context).strip() for cell in row.children]
+            if not (texts[0] and texts[-1]) and not all(outer) or any("\n" in text for text in texts):
+                return default(node, context)            # (an empty edge cell needs the outer pipes)
             joiner = " | " if padded else "|"
             text = joiner.join(texts)
             if outer[0]:

@@ -10,8 +10,9 @@ translations only, so `spliced` keeps the source's lines wherever it can:
   (one `msgid` line, or `#~ msgid` for an obsolete one), in polib's order, its msgid read from the block equal to
   polib's, the header's block (`msgid ""`) first, comment blocks only above it; anything else (entries not
   parted by blank lines, a catalog without a header) is None, and the caller writes the catalog with polib;
-- an entry that got a translation keeps its lines up to its `msgstr`: its `msgstr` lines are polib's for the new
-  text, at `wrap_width(source)`, and its flags line is polib's (`#, fuzzy, c-format`), where the source's was or,
+- an entry that got a translation keeps its lines up to its `msgstr`: its `msgstr` lines are the new text wrapped
+  as GNU's `msgcat` wraps it (`gnu_lines`) in a GNU-wrapped or unwrapped catalog, else polib's at
+  `wrap_width(source)` (Babel's 76), and its flags line is polib's (`#, fuzzy, c-format`), where the source's was or,
   for an entry without one, before its `#|`, `msgctxt` or `msgid` line, where GNU gettext puts it;
 - the header keeps every line but those of the fields whose values changed (`Language`, `Plural-Forms`,
   `Content-Type`), each written as one line `"Name: value\\n"`, a new field at the header's end.
@@ -156,6 +157,10 @@ def _entry_edits(lines: Sequence[str], start: int, end: int, msgid_line: int, en
     rendered = entry.__unicode__(width).rstrip("\n").split("\n")
     new_msgstr = [line for line in rendered[next(number for number, line in enumerate(rendered)
                                                    if line.startswith("msgstr")):]]
+    if width in (GNU_WIDTH, 0) and not entry.obsolete:    # GNU's wrapping, not polib's (`gnu_lines`)
+        new_msgstr = [line for number in sorted(entry.msgstr_plural)
+                      for line in gnu_lines(f"msgstr[{number}]", entry.msgstr_plural[number], width)] \
+            if entry.msgid_plural else gnu_lines("msgstr", entry.msgstr, width)
     new_flags = [line for line in rendered if line.startswith("#,")]
     msgstr_at = [number for number in range(msgid_line, end) if _keyword(lines[number]).startswith("msgstr")]
     if not msgstr_at:
@@ -222,4 +227,68 @@ def _header_lines(lines: Sequence[str], msgid_line: int, end: int, old: Mapping[
     added = [line(-1, name, value) for name, value in changed.items() if name not in seen]
     if added:
         edits[msgstr_end] = (msgstr_end, added)
+        first = edits.get(msgstr_at, (msgstr_at + 1, [lines[msgstr_at]]))
+        if _string(first[1][0]):                        # one field on the msgstr's line: GNU's `msgstr ""` now
+            edits[msgstr_at] = (first[0], ['msgstr ""', _stripped(first[1][0])[len("msgstr"):].strip(),
+                                           *first[1][1:]])
     return edits
+
+
+# The escapes GNU gettext writes in a catalog's strings (write-po.c), each one a unit no line is broken inside
+GNU_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v"}
+
+
+def gnu_lines(keyword: str, value: str, width: int, prefix: str = "") -> list[str]:
+    """A field (`msgstr "..."`) as GNU gettext's `msgcat` writes it at `width` columns (0: no wrapping): cut after
+    each `\\n`, each piece broken where Unicode's line-breaking rules allow (UAX #14, as libunistring finds them:
+    `uniseg`), no line's closing quote past the width where a break allows it, and the keyword alone on its line
+    (`msgstr ""`) where the value takes more than one line. polib wraps with Python's `textwrap`: a later
+    `msgmerge` or `msgcat` rewrapped every translated entry (1,299 of 1,600 lines in a test catalog)."""
+    from uniseg.linebreak import line_break_units
+    from wcwidth import wcswidth
+
+    portions, start = [], 0
+    for at, character in enumerate(value):
+        if character == "\n" and at + 1 < len(value):
+            portions.append(value[start:at + 1])
+            start = at + 1
+    portions.append(value[start:])
+    head = f"{prefix}{keyword} "
+
+    def escaped(text: str) -> str:
+        return "".join(GNU_ESCAPES.get(character, character) for character in text)
+
+    def columns(text: str) -> int:
+        measured = wcswidth(text)
+        return measured if measured >= 0 else len(text)
+
+    def broken(text: str, first_column: int) -> list[str]:
+        """`text` (escaped) in lines whose content fits `width` minus the quotes, the first one from
+        `first_column`."""
+        units: list[str] = []
+        for unit in line_break_units(text):
+            if units and ((len(units[-1]) - len(units[-1].rstrip("\\"))) % 2 or units[-1].endswith("%")
+                          and unit.startswith("(")):
+                units[-1] += unit        # (after a backslash: inside an escape; `%(name)s`, as libunistring reads it)
+            else:
+                units.append(unit)
+        lines, line, column = [], "", first_column
+        for unit in units:
+            if line and column + columns(unit) + 1 > width:       # (its spaces count, as GNU counts them)
+                lines.append(line)
+                line, column = "", len(prefix) + 1
+            line += unit
+            column += columns(unit)
+        lines.append(line)
+        return lines
+
+    if not width:
+        return [f'{head}"{escaped(value)}"']
+    one = broken(escaped(value), len(head) + 1) if len(portions) == 1 else None
+    if one is not None and len(one) == 1:
+        return [f'{head}"{one[0]}"']
+    out = [f'{head}""']
+    for portion in portions:
+        out += [f'{prefix}"{line}"' for line in broken(escaped(portion), len(prefix) + 1)]
+    return out

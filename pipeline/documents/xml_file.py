@@ -180,7 +180,8 @@ class SplicedXml:
                                       (b"", encoding or "utf-8"))
         self._elements = [element for element in root.iter() if isinstance(element.tag, str)]
         self._before = [(dict(element.attrib), element.text, len(element)) for element in self._elements]
-        self._tails = [element.tail for element in self._elements]
+        self._nodes = list(root.iter())                  # comments and processing instructions too
+        self._tails = [(node.tail, node.text) for node in self._nodes]
         self._text, self._spans = None, None
         try:
             text = data[len(self._bom):].decode(self._codec)
@@ -205,10 +206,11 @@ class SplicedXml:
     def _edited(self) -> str | None:
         if self._spans is None:
             return None
-        now = [element for element in self.root.iter() if isinstance(element.tag, str)]
-        if len(now) != len(self._elements) or any(a is not b or a.tail != tail for a, b, tail in zip(
-                now, self._elements, self._tails)):
-            return None                    # an element added, removed or put in another's place, or a tail changed
+        now = list(self.root.iter())
+        if len(now) != len(self._nodes) or any(
+                a is not b or a.tail != tail or not isinstance(a.tag, str) and a.text != text
+                for a, b, (tail, text) in zip(now, self._nodes, self._tails)):
+            return None      # a node added, removed or put in another's place; a tail, or a comment's text, changed
         text, pieces, at = self._text, [], 0
         for element, (attributes, content, children), (start, end, closing) in zip(
                 self._elements, self._before, self._spans):

@@ -116,7 +116,9 @@ class YamlCatalog(FollowsDirection):
             if isinstance(old, scalars.ScalarString):
                 anchor = old.yaml_anchor()
                 new = type(old)(translation, anchor=anchor.value if anchor is not None else None)
-                if isinstance(old, scalars.FoldedScalarString) and getattr(old, "fold_pos", None):
+                if isinstance(old, scalars.FoldedScalarString) and getattr(old, "fold_pos", None) and not any(
+                        "\n" in text.rstrip("\n") or text.startswith((" ", "\t")) for text in (str(old), translation)):
+                    # (one paragraph, no line kept as written by being indented more: else ruamel's own way)
                     new.fold_pos = folds(translation, folded_width(str(old), old.fold_pos))
             else:
                 new = scalars.DoubleQuotedScalarString(translation) if YAML_11.fullmatch(translation) else translation
