@@ -66,3 +66,10 @@ def test_markup_with_omitted_end_tags_comes_back_as_written(markup):
 def test_an_end_tag_the_source_left_out_is_written_where_html_needs_it():
     """Only an element HTML lets end by itself loses its end tag: an open `<b>` still gets its `</b>`."""
     assert HtmlText("<div><b>bold text</div>").render() == "<div><b>bold text</b></div>"
+
+
+@pytest.mark.parametrize("markup", ["<p/>Text here", "<div/>Text here", "<p>a <span/>b c</p>", "<svg><rect/></svg>"])
+def test_an_element_written_self_closed_comes_back_so(markup):
+    """HTML ignores the slash of `<p/>`: the text after it is the paragraph's. It came back `<p></p>Text here`,
+    the text out of it."""
+    assert HtmlText(markup).render() == markup

@@ -247,6 +247,7 @@ def _soup_as_written(bs4) -> type:
 
     class WrittenTag(bs4.Tag):
         written: str | None = None              # the start tag as the source wrote it
+        self_closed = False                     # written `<p/>`: an element HTML does not end (it ends with its parent)
         written_attributes: list | None = None  # its attributes as they were read (`_read_attributes`)
         closed_in_source = True                 # whether the source wrote its end tag (a tag made since: written)
 
@@ -254,10 +255,11 @@ def _soup_as_written(bs4) -> type:
             if self.hidden or self.written is None:
                 return super()._format_tag(eventual_encoding, formatter, opening)
             if not opening:
-                if not self.closed_in_source and self.name.lower() in OPTIONAL_END_TAGS:
+                if not self.closed_in_source and self.name.lower() in OPTIONAL_END_TAGS or self.self_closed \
+                        and not self.is_empty_element and not self.contents:
                     return ""
                 return super()._format_tag(eventual_encoding, formatter, opening)
-            if self.written.endswith("/>") and not self.is_empty_element or any(
+            if self.written.endswith("/>") and not self.is_empty_element and (self.contents or not self.self_closed) or any(
                     isinstance(value, bs4.element.AttributeValueWithCharsetSubstitution)
                     for value in self.attrs.values()):             # (a charset: the one it is written in)
                 return super()._format_tag(eventual_encoding, formatter, opening)
@@ -272,6 +274,7 @@ def _soup_as_written(bs4) -> type:
     class AsWritten(bs4.BeautifulSoup):
         ASCII_SPACES = ""                     # what `endData` takes a string of only spaces to be made of
         written_start: str | None = None      # the start tag the parser read last (`_html5_builder`)
+        self_closed = False                   # whether it was written `<p/>`
 
         def __init__(self, markup: str | bytes):
             super().__init__(markup, builder=_html5_builder(bs4)(),
@@ -281,7 +284,7 @@ def _soup_as_written(bs4) -> type:
             tag = super().handle_starttag(*args, **kwargs)
             if isinstance(tag, WrittenTag) and self.written_start is not None:
                 tag.written, tag.written_attributes = self.written_start, _read_attributes(tag)
-                tag.closed_in_source = False
+                tag.closed_in_source, tag.self_closed = False, self.self_closed
             self.written_start = None
             return tag
 
@@ -312,6 +315,13 @@ def _html5_builder(bs4) -> type:
         def handle_starttag(self, tag: str, attrs: Any, handle_empty_element: bool = True) -> None:
             self.soup.written_start = self.get_starttag_text()          # (`_soup_as_written`: kept as written)
             super().handle_starttag(tag, attrs, handle_empty_element)
+
+        def handle_startendtag(self, tag: str, attrs: Any) -> None:
+            self.soup.self_closed = True                 # `<p/>`: written so, and no `</p>` after it
+            try:
+                super().handle_startendtag(tag, attrs)
+            finally:
+                self.soup.self_closed = False
 
         def parse_comment(self, i: int, report: int = 1) -> int:
             for abrupt in ("<!-->", "<!--->"):
