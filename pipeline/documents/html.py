@@ -259,7 +259,9 @@ def _soup_as_written(bs4) -> type:
                         and not self.is_empty_element and not self.contents:
                     return ""
                 return super()._format_tag(eventual_encoding, formatter, opening)
-            if self.written.endswith("/>") and not self.is_empty_element and (self.contents or not self.self_closed) or any(
+            kept_open = self.written.endswith("/>") and not self.is_empty_element and (
+                self.contents or not self.self_closed)                  # (`<p/>` that came to hold something)
+            if kept_open or any(
                     isinstance(value, bs4.element.AttributeValueWithCharsetSubstitution)
                     for value in self.attrs.values()):             # (a charset: the one it is written in)
                 return super()._format_tag(eventual_encoding, formatter, opening)

@@ -44,9 +44,9 @@ from typing import Any
 import regex
 
 from pipeline.documents.encoding import Encoded
-from pipeline.documents.html import HtmlText
+from pipeline.documents.html import ENTITY, HtmlText
 from pipeline.documents.jsx import JsxTag, Paragraph, jsx_codes, jsx_paragraphs, jsx_start_tags
-from pipeline.documents.markdown_layout import (SOURCE_LINES, TRANSLATED, keep_written, mdx_escaped,
+from pipeline.documents.markdown_layout import (SOURCE_LINES, TRANSLATED, blank_before, keep_written, mdx_escaped,
                                                 relinked_definitions, renderers, table)
 from pipeline.documents.segments import Segment, cut_at, keeps_spans, protected_spans
 from pipeline.extras import require
@@ -65,8 +65,6 @@ SOURCE_KEPT = ("code_inline", "html_inline", "image")
 # space inside either dollar, no digit after the closing one: "$5 and $10" is no math); GitHub's emoji shortcodes
 # and mentions.
 TEMPLATE = r"\{\{.{0,2000}?\}\}|\{%.{0,2000}?%\}"
-# A character reference as CommonMark reads one (`&nbsp;`, `&#8212;`, `&#x2014;`)
-CHARACTER_REFERENCE = regex.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 SPELLINGS = "character references"            # the render environment's key: characters -> their spelling
 INLINE_KEPT = regex.compile(rf"\[\^[^\]\s]{{1,200}}\]:?|{TEMPLATE}"
                             r"|\{:?[ \t]*(?:[#.][\w-]|[\w-]+=)[^{}\n]{0,2000}\}"
@@ -423,7 +421,7 @@ def _footnote_definition(state: Any, start: int, end: int, silent: bool) -> bool
     group = state.push("footnote_group_open", "div", 1)
     line = start
     while True:
-        _one_footnote(state, line, end, blank_before=line > start and state.isEmpty(line - 1))
+        _one_footnote(state, line, end, after_blank=line > start and state.isEmpty(line - 1))
         line = state.line
         if line >= end or state.sCount[line] - state.blkIndent >= 4 \
                 or not FOOTNOTE_DEFINITION.match(_line(state, line)):
@@ -433,7 +431,7 @@ def _footnote_definition(state: Any, start: int, end: int, silent: bool) -> bool
     return True
 
 
-def _one_footnote(state: Any, start: int, end: int, blank_before: bool) -> None:
+def _one_footnote(state: Any, start: int, end: int, after_blank: bool) -> None:
     """One footnote's definition from line `start` (`_footnote_definition`)."""
     head = state.bMarks[start] + state.tShift[start]
     after = head + FOOTNOTE_DEFINITION.match(_line(state, start)).end()       # past the label's colon
@@ -441,7 +439,7 @@ def _one_footnote(state: Any, start: int, end: int, blank_before: bool) -> None:
     while text < state.eMarks[start] and state.src[text] in " \t":
         text += 1
     opening = state.push("footnote_definition_open", "div", 1)
-    opening.markup, opening.map, opening.meta = state.src[head:after], [start, start], {"blank before": blank_before}
+    opening.markup, opening.map, opening.meta = state.src[head:after], [start, start], {"blank before": after_blank}
     saved = (state.bMarks[start], state.tShift[start], state.sCount[start], state.blkIndent, state.parentType)
     state.bMarks[start], state.tShift[start] = after, text - after
     state.blkIndent += 4
@@ -465,13 +463,9 @@ def _render_footnote_definition(node: Any, context: Any) -> str:
     no footnotes, would read it as code)."""
     lines = context.env.get(SOURCE_LINES) or []
 
-    def blank_before(child: Any) -> bool:
-        return not child.map or child.map[0] == 0 or child.map[0] > len(lines) or \
-            not lines[child.map[0] - 1].replace(">", "").strip()
-
     with context.indented(4):                           # (a paragraph wrapped as wide: its indentation counts)
-        body = "".join(("\n\n" if blank_before(child) else "\n") * (index > 0) + child.render(context)
-                       for index, child in enumerate(node.children))
+        body = "".join(("\n" if blank_before(child, lines) is False else "\n\n") * (index > 0)
+                       + child.render(context) for index, child in enumerate(node.children))
     first, *rest = body.split("\n") if body else [""]
     return "\n".join([f"{node.markup} {first}".rstrip(), *("    " + line if line else "" for line in rest)])
 
@@ -709,7 +703,7 @@ def reference_spellings(text: str) -> dict[int, str]:
     `&#8212;`), never as itself, with its first spelling (for `str.translate`): written so again in the output,
     where the parser's text has the character itself (mdformat would write a no-break space as an invisible one)."""
     spellings: dict[int, str] = {}
-    for match in CHARACTER_REFERENCE.finditer(text):
+    for match in ENTITY.finditer(text):               # a character reference, as CommonMark reads one
         character = html.unescape(match.group(0))
         if len(character) == 1 and not character.isascii():
             spellings.setdefault(ord(character), match.group(0))

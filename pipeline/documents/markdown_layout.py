@@ -183,7 +183,7 @@ def _tight(node: Any) -> bool:
                if grandchild.type == "paragraph")
 
 
-def _blank_before(node: Any, lines: list[str] | None) -> bool | None:
+def blank_before(node: Any, lines: list[str] | None) -> bool | None:
     """Whether the source has a blank line (but for quote marks) right before a block; None where it is not known."""
     if lines is None or not node.map or not 0 < node.map[0] <= len(lines):
         return None
@@ -195,12 +195,12 @@ def _list_item(node: Any, context: Any) -> str:
     whether the whole list is tight, which it asked again for each item (8,000 items: 33 s), and a setext heading
     or a definition after a paragraph with no blank line between read as that paragraph's text."""
     lines = context.env.get(SOURCE_LINES)
-    tight = _tight(node.parent) if any(_blank_before(child, lines) is None for child in node.children[1:]) \
+    tight = _tight(node.parent) if any(blank_before(child, lines) is None for child in node.children[1:]) \
         else False
     pieces = []
     for index, child in enumerate(node.children):
         if index:
-            blank = _blank_before(child, lines)
+            blank = blank_before(child, lines)
             pieces.append("\n\n" if blank or blank is None and not tight else "\n")
         pieces.append(child.render(context))
     text = "".join(pieces)
@@ -211,14 +211,14 @@ def _items(node: Any, context: Any, markers: list[str]) -> str:
     """A list's items, each after its own marker and the spaces the source puts after it (one to four), its other
     lines indented under its text, and a blank line before it where the source has one."""
     lines = context.env.get(SOURCE_LINES)
-    tight = _tight(node) if any(_blank_before(child, lines) is None for child in node.children[1:]) else False
+    tight = _tight(node) if any(blank_before(child, lines) is None for child in node.children[1:]) else False
     rendered = []
     spacings = [_spacing(child, marker, lines) for child, marker in zip(node.children, markers)]
     with context.indented(max(len(marker) + len(space) for marker, space in zip(markers, spacings))):
         for child, marker, space in zip(node.children, markers, spacings):
             first, *rest = child.render(context).split("\n")
             indent = " " * (len(marker) + len(space))
-            blank = _blank_before(child, lines) if rendered else False
+            blank = blank_before(child, lines) if rendered else False
             rendered.append(("\n\n" if blank or blank is None and not tight else "\n") * bool(rendered))
             rendered.append("\n".join([f"{marker}{space}{first}" if first else marker,
                                        *(f"{indent}{line}" if line else "" for line in rest)]))

@@ -6,7 +6,7 @@ namespace declarations first, and its own quotes): Android's `strings.xml`, .NET
 from __future__ import annotations
 
 from typing import Any
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 import regex
 
@@ -230,13 +230,9 @@ class SplicedXml:
                 if closing is None:                # `<a/>`, its text taken away: still empty
                     at = end
                     continue
-                pieces.append(_escaped(element.text or ""))
+                pieces.append(escape(element.text or "", {"\r": "&#13;"}))
                 at = closing
         return "".join([*pieces, text[at:]])
-
-
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
 
 
 def _element_spans(text: str, elements: list[Any]) -> list[tuple[int, int, int | None]] | None:
